@@ -1,0 +1,134 @@
+"""Typed events a :class:`dgt.Board` emits.
+
+Every event carries ``time``: seconds on the monotonic clock of the process that received
+the bytes (``time.monotonic()``), so events can be ordered and intervals measured; it is
+never wall-clock time.  Squares are python-chess numbers (0 = a1 ... 63 = h8) *in the
+board's own frame*: as if the connector were on White's left.  A board turned round is
+detected from the start position one layer up (``service.recognize``), which maps
+``square -> 63 - square``.
+
+These events are the whole contract between the driver and everything above it: the
+recogniser, the arbiter and the recorder consume nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from dgt.protocol.constants import Piece
+
+
+class Side(Enum):
+    """A side of the clock as seen from its front.  The driver never guesses which side is
+    White: that is learned one layer up from the first press."""
+
+    LEFT = "left"
+    RIGHT = "right"
+
+
+class BoardFamily(Enum):
+    PIECE_IDENTITY = "piece-identity"  # classic e-Boards, Revelation II: each square's piece
+    PRESENCE_ONLY = "presence-only"  # Pegasus: each square only "occupied" or not
+
+
+@dataclass(frozen=True, slots=True)
+class SquareChanged:
+    """One square's content changed (a lift shows ``Piece.EMPTY``)."""
+
+    time: float
+    square: int
+    piece: Piece
+    previous: Piece
+
+
+@dataclass(frozen=True, slots=True)
+class BoardSnapshot:
+    """The whole board as dumped by the board: after the handshake, after a reconnect and
+    after a re-sync.  ``squares[s]`` is the content of square ``s`` (0 = a1)."""
+
+    time: float
+    squares: tuple[Piece, ...]
+    reason: str  # "connect", "resync", "reconnect"
+
+
+@dataclass(frozen=True, slots=True)
+class ClockUpdate:
+    """Times and state reported by the clock (about once a second while it runs)."""
+
+    time: float
+    left: float  # seconds left on the left display
+    right: float
+    running: bool
+    lever_high: Side  # which side of the lever is up
+    left_flag: bool = False
+    right_flag: bool = False
+    battery_low: bool = False
+    turn: Side | None = None  # side whose time runs, from the status bits; may be None
+
+
+@dataclass(frozen=True, slots=True)
+class LeverMoved:
+    """The clock lever changed position: someone pressed the clock.  ``high`` is the side
+    now up, i.e. the side that just pressed."""
+
+    time: float
+    high: Side
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPressed:
+    """A button on the DGT 3000 was pressed (``button`` one of back, plus, run, minus,
+    ok); ``mask`` keeps the raw bit mask for combined presses."""
+
+    time: float
+    button: str
+    mask: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClockConnection:
+    """A clock appeared on or disappeared from the board (or stopped answering)."""
+
+    time: float
+    connected: bool
+    version: tuple[int, int] | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BoardMemory:
+    """Records the board had stored in its memory (EE moves), drained at connect."""
+
+    time: float
+    records: tuple[object, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkLost:
+    time: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRestored:
+    """The link is back and a fresh dump was read; ``changed`` lists the squares whose
+    content differs from the mirror before the loss (pieces moved while the link was down).
+    A :class:`BoardSnapshot` with reason ``"reconnect"`` comes right before it."""
+
+    time: float
+    changed: frozenset[int] = field(default_factory=frozenset)
+    downtime: float = 0.0
+
+
+BoardEvent = (
+    SquareChanged
+    | BoardSnapshot
+    | ClockUpdate
+    | LeverMoved
+    | ButtonPressed
+    | ClockConnection
+    | BoardMemory
+    | LinkLost
+    | LinkRestored
+)

@@ -1,0 +1,216 @@
+"""Incremental frame parsers: board-to-host messages (single-board and bus mode) and, for
+the emulator, host-to-board commands.
+
+Every parser here is pure: it is fed bytes and returns what they complete; it never reads a
+port, never raises on input, and gives the same output however the input is split into
+chunks.  After garbage it resyncs on the next byte with bit 7 set (the only bytes that can
+start a message), and it rejects a header whose length is impossible for its id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dgt.protocol.bus import BUS_HEADER_SIZE, BusMessage, bus_size_allowed, checksum
+from dgt.protocol.constants import HEADER_SIZE, Command, MessageId
+from dgt.protocol.messages import FieldUpdate, Message, decode_message, size_allowed
+
+_HIGH = re.compile(rb"[\x80-\xff]")
+
+# Field updates are most of the traffic: every valid 5-byte frame maps to one shared
+# immutable object, so the hot path is a slice and a dict lookup.
+_FIELD_UPDATES: dict[bytes, FieldUpdate] = {
+    bytes((MessageId.FIELD_UPDATE, 0, 5, index, code)): FieldUpdate(index, code)
+    for index in range(64)
+    for code in range(128)
+}
+
+
+class FrameParser:
+    """Board-to-host messages in single-board mode.
+
+    >>> FrameParser().feed(bytes.fromhex("8e0005 0c01"))
+    [FieldUpdate(index=12, code=1)]
+    """
+
+    __slots__ = ("_buffer", "discarded")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.discarded = 0
+        """Bytes skipped as garbage so far (for diagnostics)."""
+
+    @property
+    def pending(self) -> int:
+        """Bytes held back waiting for the rest of a frame."""
+        return len(self._buffer)
+
+    def reset(self) -> None:
+        self._buffer.clear()
+
+    def feed(self, data: bytes) -> list[Message]:
+        buf = self._buffer
+        buf += data
+        out: list[Message] = []
+        n = len(buf)
+        i = 0
+        field_updates = _FIELD_UPDATES
+        while i < n:
+            if buf[i] < 0x80:
+                m = _HIGH.search(buf, i)
+                if m is None:
+                    self.discarded += n - i
+                    i = n
+                    break
+                self.discarded += m.start() - i
+                i = m.start()
+            if n - i < HEADER_SIZE:
+                break
+            hit = field_updates.get(bytes(buf[i : i + 5]))
+            if hit is not None:
+                out.append(hit)
+                i += 5
+                continue
+            msg_id = buf[i]
+            hi = buf[i + 1]
+            lo = buf[i + 2]
+            if hi >= 0x80 or lo >= 0x80:
+                self.discarded += 1
+                i += 1
+                continue
+            size = (hi << 7) | lo
+            if not size_allowed(msg_id, size):
+                self.discarded += 1
+                i += 1
+                continue
+            end = i + size
+            m = _HIGH.search(buf, i + HEADER_SIZE, min(end, n))
+            if m is not None:  # a message starts inside this one: this header was garbage
+                self.discarded += m.start() - i
+                i = m.start()
+                continue
+            if end > n:
+                break
+            out.append(decode_message(msg_id, bytes(buf[i + HEADER_SIZE : end])))
+            i = end
+        del buf[:i]
+        return out
+
+
+class BusFrameParser:
+    """Addressed replies of bus mode.  Frames with a wrong checksum are dropped (counted in
+    ``bad_checksums``) and parsing resumes right after their header byte."""
+
+    __slots__ = ("_buffer", "bad_checksums", "discarded")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.discarded = 0
+        self.bad_checksums = 0
+
+    def feed(self, data: bytes) -> list[BusMessage]:
+        buf = self._buffer
+        buf += data
+        out: list[BusMessage] = []
+        n = len(buf)
+        i = 0
+        while i < n:
+            if buf[i] < 0x80:
+                m = _HIGH.search(buf, i)
+                if m is None:
+                    self.discarded += n - i
+                    i = n
+                    break
+                self.discarded += m.start() - i
+                i = m.start()
+            if n - i < HEADER_SIZE:
+                break
+            hi, lo = buf[i + 1], buf[i + 2]
+            size = (hi << 7) | lo
+            if hi >= 0x80 or lo >= 0x80 or not bus_size_allowed(buf[i], size):
+                self.discarded += 1
+                i += 1
+                continue
+            end = i + size
+            m = _HIGH.search(buf, i + HEADER_SIZE, min(end, n))
+            if m is not None:
+                self.discarded += m.start() - i
+                i = m.start()
+                continue
+            if end > n:
+                break
+            frame = bytes(buf[i:end])
+            if checksum(frame[:-1]) != frame[-1]:
+                self.bad_checksums += 1
+                i += 1
+                continue
+            address = (frame[3] << 7) | frame[4]
+            out.append(BusMessage(frame[0], address, frame[BUS_HEADER_SIZE:-1]))
+            i = end
+        del buf[:i]
+        return out
+
+
+# --- host -> board ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HostCommand:
+    """A command as a board receives it: the command byte and its data (for the
+    multi-byte commands, the bytes after the size byte; for bus commands, the address)."""
+
+    code: int
+    data: bytes = b""
+    address: int | None = None  # bus commands only
+
+
+_SIZED = frozenset(
+    (Command.CLOCK_MESSAGE, Command.SET_LEDS, Command.DEVELOPER_KEY, Command.SET_BOARD_NAME)
+)
+
+
+class CommandParser:
+    """Host-to-board commands, as the emulated board reads its line.
+
+    One-byte commands; sized commands ``code, n, n bytes``; bus commands (bit 7 set)
+    ``code, addr_hi, addr_lo, checksum`` — those with a bad checksum are dropped.
+    Never raises.
+    """
+
+    __slots__ = ("_buffer", "bad_checksums")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.bad_checksums = 0
+
+    def feed(self, data: bytes) -> list[HostCommand]:
+        buf = self._buffer
+        buf += data
+        out: list[HostCommand] = []
+        n = len(buf)
+        i = 0
+        while i < n:
+            code = buf[i]
+            if code >= 0x80:
+                if n - i < 4:
+                    break
+                if checksum(buf[i : i + 3]) == buf[i + 3]:
+                    out.append(HostCommand(code, b"", (buf[i + 1] << 7) | buf[i + 2]))
+                    i += 4
+                else:
+                    self.bad_checksums += 1
+                    i += 1
+            elif code in _SIZED:
+                if n - i < 2:
+                    break
+                end = i + 2 + buf[i + 1]
+                if end > n:
+                    break
+                out.append(HostCommand(code, bytes(buf[i + 2 : end])))
+                i = end
+            else:
+                out.append(HostCommand(code))
+                i += 1
+        del buf[:i]
+        return out

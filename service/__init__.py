@@ -1,0 +1,1 @@
+"""Chess meaning on top of the driver: recognition, variants, arbiter, tables, web."""

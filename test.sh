@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: installs what it needs into .venv, then runs
+# ruff and pytest. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")"
+./setup.sh test
+.venv/bin/ruff check dgt service tests bench
+exec .venv/bin/python -m pytest -q "$@"
