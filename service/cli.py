@@ -1,0 +1,59 @@
+"""The ``dgt-service`` command.  Each sub-command lives in its own module under
+``service.commands`` with ``add_parser(subparsers)`` and ``run(args) -> int``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from dgt.errors import DgtError
+
+COMMANDS = ("monitor", "emulate", "scan", "recognize")
+"""Sub-command modules, in the order ``--help`` lists them."""
+
+
+class UsageError(Exception):
+    """Bad command-line input: printed as one line, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dgt-service",
+        description="Driver, emulator and arbiter service for DGT electronic chessboards.",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"service.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"service.commands.{name}":
+                raise
+            continue  # not written yet
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * args.verbose
+    logging.basicConfig(
+        level=max(level, logging.DEBUG), format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (DgtError, UsageError, OSError) as exc:
+        print(f"dgt-service {args.command}: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of ``dgt-service``."""
