@@ -165,24 +165,32 @@ class HostCommand:
     address: int | None = None  # bus commands only
 
 
-_SIZED = frozenset(
+SIZED_COMMANDS = frozenset(
     (Command.CLOCK_MESSAGE, Command.SET_LEDS, Command.DEVELOPER_KEY, Command.SET_BOARD_NAME)
 )
+"""Commands followed by a size byte, on a board that knows them all (Pegasus, Rev II)."""
 
 
 class CommandParser:
-    """Host-to-board commands, as the emulated board reads its line.
+    """Host-to-board commands, as a board reads its line.
 
     One-byte commands; sized commands ``code, n, n bytes``; bus commands (bit 7 set)
-    ``code, addr_hi, addr_lo, checksum`` — those with a bad checksum are dropped.
-    Never raises.
+    ``code, addr_hi, addr_lo, checksum``.  Which codes take a size depends on the board:
+    a classic board knows only the clock message, so it reads the bytes of an LED frame as
+    one-byte commands (that is how an LED frame stalls it).  A bus command with a bad
+    checksum is dropped whole: dropping one byte would read its address bytes as
+    single-board commands.  Never raises.
     """
 
-    __slots__ = ("_buffer", "bad_checksums")
+    __slots__ = ("_buffer", "bad_checksums", "sized")
 
-    def __init__(self) -> None:
+    def __init__(self, sized: frozenset[int] = SIZED_COMMANDS) -> None:
         self._buffer = bytearray()
+        self.sized = sized
         self.bad_checksums = 0
+
+    def reset(self) -> None:
+        self._buffer.clear()
 
     def feed(self, data: bytes) -> list[HostCommand]:
         buf = self._buffer
@@ -190,6 +198,7 @@ class CommandParser:
         out: list[HostCommand] = []
         n = len(buf)
         i = 0
+        sized = self.sized
         while i < n:
             code = buf[i]
             if code >= 0x80:
@@ -197,11 +206,10 @@ class CommandParser:
                     break
                 if checksum(buf[i : i + 3]) == buf[i + 3]:
                     out.append(HostCommand(code, b"", (buf[i + 1] << 7) | buf[i + 2]))
-                    i += 4
                 else:
                     self.bad_checksums += 1
-                    i += 1
-            elif code in _SIZED:
+                i += 4
+            elif code in sized:
                 if n - i < 2:
                     break
                 end = i + 2 + buf[i + 1]
