@@ -3,4 +3,24 @@ board and clock, and a faithful emulator.  It knows bytes and squares, not chess
 
 import logging
 
+from dgt.board import Board, BoardInfo, BoardState, LedKind
+from dgt.clock import Clock, ClockSender, ClockState
+from dgt.mirror import Mirror
+from dgt.sync import SyncBoard
+from dgt.transports import Transport, open_transport
+
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+__all__ = [
+    "Board",
+    "BoardInfo",
+    "BoardState",
+    "Clock",
+    "ClockSender",
+    "ClockState",
+    "LedKind",
+    "Mirror",
+    "SyncBoard",
+    "Transport",
+    "open_transport",
+]

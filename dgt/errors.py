@@ -54,3 +54,7 @@ class LinkClosed(DgtError):
 
 class ClockNotAnswering(DgtError):
     """A clock command got no acknowledgement after every retry."""
+
+
+class NotSupported(DgtError):
+    """The board cannot do this (LEDs on a board without LEDs, a clock on a Pegasus)."""

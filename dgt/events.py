@@ -70,7 +70,7 @@ class ClockUpdate:
 @dataclass(frozen=True, slots=True)
 class LeverMoved:
     """The clock lever changed position: someone pressed the clock.  ``high`` is the side
-    now up, i.e. the side that just pressed."""
+    now up, whose time now runs; the player on the other side just pressed."""
 
     time: float
     high: Side

@@ -1,0 +1,112 @@
+"""The 64-square mirror of a board, in the board's own frame (connector on White's left).
+
+Squares are python-chess numbers (0 = a1 ... 63 = h8).  Piece-identity boards keep each
+square's piece; presence-only boards (Pegasus) keep ``Piece.OCCUPIED`` / ``Piece.EMPTY``
+(and ``Piece.UNKNOWN`` where the board reports 0x7F).  Pure: no I/O, times injected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from dgt.events import BoardFamily, BoardSnapshot, SquareChanged
+from dgt.protocol import BoardDump, FieldUpdate, Piece
+
+
+class Mirror:
+    """What the host believes stands on each square.
+
+    >>> m = Mirror()
+    >>> m.apply_update(FieldUpdate(index=52, code=1), now=1.0)  # e2 (board field 52)
+    SquareChanged(time=1.0, square=12, piece=<Piece.WPAWN: 1>, previous=<Piece.EMPTY: 0>)
+    """
+
+    __slots__ = ("_squares", "family")
+
+    def __init__(
+        self,
+        family: BoardFamily = BoardFamily.PIECE_IDENTITY,
+        squares: Iterable[Piece] | None = None,
+    ) -> None:
+        self.family = family
+        self._squares: list[Piece] = list(squares) if squares is not None else [Piece.EMPTY] * 64
+        if len(self._squares) != 64:
+            raise ValueError("a mirror has 64 squares")
+
+    @property
+    def presence_only(self) -> bool:
+        return self.family is BoardFamily.PRESENCE_ONLY
+
+    @property
+    def squares(self) -> tuple[Piece, ...]:
+        """Contents by square (0 = a1)."""
+        return tuple(self._squares)
+
+    def __getitem__(self, square: int) -> Piece:
+        return self._squares[square]
+
+    def __len__(self) -> int:
+        return 64
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mirror):
+            return self._squares == other._squares
+        if isinstance(other, (tuple, list)):
+            return self._squares == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"Mirror({self.family.value}, {self.ascii()!r})"
+
+    def copy(self) -> Mirror:
+        return Mirror(self.family, self._squares)
+
+    def ascii(self) -> str:
+        """Eight ranks from rank 8 down, one symbol per square, separated by ``/``."""
+        return "/".join(
+            "".join(self._squares[rank * 8 + file].symbol for file in range(8))
+            for rank in range(7, -1, -1)
+        )
+
+    def _decode(self, code: int) -> Piece:
+        return Piece.from_wire(code, self.presence_only)
+
+    def apply_update(self, update: FieldUpdate, now: float) -> SquareChanged | None:
+        """Apply one field update; the change it made, or None if it changed nothing."""
+        square = update.square
+        piece = self._decode(update.code)
+        previous = self._squares[square]
+        if piece is previous:
+            return None
+        self._squares[square] = piece
+        return SquareChanged(now, square, piece, previous)
+
+    def apply_dump(self, dump: BoardDump, now: float) -> list[SquareChanged]:
+        """Take a full dump as the truth; one event per square that differed, in square
+        order."""
+        return self.load(dump.pieces(self.presence_only), now)
+
+    def load(self, squares: Sequence[Piece], now: float) -> list[SquareChanged]:
+        """Replace every square; one event per square that differed."""
+        changes: list[SquareChanged] = []
+        for square, piece in enumerate(squares):
+            previous = self._squares[square]
+            if piece is not previous:
+                self._squares[square] = piece
+                changes.append(SquareChanged(now, square, piece, previous))
+        return changes
+
+    def snapshot(self, now: float, reason: str) -> BoardSnapshot:
+        return BoardSnapshot(now, tuple(self._squares), reason)
+
+    def to_dump(self) -> BoardDump:
+        return BoardDump.from_pieces(self._squares)
+
+    def diff(self, other: Mirror | Sequence[Piece]) -> frozenset[int]:
+        """Squares whose content differs from ``other``."""
+        theirs = other._squares if isinstance(other, Mirror) else list(other)
+        if len(theirs) != 64:
+            raise ValueError("a board has 64 squares")
+        return frozenset(s for s in range(64) if self._squares[s] != theirs[s])

@@ -1,0 +1,296 @@
+"""Shared fixtures.  Keep this file generic: any test module may use what is here.
+
+* ``no_leaked_tasks``: fails an async test that leaves asyncio tasks behind, or that logged
+  an error-level record.
+* ``FakePtyBoard`` / ``fake_board``: a small scripted DGT board answering raw bytes on a
+  real pseudo-terminal (the host opens a stable symlink to it, so ``unplug``/``plug`` can
+  swap the pty underneath like a USB board re-enumerating).  It is deliberately simple: the
+  full emulator lives in ``dgt.emulator``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import select
+import threading
+import time
+import tty
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import chess
+import pytest
+
+from dgt.protocol import (
+    BoardDump,
+    ClockAck,
+    ClockCommand,
+    ClockTimes,
+    Command,
+    CommandParser,
+    EEMoves,
+    FieldUpdate,
+    LongSerialNumber,
+    Piece,
+    SerialNumber,
+    Trademark,
+    Version,
+    decode_clock_setnrun,
+    square_to_index,
+)
+from dgt.protocol.eeprom import EEPieceChange, EETag, EETagRecord
+
+
+@pytest.fixture
+async def no_leaked_tasks(caplog: pytest.LogCaptureFixture) -> AsyncIterator[None]:
+    """Fail the test if it leaves tasks running or logged at error level."""
+    before = asyncio.all_tasks()
+    yield
+    await asyncio.sleep(0)
+    leaked = [t for t in asyncio.all_tasks() - before if t is not asyncio.current_task()]
+    for task in leaked:
+        task.cancel()
+    if leaked:
+        await asyncio.gather(*leaked, return_exceptions=True)
+    errors = [r for r in caplog.get_records("call") if r.levelno >= logging.ERROR]
+    assert not leaked, f"test left tasks behind: {leaked}"
+    assert not errors, f"error-level log records: {[r.getMessage() for r in errors]}"
+
+
+def start_squares() -> list[Piece]:
+    """The start position, python-chess order (0 = a1), board frame."""
+    squares = [Piece.EMPTY] * 64
+    for square, piece in chess.Board().piece_map().items():
+        squares[square] = Piece.from_symbol(piece.symbol())
+    return squares
+
+
+PEGASUS_TRADEMARK = (
+    "Digital Game Technology\r\nCopyright (c) 2021 DGT\r\n"
+    "software version: 1.00, build: 210722\r\nhardware version: 1.00, serial no: P000012345"
+)
+
+
+class FakePtyBoard:
+    """A scripted DGT board (with a DGT 3000) on a pty, answered from a thread.
+
+    ``path`` is a symlink to the current pty slave.  ``silent`` makes it ignore the host
+    (a dead link that stays open); ``echo`` makes it a non-DGT device that echoes bytes;
+    ``clock_answers`` False makes the clock stop acknowledging.
+    """
+
+    def __init__(self, directory: Path, *, pegasus: bool = False, clock: bool = True) -> None:
+        self.path = str(directory / "dgtboard")
+        self.pegasus = pegasus
+        self.squares: list[Piece] = start_squares()
+        if pegasus:
+            self.squares = [Piece.OCCUPIED if p is not Piece.EMPTY else p for p in self.squares]
+        self.mode = "idle"
+        self.keyed = not pegasus
+        self.clock = clock
+        self.clock_answers = True
+        self.silent = False
+        self.echo = False
+        self.left, self.right = 300, 300
+        self.right_high = False
+        self.received = bytearray()
+        self.commands: list[tuple[int, bytes]] = []
+        self.ee = EEMoves.from_records(
+            [EETagRecord(EETag.POWERUP), EEPieceChange(square_to_index(chess.E2), 1)]
+        ).to_bytes()
+        self.lock = threading.RLock()
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._parser = CommandParser()
+
+    # --- life cycle --
+
+    def plug(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave, tty.TCSANOW)  # raw before the path is published
+        self._master, self._slave = master, slave
+        self._parser = CommandParser()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        os.symlink(os.ttyname(slave), self.path)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._serve, name="fake-dgt-board", daemon=True)
+        self._thread.start()
+
+    def unplug(self) -> None:
+        """Pull the cable: the pty disappears (the host reads EIO), and so does the path."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2.0)
+            self._thread = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = None
+        self.mode = "idle"
+
+    # --- the line --
+
+    def send(self, data: bytes) -> None:
+        with self.lock:
+            if self._master is not None:
+                os.write(self._master, data)
+
+    def _serve(self) -> None:
+        master = self._master
+        assert master is not None
+        while not self._stop.is_set():
+            ready, _, _ = select.select([master], [], [], 0.02)
+            if not ready:
+                continue
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                continue  # no slave open yet (EIO): keep waiting
+            with self.lock:
+                self.received += data
+                if self.echo:
+                    os.write(master, data)
+                    continue
+                if self.silent:
+                    continue
+                for cmd in self._parser.feed(data):
+                    self.commands.append((cmd.code, cmd.data))
+                    self._answer(cmd.code, cmd.data)
+
+    def _answer(self, code: int, data: bytes) -> None:
+        reply = b""
+        if code == Command.SEND_RESET:
+            self.mode = "idle"
+        elif code == Command.SEND_VERSION:
+            reply = Version(1, 0).to_bytes() if self.pegasus else Version(3, 10).to_bytes()
+        elif code == Command.RETURN_SERIALNR:
+            reply = SerialNumber("12345").to_bytes()
+        elif code == Command.RETURN_LONG_SERIALNR and not self.pegasus:
+            reply = LongSerialNumber("0000012345").to_bytes()
+        elif code == Command.SEND_TRADEMARK:
+            text = PEGASUS_TRADEMARK if self.pegasus else "Digital Game Technology"
+            reply = Trademark(text).to_bytes()
+        elif code == Command.SEND_BRD:
+            reply = self.dump()
+        elif code == Command.SEND_UPDATE_NICE:
+            self.mode = "nice"
+        elif code == Command.SEND_UPDATE:
+            self.mode = "update"
+        elif code == Command.SEND_UPDATE_BRD:
+            self.mode = "brd"
+        elif code == Command.SEND_EE_MOVES:
+            reply = self.ee
+        elif code == Command.DEVELOPER_KEY:
+            self.keyed = True
+        elif code == Command.CLOCK_MESSAGE:
+            reply = self._clock_command(data)
+        elif code == Command.SEND_CLK:
+            reply = self.times().to_bytes()
+        if reply:
+            os.write(self._master, reply)  # type: ignore[arg-type]
+
+    def _clock_command(self, data: bytes) -> bytes:
+        if not self.clock or not self.clock_answers or self.mode not in ("nice", "update"):
+            return b""
+        sub = data[1] if len(data) > 1 else -1
+        if sub == ClockCommand.VERSION:
+            return ClockAck(0x10, 0x09, 0x20, 0).to_bytes()
+        if sub == ClockCommand.SETNRUN:
+            self.left, self.right, _ = decode_clock_setnrun(data[2:9])
+            return ClockAck(0x10, sub, 0, 0).to_bytes() + self.times().to_bytes()
+        return ClockAck(0x10, sub, 0, 0).to_bytes()
+
+    # --- the board --
+
+    def dump(self) -> bytes:
+        if not self.keyed:
+            return BoardDump(bytes([0x7F] * 64)).to_bytes()
+        return BoardDump.from_pieces(self.squares).to_bytes()
+
+    def field(self, square: int, piece: Piece) -> bytes:
+        return FieldUpdate(square_to_index(square), piece.to_wire()).to_bytes()
+
+    def set_square(self, square: int, piece: Piece, *, report: bool = True) -> None:
+        with self.lock:
+            if self.pegasus and piece is not Piece.EMPTY:
+                piece = Piece.OCCUPIED
+            self.squares[square] = piece
+            if report and self.mode in ("nice", "update", "brd"):
+                self.send(self.field(square, piece))
+
+    def lift(self, square: int) -> None:
+        self.set_square(square, Piece.EMPTY)
+
+    def place(self, square: int, piece: Piece) -> None:
+        self.set_square(square, piece)
+
+    def times(self, running: bool = True) -> ClockTimes:
+        return ClockTimes.build(
+            self.left,
+            self.right,
+            running=running,
+            right_high=self.right_high,
+            left_running=not self.right_high,
+            no_clock=not self.clock,
+        )
+
+    def send_times(self) -> None:
+        with self.lock:
+            if self.mode in ("nice", "update"):
+                self.send(self.times().to_bytes())
+
+    def press_lever(self) -> None:
+        with self.lock:
+            self.right_high = not self.right_high
+        self.send_times()
+
+    def press_button(self, button: int) -> None:
+        """``button`` 0..4 = back, plus, run, minus, ok."""
+        with self.lock:
+            if self.mode in ("nice", "update"):
+                self.send(ClockAck(0x10, 0x88, 0x01 | (4 << button), 0x31 + button).to_bytes())
+
+
+@pytest.fixture
+def fake_board(tmp_path: Path) -> Iterator[FakePtyBoard]:
+    """A plugged-in FakePtyBoard with a DGT 3000."""
+    board = FakePtyBoard(tmp_path)
+    board.plug()
+    yield board
+    board.unplug()
+
+
+@pytest.fixture
+def make_fake_board(tmp_path: Path) -> Iterator[Callable[..., FakePtyBoard]]:
+    """Factory for FakePtyBoards with options (``pegasus=True``, ``clock=False``)."""
+    made: list[FakePtyBoard] = []
+
+    def make(**kwargs: bool) -> FakePtyBoard:
+        directory = tmp_path / f"board{len(made)}"
+        directory.mkdir()
+        board = FakePtyBoard(directory, **kwargs)
+        board.plug()
+        made.append(board)
+        return board
+
+    yield make
+    for board in made:
+        board.unplug()
+
+
+async def wait_until(predicate: Callable[[], bool], within: float = 5.0) -> None:
+    """Poll ``predicate`` on the event loop until true; fail after ``within`` s."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.01)
