@@ -6,17 +6,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
 from dgt.errors import DgtError
+from service.errors import UsageError
 
 COMMANDS = ("monitor", "emulate", "scan", "recognize")
 """Sub-command modules, in the order ``--help`` lists them."""
-
-
-class UsageError(Exception):
-    """Bad command-line input: printed as one line, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (``| head``): not an error worth a message.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (DgtError, UsageError, OSError) as exc:
         print(f"dgt-service {args.command}: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1

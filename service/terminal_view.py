@@ -46,7 +46,7 @@ def describe(event: BoardEvent) -> str:
             state = "running" if running else "stopped"
             return f"clock {clock_text(left)} | {clock_text(right)} {state}"
         case LeverMoved(high=high):
-            return f"lever: {high.value} side pressed"
+            return f"clock pressed: {high.value} time runs"
         case ButtonPressed(button=button):
             return f"clock button {button}"
         case ClockConnection(connected=connected, version=version, reason=reason):
