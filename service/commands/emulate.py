@@ -51,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _device(args: argparse.Namespace) -> VirtualBoard | BusLine:
-    from service.cli import UsageError
+    from service.errors import UsageError
 
     if args.speed <= 0:
         raise UsageError("--speed must be positive")
