@@ -16,7 +16,6 @@ transport and is not done here.
 from __future__ import annotations
 
 import enum
-import errno
 import glob
 import logging
 import os
@@ -35,9 +34,6 @@ from dgt.errors import (
     ConnectionFailed,
     DgtError,
     NotADgtBoard,
-    PortBusy,
-    PortNotFound,
-    PortPermissionDenied,
 )
 from dgt.protocol import (
     Command,
@@ -47,6 +43,7 @@ from dgt.protocol import (
     Version,
     encode_command,
 )
+from dgt.transports.serial import map_open_error
 
 __all__ = [
     "AMBIGUOUS_USB_IDS",
@@ -384,21 +381,6 @@ _STATUS_WORDS = {
 }
 
 
-def _open_error(port: str, exc: serial.SerialException | OSError) -> ConnectionFailed:
-    """The driver's error for a port that could not be opened."""
-    code = getattr(exc, "errno", None)
-    text = str(exc)
-    if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO):
-        return PortNotFound(port)
-    if code in (errno.EACCES, errno.EPERM):
-        return PortPermissionDenied(port)
-    if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in text:
-        return PortBusy(port)
-    if "Could not configure port" in text:
-        return ConnectionFailed(f"{port} is not a serial port (it cannot be set to 9600 baud)")
-    return ConnectionFailed(f"cannot open {port}: {_one_line(text)}")
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -418,7 +400,7 @@ def _open(port: str, timeout: float) -> serial.Serial:
             exclusive=True,
         )
     except (serial.SerialException, OSError) as exc:
-        raise _open_error(port, exc) from exc
+        raise map_open_error(port, exc) from exc
 
 
 def _identify(link: serial.Serial, port: str, timeout: float) -> ProbeResult:

@@ -41,7 +41,9 @@ def map_open_error(port: str, exc: BaseException) -> ConnectionFailed:
         return PortPermissionDenied(port)
     if code in (errno.EBUSY, errno.EAGAIN) or "exclusively lock" in text:
         return PortBusy(port)
-    detail = text.splitlines()[0] if text else type(exc).__name__
+    if "Could not configure port" in text:
+        return ConnectionFailed(f"{port} is not a serial port (it cannot be set to 9600 baud)")
+    detail = " ".join(text.split()) if text else type(exc).__name__
     return ConnectionFailed(f"cannot open {port}: {detail}")
 
 
