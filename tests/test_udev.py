@@ -297,35 +297,6 @@ def test_evaluator_honours_goto() -> None:
 # --- the real udevadm ----------------------------------------------------------------------
 
 
-def _has_verify() -> bool:
-    if UDEVADM is None:
-        return False
-    done = subprocess.run(
-        [UDEVADM, "verify", "--help"], capture_output=True, text=True, timeout=10, check=False
-    )
-    return done.returncode == 0
-
-
-def _udevadm_version() -> str:
-    if UDEVADM is None:
-        return "none"
-    done = subprocess.run(
-        [UDEVADM, "--version"], capture_output=True, text=True, timeout=10, check=False
-    )
-    return done.stdout.strip() or "unknown"
-
-
-@pytest.mark.skipif(UDEVADM is None, reason="udevadm is not installed (Debian package udev)")
-def test_udevadm_verify() -> None:
-    assert UDEVADM is not None
-    if not _has_verify():
-        pytest.skip(f"udevadm {_udevadm_version()} has no 'verify' (systemd >= 253)")
-    done = subprocess.run(
-        [UDEVADM, "verify", str(RULES)], capture_output=True, text=True, timeout=30, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 UNSHARE = ("unshare", "-m", "--propagation", "private")
 
 
