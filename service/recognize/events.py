@@ -1,0 +1,214 @@
+"""What the recogniser reports: one frozen dataclass per kind of event.
+
+Every event has ``time`` (the time of the board event or ``tick`` that caused it, on the
+caller's clock), a ``type`` string and :meth:`to_json` giving a plain dict for one JSON line.
+Squares are python-chess numbers in the *game's* frame (a1 = White's queen-side corner,
+whichever way round the board stands); JSON gives them as names (``"e4"``).  Pieces are
+symbols: FEN letters, ``"*"`` for a piece a presence-only board cannot identify, ``"="``,
+``"W"``, ``"X"`` for the DGT draw, white-wins and black-wins pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import chess
+
+from service.variants.base import Color, ScoreEvent
+
+
+def side_name(side: Color) -> str:
+    return "white" if side else "black"
+
+
+def _squares(squares: tuple[int, ...]) -> list[str]:
+    return [chess.square_name(square) for square in squares]
+
+
+@dataclass(frozen=True, slots=True)
+class Lift:
+    """A piece left a square (``piece`` is what stood there, as far as is known)."""
+
+    type: ClassVar[str] = "lift"
+    time: float
+    square: int
+    piece: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "time": self.time,
+            "square": chess.square_name(self.square),
+            "piece": self.piece,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A piece was set on a square."""
+
+    type: ClassVar[str] = "place"
+    time: float
+    square: int
+    piece: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "time": self.time,
+            "square": chess.square_name(self.square),
+            "piece": self.piece,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MoveEvent:
+    """An action was recognised (``final`` False: provisional, it may still be amended or
+    taken back) or completed (``final`` True: the same action again, now settled).
+
+    ``ply`` counts actions from the game's start (the first action is ply 1); ``number`` is
+    the move number it is written under; ``scores`` are the variant's score events."""
+
+    type: ClassVar[str] = "move"
+    time: float
+    ply: int
+    number: int
+    side: Color
+    uci: str
+    san: str
+    final: bool
+    scores: tuple[ScoreEvent, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": self.type,
+            "time": self.time,
+            "ply": self.ply,
+            "number": self.number,
+            "side": side_name(self.side),
+            "uci": self.uci,
+            "san": self.san,
+            "final": self.final,
+        }
+        if self.scores:
+            data["scores"] = [
+                {"side": side_name(s.side), "points": s.points, "reason": s.reason}
+                for s in self.scores
+            ]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Amend:
+    """The provisional action of ``ply`` turned out to be another one (rook h1-f1 followed by
+    the king to g1 is castling; a slid piece went further).  Still provisional."""
+
+    type: ClassVar[str] = "amend"
+    time: float
+    ply: int
+    number: int
+    side: Color
+    old_uci: str
+    old_san: str
+    uci: str
+    san: str
+    scores: tuple[ScoreEvent, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "time": self.time,
+            "ply": self.ply,
+            "number": self.number,
+            "side": side_name(self.side),
+            "old_uci": self.old_uci,
+            "old_san": self.old_san,
+            "uci": self.uci,
+            "san": self.san,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Takeback:
+    """Actions were taken back: the board shows the position after ``ply`` actions again.
+    ``moves`` lists the UCI of the undone actions, last first; ``final`` tells for each
+    whether it had been completed."""
+
+    type: ClassVar[str] = "takeback"
+    time: float
+    ply: int
+    moves: tuple[str, ...]
+    final: tuple[bool, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "time": self.time,
+            "ply": self.ply,
+            "moves": list(self.moves),
+            "final": list(self.final),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """A known start position stands on the board: a new game begins.  ``rotated`` is True
+    when the board stands the other way round (its a1 is the game's h8)."""
+
+    type: ClassVar[str] = "new_game"
+    time: float
+    variant: str
+    fen: str
+    number: int | None
+    rotated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": self.type,
+            "time": self.time,
+            "variant": self.variant,
+            "fen": self.fen,
+            "rotated": self.rotated,
+        }
+        if self.number is not None:
+            data["number"] = self.number
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """The board shows a position no action explains; ``squares`` (game frame) and
+    ``board_squares`` (the board's own frame, for its LEDs) are the squares that differ from
+    the nearest explainable position.  Empty tuples: the board is explained again."""
+
+    type: ClassVar[str] = "mismatch"
+    time: float
+    squares: tuple[int, ...]
+    board_squares: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "time": self.time,
+            "squares": _squares(self.squares),
+            "board_squares": _squares(self.board_squares),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The game ended: by a result gesture (``reason`` ``"kings"``, ``"draw piece"``,
+    ``"white-wins piece"``, ``"black-wins piece"``) or by the variant's rules (``"checkmate"``,
+    ``"twenty moves"``, ...).  Never a move."""
+
+    type: ClassVar[str] = "result"
+    time: float
+    result: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "time": self.time, "result": self.result, "reason": self.reason}
+
+
+RecognizerEvent = Lift | Place | MoveEvent | Amend | Takeback | NewGame | Mismatch | Result

@@ -1,0 +1,972 @@
+"""The move recogniser: board events in, lifts, places, actions, takebacks, new games,
+mismatches and results out.
+
+It is pure: no I/O and no clock of its own.  Every board event carries its time; the caller
+calls :meth:`Recognizer.tick` now and then (say every 100 ms) so that a settle delay can
+complete a move or report a mismatch.  It knows no chess: it asks the variant which actions
+are legal and what each one changes on the board.
+
+How it decides, in short.  The recogniser keeps the board as the sensors report it, in the
+game's frame, and compares it with *reference* positions: the position after the last action
+(``top``) and the one before it (``prev``).  For each it keeps the set of squares where the
+board differs (updated per event, so a comparison costs the size of that set).  After every
+change it tries, in this order -- fewest actions first:
+
+1. the board equals ``top``: nothing to do (a piece was put back, a knocked piece set up);
+2. the board equals ``prev``: the last action was taken back;
+3. the board equals ``prev`` plus one legal action other than the last one: the last action
+   is amended (rook h1-f1 then king e1-g1 is castling; a piece slid over squares went
+   further), or, if it was completed already, taken back and replaced;
+4. the board equals ``top`` plus one legal action: a new action, provisional; the previous
+   one is completed by it;
+5. the board shows a known start position: a new game (its orientation read from it);
+6. the board equals an earlier position of the game: a takeback of several actions;
+7. otherwise nothing is emitted (the board is mid-move); if it stays so for the settle delay,
+   a mismatch lists the squares that differ from the nearest explainable position.
+
+A state matches ``ref + action`` when the squares that differ from ``ref`` are exactly the
+squares whose *reading* the action changes, with the right readings.  Piece-identity boards
+read pieces, so promotions and under-promotions are read off the board.  Presence-only
+boards (Pegasus) read occupancy only, so a capture leaves the captured square occupied; such
+an action also needs the order of lifts and places: each square whose content changes while
+staying occupied (the captured square, the squares of a king/rook swap) must have been set
+down after every square the action empties or swaps was first lifted.  A promotion on such a
+board is the kind set with :meth:`Recognizer.set_promotion` (queen unless told otherwise),
+and :meth:`Recognizer.amend_promotion` corrects the last one.
+
+An action is provisional until completed: by a clock press of its side (``LeverMoved``;
+the lever side of each colour is learned from the first press after an action), by the next
+action, or -- when no clock is in use -- by the board standing still on it for ``settle``
+seconds.
+
+Result gestures are never moves: a DGT draw / white-wins / black-wins piece placed on any
+square, or both kings on the centre squares (see :data:`CENTRE`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+
+from dgt.events import (
+    BoardEvent,
+    BoardSnapshot,
+    ClockUpdate,
+    LeverMoved,
+    Side,
+    SquareChanged,
+)
+from dgt.protocol.constants import Piece
+from service.recognize.events import (
+    Amend,
+    Lift,
+    Mismatch,
+    MoveEvent,
+    NewGame,
+    Place,
+    RecognizerEvent,
+    Result,
+    Takeback,
+)
+from service.recognize.pgn import GameRecord, RecordedMove
+from service.variants import get_variant
+from service.variants.base import (
+    EMPTY,
+    Color,
+    LegalAction,
+    Move,
+    ScoreEvent,
+    SquareMap,
+    StartPosition,
+    Variant,
+    VariantGame,
+    occupancy,
+    rotated,
+)
+from service.variants.chess960 import chess960_starts
+from service.variants.standard import Standard
+from service.variants.t20 import t20_start
+
+logger = logging.getLogger(__name__)
+
+OCCUPIED = "*"
+"""How a presence-only board reads any piece."""
+UNREADABLE = "?"
+
+CENTRE: frozenset[int] = frozenset((27, 28, 35, 36))
+"""The centre squares d4, e4, d5, e5.  Result gesture: the white king and the black king
+each on one of them (and no other king on the board).  Both on light squares (e4, d5):
+1-0; both on dark squares (d4, e5): 0-1; one light, one dark: 1/2-1/2.  Two kings on
+neighbouring squares never occur in a game, so the gesture is never a move.  It needs a
+piece-identity board (a presence-only board cannot tell kings)."""
+LIGHT_CENTRE: frozenset[int] = frozenset((28, 35))
+
+MAGIC_RESULTS = {
+    "=": ("1/2-1/2", "draw piece"),
+    "W": ("1-0", "white-wins piece"),
+    "X": ("0-1", "black-wins piece"),
+}
+"""The DGT result pieces: placed on any square, they declare the result."""
+
+DEFAULT_SETTLE = 2.0
+"""Seconds the board must stand still before a move is completed without a clock: long
+enough for the king to follow its rook when castling rook first."""
+FLICKER = 0.12
+"""A square that reads empty for at most this long was not handled: the piece on it
+bounced as it settled, or a sensor flickered."""
+SCAN_SLACK = 0.1
+"""Seconds by which a board may report a place before the lift that physically came first
+(both happened within one scan of the sensors)."""
+PROMOTION_KINDS = frozenset("qrbn")
+
+
+class RecognizerError(Exception):
+    """Base of the recogniser's errors."""
+
+
+class InvalidPromotionError(RecognizerError, ValueError):
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"promotion kind must be one of q, r, b, n, got {kind!r}")
+
+
+class NoPromotionError(RecognizerError):
+    def __init__(self) -> None:
+        super().__init__(
+            "the last action is not a promotion: amend_promotion() corrects the piece of a "
+            "promotion just made"
+        )
+
+
+# -- internal structures -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A legal action seen through the board's eyes."""
+
+    action: LegalAction
+    key: frozenset[int]  # squares whose reading changes
+    readings: tuple[tuple[int, str], ...]  # (square, reading after) for the key squares
+    same: tuple[int, ...]  # squares that stay occupied but change content
+    emptied: tuple[int, ...]  # squares the action empties
+    promotion: str | None
+
+
+@dataclass(slots=True)
+class _Node:
+    """The game's position after ``ply`` actions."""
+
+    ply: int
+    squares: SquareMap
+    view: SquareMap  # what the board reads for it
+    candidates: dict[int, list[_Candidate]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Ref:
+    """A position the board is compared with, and how the board differs from it."""
+
+    node: _Node
+    diff: dict[int, None]  # ordered set of squares whose reading differs
+    first_lift: dict[int, float] = field(default_factory=dict)  # times, since created
+    last_place: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Played:
+    """An action of the game in progress."""
+
+    action: LegalAction
+    san: str
+    number: int
+    scores: tuple[ScoreEvent, ...]
+    final: bool = False
+
+
+@cache
+def _start_index() -> dict[SquareMap, tuple[StartPosition, ...]]:
+    """Every start position the recogniser knows, by square map."""
+    index: dict[SquareMap, list[StartPosition]] = {}
+    for start in (*Standard().start_positions(), *chess960_starts(), t20_start()):
+        index.setdefault(start.squares, []).append(start)
+    return {squares: tuple(starts) for squares, starts in index.items()}
+
+
+def _reading(piece: Piece, presence_only: bool) -> str:
+    if piece is Piece.EMPTY:
+        return EMPTY
+    if piece is Piece.UNKNOWN:
+        return UNREADABLE
+    if presence_only:
+        return OCCUPIED
+    return piece.symbol
+
+
+class Recognizer:
+    """Turns :mod:`dgt.events` board events into :mod:`service.recognize.events`.
+
+    ``variant``: the variant a classical start position means (``"standard"`` or
+    ``"chess960"``; a non-classical Chess960 start always means Chess960 and the T20 start
+    T20).  ``presence_only``: the board family (None: read it off the first occupied
+    square).  ``clock``: whether a clock completes moves (None: yes once a clock press or a
+    running clock is seen).  ``settle``: seconds the board must stand still before a move
+    is completed without a clock, and before a mismatch is reported.  ``promotion``: the
+    kind a promotion on a presence-only board becomes.  ``start``: the start a presence-only
+    board's classical occupancy means (e.g. a Chess960 position the arbiter chose).
+    ``rotated``: the board's orientation until a start position shows it.
+    """
+
+    def __init__(
+        self,
+        *,
+        variant: str | Variant = "standard",
+        presence_only: bool | None = None,
+        clock: bool | None = None,
+        settle: float = DEFAULT_SETTLE,
+        promotion: str = "q",
+        start: StartPosition | None = None,
+        rotated: bool = False,
+    ) -> None:
+        self.variant = get_variant(variant) if isinstance(variant, str) else variant
+        self.presence_only = presence_only
+        self.clock = clock
+        self.settle = settle
+        self._promotion = self._check_kind(promotion)
+        self._presence_start = start
+        self.rotated = rotated
+        self._board: list[str] = [UNREADABLE] * 64
+        self._occupied = 0
+        self._last_change = float("-inf")
+        self._lifted_at: dict[int, float] = {}
+        self._pending: tuple[LegalAction, float] | None = None
+        self._game: VariantGame | None = None
+        self._nodes: list[_Node] = []
+        self._played: list[_Played] = []
+        self._views: dict[SquareMap, list[int]] = {}
+        self._top: _Ref | None = None
+        self._prev: _Ref | None = None
+        self._clock_seen = False
+        self._lever: dict[Side, Color] = {}
+        self._reported: tuple[int, ...] = ()
+        self._result: str | None = None
+        self._result_reason = ""
+        self._records: list[GameRecord] = []
+
+    # -- public API --------------------------------------------------------------------------
+
+    def feed(self, event: BoardEvent) -> list[RecognizerEvent]:
+        """Process one board event; returns what it caused (often nothing)."""
+        out: list[RecognizerEvent] = []
+        if self._pending is not None:
+            self._resolve_pending(event.time, out)
+        if isinstance(event, SquareChanged):
+            self._on_square(event.time, event.square, event.piece, out)
+        elif isinstance(event, BoardSnapshot):
+            self._on_snapshot(event, out)
+        elif isinstance(event, LeverMoved):
+            self._on_lever(event, out)
+        elif isinstance(event, ClockUpdate) and event.running:
+            self._clock_seen = True
+        return out
+
+    def feed_all(self, events: Iterable[BoardEvent]) -> list[RecognizerEvent]:
+        """Feed many events, calling :meth:`tick` at each event's time first."""
+        out: list[RecognizerEvent] = []
+        for event in events:
+            out += self.tick(event.time)
+            out += self.feed(event)
+        return out
+
+    def tick(self, now: float) -> list[RecognizerEvent]:
+        """Let time pass until ``now``: completes a move the board has stood still on for
+        the settle delay (when no clock is in use), reports a lasting mismatch."""
+        out: list[RecognizerEvent] = []
+        if self._pending is not None:
+            self._resolve_pending(now, out)
+        top = self._top
+        if top is None or now - self._last_change < self.settle:
+            return out
+        if not top.diff:
+            if self._played and not self._played[-1].final and not self.clock_in_use:
+                self._finalise(now, out)
+            return out
+        if self.presence_only:
+            # occupancy alone often repeats an earlier position mid-move: a takeback of
+            # several actions counts only once the board stands still on it
+            ply = self._history_match()
+            if ply is not None:
+                self._takeback_to(ply, now, out)
+                return out
+        self._report_mismatch(now, out)
+        return out
+
+    def finish(self, now: float) -> list[RecognizerEvent]:
+        """End of input: complete the provisional move, if any."""
+        out: list[RecognizerEvent] = []
+        if self._pending is not None:
+            self._resolve_pending(max(now, self._pending[1] + 2 * SCAN_SLACK), out)
+        if self._played and not self._played[-1].final:
+            self._finalise(now, out)
+        return out
+
+    def start_game(
+        self, now: float, start: StartPosition | None = None, *, rotated: bool | None = None
+    ) -> list[RecognizerEvent]:
+        """Start a game from ``start`` (default: the variant's default start) whatever the
+        board shows, e.g. when the service joins a game in progress on a board that does
+        not show a start position."""
+        out: list[RecognizerEvent] = []
+        self._begin(
+            start or self.variant.default_start(),
+            self.rotated if rotated is None else rotated,
+            now,
+            out,
+        )
+        return out
+
+    def set_promotion(self, kind: str) -> None:
+        """The piece kind (``q``, ``r``, ``b``, ``n``) promotions on a presence-only board
+        become from now on."""
+        self._promotion = self._check_kind(kind)
+
+    def amend_promotion(self, kind: str, now: float) -> list[RecognizerEvent]:
+        """The last action was a promotion to another piece than recognised (a presence-only
+        board cannot see which piece was placed): correct it."""
+        kind = self._check_kind(kind)
+        if not self._played or self._game is None:
+            raise NoPromotionError()
+        last = self._played[-1]
+        action = last.action.action
+        if not isinstance(action, Move) or action.promotion is None:
+            raise NoPromotionError()
+        out: list[RecognizerEvent] = []
+        if action.promotion == kind:
+            return out
+        wanted = Move(action.from_square, action.to_square, kind)
+        self._game.undo()
+        replacement = next((la for la in self._game.legal_actions() if la.action == wanted), None)
+        self._game.apply(action)
+        if replacement is None:
+            raise NoPromotionError()
+        self._replace(replacement, now, out, amend_final=True)
+        return out
+
+    @property
+    def clock_in_use(self) -> bool:
+        return self._clock_seen if self.clock is None else self.clock
+
+    @property
+    def game(self) -> VariantGame | None:
+        """The game in progress (None before a start position was seen)."""
+        return self._game
+
+    def record(self) -> GameRecord | None:
+        """The game in progress as a record (provisional last move included, marked)."""
+        if self._game is None:
+            return None
+        moves = []
+        for ply, played in enumerate(self._played, start=1):
+            moves.append(
+                RecordedMove(
+                    ply,
+                    played.number,
+                    played.action.side,
+                    played.action.uci,
+                    played.san,
+                    played.final,
+                )
+            )
+        result = self._result or "*"
+        return GameRecord(
+            self._game.variant.id,
+            self._game.start,
+            tuple(moves),
+            result,
+            self._game.pgn_tags(),
+        )
+
+    def records(self) -> list[GameRecord]:
+        """Every game recognised so far, the one in progress last."""
+        current = self.record()
+        return [*self._records, *([current] if current is not None else [])]
+
+    # -- board events --------------------------------------------------------------------
+
+    def _decide_family(self, piece: Piece) -> None:
+        if self.presence_only is None and piece not in (Piece.EMPTY, Piece.UNKNOWN):
+            self.presence_only = piece is Piece.OCCUPIED
+            logger.debug("board family: %s", "presence-only" if self.presence_only else "identity")
+
+    def _on_square(
+        self, time: float, square: int, piece: Piece, out: list[RecognizerEvent]
+    ) -> None:
+        self._decide_family(piece)
+        if self.rotated:
+            square = 63 - square
+        new = _reading(piece, bool(self.presence_only))
+        old = self._board[square]
+        if new == old:
+            return
+        if old and old != UNREADABLE:
+            out.append(Lift(time, square, self._known_piece(square, old)))
+        if new and new != UNREADABLE:
+            out.append(Place(time, square, new))
+        self._set(square, new, time)
+        self._last_change = time
+        if new in MAGIC_RESULTS:
+            result, reason = MAGIC_RESULTS[new]
+            self._declare(result, reason, time, out)
+            return
+        if (new == "K" or new == "k") and square in CENTRE and self._kings_gesture(time, out):
+            return
+        self._analyse(time, out)
+
+    def _on_snapshot(self, event: BoardSnapshot, out: list[RecognizerEvent]) -> None:
+        for piece in event.squares:
+            self._decide_family(piece)
+        presence = bool(self.presence_only)
+        changed = False
+        for raw, piece in enumerate(event.squares):
+            square = 63 - raw if self.rotated else raw
+            new = _reading(piece, presence)
+            if self._board[square] != new:
+                self._set(square, new, event.time)
+                changed = True
+        if changed:
+            self._last_change = event.time
+        if self._game is None or changed:
+            self._analyse(event.time, out)
+
+    def _on_lever(self, event: LeverMoved, out: list[RecognizerEvent]) -> None:
+        self._clock_seen = True
+        if self._played and not self._played[-1].final:
+            side = self._played[-1].action.side
+            known = self._lever.get(event.high)
+            if known is None:
+                other = Side.RIGHT if event.high is Side.LEFT else Side.LEFT
+                self._lever = {event.high: side, other: not side}
+                known = side
+            if known == side:
+                self._finalise(event.time, out)
+                return
+        if self._top is not None and self._top.diff:
+            self._report_mismatch(event.time, out)
+
+    def _known_piece(self, square: int, reading: str) -> str:
+        if reading == OCCUPIED and self._top is not None:
+            symbol = self._top.node.squares[square]
+            if symbol and self._top.node.view[square] == OCCUPIED:
+                return symbol
+        return reading
+
+    def _set(self, square: int, reading: str, time: float) -> None:
+        board = self._board
+        before = board[square]
+        lifted = self._lifted_at.get(square, float("-inf"))
+        flicker = before == EMPTY and time - lifted <= FLICKER
+        board[square] = reading
+        self._occupied += bool(reading and reading != UNREADABLE) - bool(
+            before and before != UNREADABLE
+        )
+        for ref in (self._top, self._prev):
+            if ref is None:
+                continue
+            if reading == ref.node.view[square]:
+                ref.diff.pop(square, None)
+            else:
+                ref.diff[square] = None
+            if reading == EMPTY:
+                ref.first_lift.setdefault(square, time)
+            elif flicker and ref.first_lift.get(square) == lifted:
+                del ref.first_lift[square]  # a flicker is no handling
+            else:
+                ref.last_place[square] = time
+        if reading == EMPTY:
+            self._lifted_at[square] = time
+
+    # -- analysis ----------------------------------------------------------------------------
+
+    def _analyse(self, time: float, out: list[RecognizerEvent]) -> None:
+        top = self._top
+        if top is None:
+            found = self._find_start()
+            if found is not None:
+                self._begin(found[0], found[1], time, out)
+            return
+        if not top.diff:
+            if self.presence_only:
+                candidate = self._match(top)
+                if candidate is not None:
+                    self._advance(candidate.action, time, out)
+                    return
+            self._explained(time, out)
+            return
+        prev = self._prev
+        if prev is not None:
+            if not prev.diff and self._takeback_fits(top):
+                self._takeback_to(len(self._played) - 1, time, out)
+                return
+            last = self._played[-1]
+            if not last.final:
+                candidate = self._match(prev)
+                if candidate is not None and candidate.action.action != last.action.action:
+                    if self._amends(candidate.action, last.action, top):
+                        self._replace(candidate.action, time, out)
+                        return
+                    # maybe the opponent's reply seen place-before-lift: decide once the
+                    # scan had time to report a lift
+                    self._pending = (candidate.action, time)
+        candidate = self._match(top)
+        if candidate is not None:
+            self._advance(candidate.action, time, out)
+            return
+        found = self._find_start()
+        if found is not None:
+            self._begin(found[0], found[1], time, out)
+            return
+        if not self.presence_only:
+            ply = self._history_match()
+            if ply is not None:
+                self._takeback_to(ply, time, out)
+
+    def _match(self, ref: _Ref) -> _Candidate | None:
+        """The legal action from ``ref`` that explains the board, if there is one."""
+        diff = ref.diff
+        board = self._board
+        if not any(board[sq] for sq in diff) and not (self.presence_only and ref.last_place):
+            # only lifts: every action sets a piece down somewhere (a presence-only capture
+            # sets it down on an occupied square, which needs a place since ``ref``).  Ask
+            # for the candidates now all the same, so that the place completing the action
+            # finds them ready (spreads the work over two events).
+            if diff and ref is self._top:
+                self._candidates(ref.node, next(iter(diff)))
+            return None
+        if diff:
+            pool = self._candidates(ref.node, next(iter(diff)))
+        else:
+            pool = []
+            for square in ref.first_lift:
+                if square in ref.last_place:
+                    pool += self._candidates(ref.node, square)
+        size = len(diff)
+        found: list[_Candidate] = []
+        for candidate in pool:
+            if len(candidate.key) != size or candidate.key != diff.keys():
+                continue
+            if any(board[sq] != reading for sq, reading in candidate.readings):
+                continue
+            if candidate.same and not self._order_fits(ref, candidate):
+                continue
+            if candidate in found:
+                continue
+            found.append(candidate)
+        if not found:
+            return None
+        if len(found) > 1:
+            found.sort(key=lambda c: self._preference(ref, c))
+        return found[0]
+
+    def _order_fits(self, ref: _Ref, candidate: _Candidate) -> bool:
+        """Presence-only: each square that stays occupied but changes content was set down
+        after every emptied or swapped square of the action was first lifted."""
+        for square in candidate.same:
+            placed = ref.last_place.get(square)
+            if placed is None or ref.first_lift.get(square) is None:
+                return False
+            for other in (*candidate.emptied, *candidate.same):
+                if other == square:
+                    continue
+                lifted = ref.first_lift.get(other)
+                if lifted is None or lifted > placed + SCAN_SLACK:
+                    return False
+        return True
+
+    def _preference(self, ref: _Ref, candidate: _Candidate) -> tuple[int, int, float]:
+        """Sort key among actions a presence-only board cannot tell apart: the chosen
+        promotion kind first, then the action that explains more of the handling (a
+        Chess960 castling whose king lands where its rook stood, rather than a king step),
+        then the capture whose square was set down first (a piece knocked over near the
+        move is mostly set back after the move is made)."""
+        promotion = 0 if candidate.promotion in (None, self._promotion) else 1
+        placed = max((ref.last_place.get(sq, 0.0) for sq in candidate.same), default=0.0)
+        return promotion, -len(candidate.same), placed
+
+    def _resolve_pending(self, now: float, out: list[RecognizerEvent]) -> None:
+        """An amendment held back because the board might be showing the opponent's piece
+        set down before its lift: with no change for a scan's time, it stands."""
+        assert self._pending is not None
+        action, since = self._pending
+        if now - since <= SCAN_SLACK:
+            self._pending = None  # a change came quickly: the analysis of it decides
+            return
+        self._pending = None
+        prev = self._prev
+        if prev is None or not self._played or self._played[-1].final:
+            return
+        candidate = self._match(prev)
+        if candidate is not None and candidate.action == action:
+            self._replace(action, since, out)
+
+    @staticmethod
+    def _amends(new: LegalAction, old: LegalAction, top: _Ref) -> bool:
+        """Whether ``new`` can be a correction of the provisional ``old``: the hand went back
+        to a square of ``old`` (a slid piece moved on, a king put on after its rook), or
+        ``old`` was the first part of ``new`` (rook first, then king: castling).  Otherwise
+        the board is mid-way through the opponent's reply, even if it happens to read like
+        another action from the previous position."""
+        for square, _ in old.changes:
+            if square in top.first_lift or square in top.last_place:
+                return True
+        changes = dict(new.changes)
+        return all(changes.get(square) == symbol for square, symbol in old.changes)
+
+    def _takeback_fits(self, top: _Ref) -> bool:
+        """Presence-only: the board reads like the position before the last action; it is a
+        takeback only if the squares that action changed without changing their occupancy
+        (a captured piece put back) were handled since."""
+        if not self.presence_only:
+            return True
+        prev_view = self._nodes[-2].view
+        for square, symbol in self._played[-1].action.changes:
+            if symbol and prev_view[square] and square not in top.first_lift:
+                return False
+        return True
+
+    def _candidates(self, node: _Node, square: int) -> list[_Candidate]:
+        cached = node.candidates.get(square)
+        if cached is not None:
+            return cached
+        game = self._game
+        assert game is not None
+        if node is self._nodes[-1]:
+            actions = game.actions_changing(square)
+        else:  # the previous position: step the game back for a moment
+            last = self._played[-1].action.action
+            game.undo()
+            try:
+                actions = game.actions_changing(square)
+            finally:
+                game.apply(last)
+        presence = bool(self.presence_only)
+        result = []
+        for la in actions:
+            key = []
+            readings = []
+            same = []
+            emptied = []
+            for sq, symbol in la.changes:
+                after = (OCCUPIED if symbol else EMPTY) if presence else symbol
+                if after != node.view[sq]:
+                    key.append(sq)
+                    readings.append((sq, after))
+                elif symbol:
+                    same.append(sq)
+                if not symbol:
+                    emptied.append(sq)
+            action = la.action
+            promotion = action.promotion if isinstance(action, Move) else None
+            result.append(
+                _Candidate(
+                    la, frozenset(key), tuple(readings), tuple(same), tuple(emptied), promotion
+                )
+            )
+        node.candidates[square] = result
+        return result
+
+    def _find_start(self) -> tuple[StartPosition, bool] | None:
+        if self._occupied != 32:
+            return None
+        board = tuple(self._board)
+        for turned in (False, True):
+            squares = rotated(board) if turned else board
+            start = self._start_for(squares)
+            if start is not None:
+                if self.presence_only and start.classical:
+                    turned = False  # classical occupancy looks the same both ways round
+                return start, self.rotated != turned
+        return None
+
+    def _start_for(self, squares: SquareMap) -> StartPosition | None:
+        if self.presence_only:
+            return self._presence_starts().get(squares)
+        starts = _start_index().get(squares)
+        if not starts:
+            return None
+        for start in starts:
+            if start.variant == self.variant.id:
+                return start
+        for start in starts:
+            if start.classical and start.variant == "standard":
+                return start
+        return starts[0]
+
+    def _presence_starts(self) -> dict[SquareMap, StartPosition]:
+        classical = self._presence_start or self.variant.default_start()
+        if self.variant.id == "t20" and self._presence_start is None:
+            classical = Standard().default_start()
+        t20 = t20_start()
+        return {occupancy(classical.squares): classical, occupancy(t20.squares): t20}
+
+    def _history_match(self) -> int | None:
+        plies = self._views.get(tuple(self._board))
+        if not plies:
+            return None
+        limit = len(self._played) - 2
+        best = None
+        for ply in plies:
+            if ply <= limit and (best is None or ply > best):
+                best = ply
+        return best
+
+    # -- changes to the game -------------------------------------------------------------
+
+    def _view(self, squares: SquareMap) -> SquareMap:
+        if self.presence_only:
+            return tuple(OCCUPIED if symbol else EMPTY for symbol in squares)
+        return squares
+
+    def _push_node(self, node: _Node) -> None:
+        self._nodes.append(node)
+        self._views.setdefault(node.view, []).append(node.ply)
+
+    def _pop_node(self) -> None:
+        node = self._nodes.pop()
+        plies = self._views[node.view]
+        plies.remove(node.ply)
+        if not plies:
+            del self._views[node.view]
+
+    def _new_ref(self, node: _Node) -> _Ref:
+        board = self._board
+        view = node.view
+        return _Ref(node, {sq: None for sq in range(64) if board[sq] != view[sq]})
+
+    def _apply(self, la: LegalAction) -> _Played:
+        game = self._game
+        assert game is not None
+        number = game.move_number()
+        san = game.san(la.action)
+        scores = tuple(game.apply(la.action))
+        played = _Played(la, san, number, scores)
+        self._played.append(played)
+        squares = game.squares
+        self._push_node(_Node(len(self._played), squares, self._view(squares)))
+        return played
+
+    def _move_event(self, time: float, played: _Played, final: bool) -> MoveEvent:
+        return MoveEvent(
+            time,
+            len(self._played),
+            played.number,
+            played.action.side,
+            played.action.uci,
+            played.san,
+            final,
+            played.scores,
+        )
+
+    def _advance(self, la: LegalAction, time: float, out: list[RecognizerEvent]) -> None:
+        """A new action from the top position."""
+        if self._played and not self._played[-1].final:
+            self._finalise(time, out)
+        played = self._apply(la)
+        self._prev = self._top
+        self._top = self._new_ref(self._nodes[-1])
+        logger.debug("action %s (%s), provisional", played.san, la.uci)
+        out.append(self._move_event(time, played, False))
+        self._explained(time, out)
+
+    def _replace(
+        self, la: LegalAction, time: float, out: list[RecognizerEvent], *, amend_final: bool = False
+    ) -> None:
+        """The last action becomes ``la`` (made from the previous position)."""
+        game = self._game
+        assert game is not None
+        old = self._played.pop()
+        game.undo()
+        self._pop_node()
+        ply = len(self._played) + 1
+        if old.final and not amend_final:
+            out.append(Takeback(time, ply - 1, (old.action.uci,), (True,)))
+        played = self._apply(la)
+        self._top = self._new_ref(self._nodes[-1])
+        if old.final and not amend_final:
+            out.append(
+                MoveEvent(
+                    time, ply, played.number, la.side, la.uci, played.san, False, played.scores
+                )
+            )
+        else:
+            played.final = old.final
+            out.append(
+                Amend(
+                    time,
+                    ply,
+                    played.number,
+                    la.side,
+                    old.action.uci,
+                    old.san,
+                    la.uci,
+                    played.san,
+                    played.scores,
+                )
+            )
+        logger.debug("action %s amended to %s", old.san, played.san)
+        self._explained(time, out)
+
+    def _takeback_to(self, ply: int, time: float, out: list[RecognizerEvent]) -> None:
+        game = self._game
+        assert game is not None
+        undone = []
+        while len(self._played) > ply:
+            played = self._played.pop()
+            game.undo()
+            self._pop_node()
+            undone.append(played)
+        self._top = self._new_ref(self._nodes[-1])
+        self._prev = self._new_ref(self._nodes[-2]) if len(self._nodes) > 1 else None
+        self._result = None
+        out.append(
+            Takeback(time, ply, tuple(p.action.uci for p in undone), tuple(p.final for p in undone))
+        )
+        logger.debug("took back %d action(s) to ply %d", len(undone), ply)
+        self._explained(time, out)
+
+    def _finalise(self, time: float, out: list[RecognizerEvent]) -> None:
+        played = self._played[-1]
+        played.final = True
+        out.append(self._move_event(time, played, True))
+        game = self._game
+        assert game is not None
+        end = game.outcome()
+        if end is not None and self._result is None:
+            self._declare(end.result, end.reason, time, out)
+
+    def _begin(
+        self, start: StartPosition, turned: bool, time: float, out: list[RecognizerEvent]
+    ) -> None:
+        if self._played and not self._played[-1].final:
+            self._finalise(time, out)
+        current = self.record()
+        if current is not None and (current.moves or current.result != "*"):
+            self._records.append(current)
+        if turned != self.rotated:
+            self.rotated = turned
+            self._board.reverse()
+        variant = self.variant if start.variant == self.variant.id else get_variant(start.variant)
+        if self.variant.id == "chess960" and start.variant == "standard":
+            variant = self.variant
+        self._game = variant.new_game(start)
+        self._played = []
+        self._nodes = []
+        self._views = {}
+        squares = self._game.squares
+        self._push_node(_Node(0, squares, self._view(squares)))
+        self._top = self._new_ref(self._nodes[0])
+        self._prev = None
+        self._result = None
+        self._reported = ()
+        out.append(NewGame(time, variant.id, start.fen, start.number, self.rotated))
+        logger.debug("new game: %s, rotated=%s", start.name, self.rotated)
+
+    def _declare(self, result: str, reason: str, time: float, out: list[RecognizerEvent]) -> None:
+        if self._game is None or (self._result == result and self._result_reason == reason):
+            return
+        self._result = result
+        self._result_reason = reason
+        out.append(Result(time, result, reason))
+
+    def _kings_gesture(self, time: float, out: list[RecognizerEvent]) -> bool:
+        board = self._board
+        if self._game is None or board.count("K") != 1 or board.count("k") != 1:
+            return False
+        white = next((sq for sq in CENTRE if board[sq] == "K"), None)
+        black = next((sq for sq in CENTRE if board[sq] == "k"), None)
+        if white is None or black is None:
+            return False
+        if self._played and not self._played[-1].final:
+            last = self._played[-1].action
+            moved_king = any(symbol in ("K", "k") for _, symbol in last.changes)
+            if moved_king:
+                self._takeback_to(len(self._played) - 1, time, out)
+        light = (white in LIGHT_CENTRE) + (black in LIGHT_CENTRE)
+        result = "1-0" if light == 2 else "0-1" if light == 0 else "1/2-1/2"
+        self._declare(result, "kings", time, out)
+        return True
+
+    # -- mismatches ----------------------------------------------------------------------
+
+    def _explained(self, time: float, out: list[RecognizerEvent]) -> None:
+        if self._reported:
+            self._reported = ()
+            out.append(Mismatch(time, (), ()))
+
+    def _report_mismatch(self, time: float, out: list[RecognizerEvent]) -> None:
+        squares = self._nearest_difference()
+        if squares and squares != self._reported:
+            self._reported = squares
+            board_squares = tuple(sorted(63 - sq for sq in squares)) if self.rotated else squares
+            out.append(Mismatch(time, squares, board_squares))
+
+    def _nearest_difference(self) -> tuple[int, ...]:
+        """The squares where the board differs from the nearest explainable position: the
+        current one, or the current one plus one legal action."""
+        top = self._top
+        game = self._game
+        assert top is not None
+        assert game is not None
+        best = set(top.diff)
+        board = self._board
+        presence = bool(self.presence_only)
+        for la in game.legal_actions():
+            wrong = set(top.diff)
+            for sq, symbol in la.changes:
+                wrong.discard(sq)
+                after = (OCCUPIED if symbol else EMPTY) if presence else symbol
+                if board[sq] != after:
+                    wrong.add(sq)
+            if len(wrong) < len(best):
+                best = wrong
+        return tuple(sorted(best))
+
+    @staticmethod
+    def _check_kind(kind: str) -> str:
+        kind = kind.lower()
+        if kind not in PROMOTION_KINDS:
+            raise InvalidPromotionError(kind)
+        return kind
+
+
+def recognize(
+    events: Iterable[BoardEvent],
+    *,
+    variant: str | Variant = "standard",
+    presence_only: bool | None = None,
+    clock: bool | None = None,
+    settle: float = DEFAULT_SETTLE,
+    promotion: str = "q",
+    start: StartPosition | None = None,
+) -> tuple[list[RecognizerEvent], list[GameRecord]]:
+    """Run a whole stream of board events through a new :class:`Recognizer` (the keyword
+    arguments are its own), ticking at every event's time and completing the last move at
+    the end.  Returns every emitted event and every recognised game, for
+    ``dgt-service recognize`` and for tests."""
+    recognizer = Recognizer(
+        variant=variant,
+        presence_only=presence_only,
+        clock=clock,
+        settle=settle,
+        promotion=promotion,
+        start=start,
+    )
+    out: list[RecognizerEvent] = []
+    last = 0.0
+    for event in events:
+        out += recognizer.tick(event.time)
+        out += recognizer.feed(event)
+        last = event.time
+    out += recognizer.tick(last + recognizer.settle)
+    out += recognizer.finish(last + recognizer.settle)
+    return out, recognizer.records()

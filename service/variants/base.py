@@ -1,0 +1,322 @@
+"""The interface every variant implements, and the value types it speaks in.
+
+A variant is two things: a :class:`Variant` (the rules: which start positions it knows and
+how to start a game) and a :class:`VariantGame` (one game in progress: who may act now,
+what they may do, what an action changes on the board, what it scores, and when the game
+is over).  The move recogniser talks only to these two classes, so a new variant needs no
+change there.
+
+The interface deliberately assumes little:
+
+- an *action* is a :data:`Action` -- a :class:`Move` (from, to, optional promotion), a
+  :class:`Drop` (a piece from outside onto a square) or a :class:`Swap` (two pieces
+  exchange squares); a turn may consist of several actions;
+- the sides allowed to act are a *set* (empty when the game is over, both sides in a game
+  without turns);
+- square contents are *piece symbols*, plain strings: the FEN letters for the twelve
+  standard pieces (upper case White, lower case Black) and any other string for new kinds;
+  :data:`EMPTY` is the empty square;
+- each legal action carries the squares it changes and their new contents
+  (:attr:`LegalAction.changes`), so a caller compares the physical board with the expected
+  one without knowing the rules.
+
+Squares are python-chess numbers, 0 = a1 ... 63 = h8, White at the bottom.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import chess
+
+Color = bool
+"""A side: :data:`chess.WHITE` (True) or :data:`chess.BLACK` (False)."""
+
+WHITE: Color = chess.WHITE
+BLACK: Color = chess.BLACK
+
+EMPTY = ""
+"""The symbol of an empty square."""
+
+SquareMap = tuple[str, ...]
+"""Contents of the 64 squares, index = square number, :data:`EMPTY` for an empty square."""
+
+
+class VariantError(Exception):
+    """Base of the errors raised by variants."""
+
+
+class UnknownVariantError(VariantError, ValueError):
+    """No variant with that id is registered."""
+
+    def __init__(self, variant_id: str, known: Sequence[str]) -> None:
+        super().__init__(
+            f"unknown variant {variant_id!r}: choose one of {', '.join(sorted(known))}"
+        )
+        self.variant_id = variant_id
+
+
+class IllegalActionError(VariantError, ValueError):
+    """An action that is not legal in the current position."""
+
+    def __init__(self, action: Action, position: str) -> None:
+        super().__init__(f"{action} is not legal in {position}: pick one of legal_actions()")
+        self.action = action
+
+
+class UnknownStartError(VariantError, ValueError):
+    """A start position the variant does not know."""
+
+
+class NothingToUndoError(VariantError, IndexError):
+    """``undo()`` at the start of a game."""
+
+    def __init__(self) -> None:
+        super().__init__("no action to undo: the game is at its start position")
+
+
+# -- actions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A piece goes from one square to another (capturing what stands there, if anything).
+
+    ``promotion`` is the lower-case kind letter of the new piece (``"q"``, ``"n"``, or a new
+    kind's letter).  Castling is a move too, encoded as the variant's notation encodes it
+    (python-chess: king to its destination in standard chess, king takes own rook in
+    Chess960)."""
+
+    from_square: int
+    to_square: int
+    promotion: str | None = None
+
+    def __str__(self) -> str:
+        promo = self.promotion or ""
+        return f"{chess.square_name(self.from_square)}{chess.square_name(self.to_square)}{promo}"
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A piece from outside the board (a captured piece, a new kind) is set on ``square``;
+    ``piece`` is its symbol, colour included."""
+
+    piece: str
+    square: int
+
+    def __str__(self) -> str:
+        return f"{self.piece}@{chess.square_name(self.square)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """Two pieces exchange their squares."""
+
+    first: int
+    second: int
+
+    def __str__(self) -> str:
+        return f"{chess.square_name(self.first)}<>{chess.square_name(self.second)}"
+
+
+Action = Move | Drop | Swap
+
+
+@dataclass(frozen=True, slots=True)
+class LegalAction:
+    """An action a side may take now, with what it does to the board.
+
+    ``changes`` lists exactly the squares whose content differs after the action, each with
+    its new content (:data:`EMPTY` when it is emptied), in no particular order.  A
+    Chess960 castling where king and rook swap squares changes two squares; one where only
+    the rook moves changes two; an en passant capture changes three."""
+
+    action: Action
+    side: Color
+    changes: tuple[tuple[int, str], ...]
+    uci: str
+
+    @property
+    def changed_squares(self) -> frozenset[int]:
+        return frozenset(square for square, _ in self.changes)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreEvent:
+    """Points an action (or a time-out) earns or costs a side."""
+
+    side: Color
+    points: int
+    reason: str  # "capture", "check", "checkmate", "promotion", "time-out"
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnd:
+    """How a game ended: ``result`` in PGN form (``"1-0"``, ``"0-1"``, ``"1/2-1/2"``)."""
+
+    result: str
+    reason: str  # "checkmate", "stalemate", "time-out", "twenty moves", ...
+    winner: Color | None
+    scores: Mapping[Color, int] = field(default_factory=dict)
+
+
+def result_string(winner: Color | None) -> str:
+    """The PGN result for a winner (None = draw)."""
+    if winner is None:
+        return "1/2-1/2"
+    return "1-0" if winner == WHITE else "0-1"
+
+
+# -- start positions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartPosition:
+    """A start position a variant recognises on the board.
+
+    ``number`` is the Chess960 (Scharnagl) number where there is one (518 is the classical
+    start); ``classical`` says whether it is the classical set-up, for which a PGN needs no
+    SetUp/FEN tags."""
+
+    variant: str
+    fen: str
+    squares: SquareMap
+    number: int | None = None
+    classical: bool = False
+
+    @property
+    def name(self) -> str:
+        if self.number is not None:
+            return f"{self.variant} #{self.number}"
+        return self.variant
+
+
+def occupancy(squares: SquareMap) -> SquareMap:
+    """The same map as a presence-only board sees it: ``"*"`` for any piece."""
+    return tuple("*" if symbol else EMPTY for symbol in squares)
+
+
+def rotated(squares: Sequence[str]) -> SquareMap:
+    """The map seen from the other side of the board (square ``s`` becomes ``63 - s``)."""
+    return tuple(reversed(squares))
+
+
+# -- the interface ------------------------------------------------------------------------
+
+
+class Variant(ABC):
+    """The rules of one variant: its start positions and a factory of games."""
+
+    id: ClassVar[str]
+    """Registry id, e.g. ``"standard"``."""
+    pgn_name: ClassVar[str]
+    """Value of the PGN ``Variant`` tag (``"Standard"`` for standard chess)."""
+
+    @abstractmethod
+    def start_positions(self) -> Sequence[StartPosition]:
+        """Every start position the variant recognises, the default one first."""
+
+    def default_start(self) -> StartPosition:
+        return self.start_positions()[0]
+
+    @abstractmethod
+    def new_game(self, start: StartPosition | None = None) -> VariantGame:
+        """A game from ``start`` (the default start if None)."""
+
+    def _check_start(self, start: StartPosition | None) -> StartPosition:
+        if start is None:
+            return self.default_start()
+        if start.variant != self.id and start.squares not in {
+            s.squares for s in self.start_positions()
+        }:
+            raise UnknownStartError(
+                f"{start.name} is not a start position of {self.id}: "
+                f"pass one of {self.id}'s start_positions()"
+            )
+        return start
+
+
+class VariantGame(ABC):
+    """One game in progress."""
+
+    variant: Variant
+    start: StartPosition
+
+    @property
+    @abstractmethod
+    def squares(self) -> SquareMap:
+        """What stands on each square now."""
+
+    @abstractmethod
+    def sides_to_act(self) -> frozenset[Color]:
+        """The sides allowed to act now: one side in turn-based chess, both in a game without
+        turns, none when the game is over."""
+
+    @abstractmethod
+    def legal_actions(self) -> Sequence[LegalAction]:
+        """Every action a side in :meth:`sides_to_act` may take now.  Physically possible
+        actions only: rules that depend on elapsed time belong to the arbiter."""
+
+    def actions_changing(self, square: int) -> Sequence[LegalAction]:
+        """The legal actions whose :attr:`~LegalAction.changes` include ``square``.
+
+        A caller that knows one square an action must change (the recogniser knows the
+        squares that differ from the expected position) asks for those actions only; a
+        variant that can generate them faster than all of :meth:`legal_actions` overrides
+        this."""
+        return [a for a in self.legal_actions() if any(sq == square for sq, _ in a.changes)]
+
+    @abstractmethod
+    def san(self, action: Action) -> str:
+        """The action in the variant's short notation (SAN for chess), before applying it."""
+
+    @abstractmethod
+    def apply(self, action: Action) -> list[ScoreEvent]:
+        """Make a legal action; returns the score events it causes (none in variants without
+        scores).  Raises :class:`IllegalActionError` for an action not legal now."""
+
+    @abstractmethod
+    def undo(self) -> Action:
+        """Take back the last action (and its score events); returns it."""
+
+    @abstractmethod
+    def outcome(self) -> GameEnd | None:
+        """How the game ended, or None while it goes on."""
+
+    @abstractmethod
+    def flag(self, side: Color) -> GameEnd:
+        """``side`` ran out of time: apply the variant's time-out rule and end the game."""
+
+    @property
+    @abstractmethod
+    def ply(self) -> int:
+        """Number of actions made since the start."""
+
+    @abstractmethod
+    def move_number(self) -> int:
+        """The number the next action is written under in a game record."""
+
+    @abstractmethod
+    def fen(self) -> str:
+        """The current position as FEN (or the variant's extension of it)."""
+
+    def scores(self) -> Mapping[Color, int]:
+        """Points so far, for variants that score (empty otherwise)."""
+        return {}
+
+    def pgn_tags(self) -> dict[str, str]:
+        """Tags a PGN of this game needs besides the seven-tag roster: ``Variant`` for any
+        variant but standard chess, ``SetUp`` and ``FEN`` for a non-classical start."""
+        tags: dict[str, str] = {}
+        if self.variant.id != "standard":
+            tags["Variant"] = self.variant.pgn_name
+        if not self.start.classical:
+            tags["SetUp"] = "1"
+            tags["FEN"] = self.start.fen
+        return tags

@@ -1,0 +1,148 @@
+"""Chess T20: the FIDE moves from a fixed start, twenty moves each, winner by score.
+
+Rules: ../shared/rules/000 and the project's decisions in ../shared/rules/README.md:
+
+- start ``rbnqbrk1/pppppppp/6n1/8/8/6N1/PPPPPPPP/RBNQBRK1 w - - 0 1``, no castling;
+- a capture scores the captured piece as it stands (pawn 1, knight 3, bishop 3, rook 5,
+  queen 9; a promoted queen scores 9; en passant scores 1);
+- a promotion scores 16; a check scores 10 once (double check too); a mate scores 50
+  instead of the 10; the points of one move add up;
+- the game ends after Black's 20th move (ply 40), or earlier by mate, stalemate, threefold
+  repetition, insufficient material or time-out; the higher score wins, equal scores draw;
+- time-out (:meth:`T20Game.flag`): the flagged side loses 50 points (never below 0), the
+  opponent gains 50, and the game ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+
+import chess
+
+from service.variants.base import (
+    BLACK,
+    WHITE,
+    Action,
+    Color,
+    GameEnd,
+    ScoreEvent,
+    StartPosition,
+    Variant,
+    result_string,
+)
+from service.variants.standard import ChessGame, squares_of
+
+T20_FEN = "rbnqbrk1/pppppppp/6n1/8/8/6N1/PPPPPPPP/RBNQBRK1 w - - 0 1"
+PLIES = 40
+"""The game ends after this many actions (twenty moves each)."""
+
+CAPTURE_POINTS: Mapping[chess.PieceType, int] = {
+    chess.PAWN: 1,
+    chess.KNIGHT: 3,
+    chess.BISHOP: 3,
+    chess.ROOK: 5,
+    chess.QUEEN: 9,
+}
+CHECK_POINTS = 10
+MATE_POINTS = 50
+PROMOTION_POINTS = 16
+TIME_OUT_POINTS = 50
+
+
+@cache
+def t20_start() -> StartPosition:
+    return StartPosition("t20", T20_FEN, squares_of(chess.Board(T20_FEN)))
+
+
+class T20Game(ChessGame):
+    """A T20 game: chess moves, with a score per side."""
+
+    def __init__(self, variant: Variant, start: StartPosition) -> None:
+        super().__init__(variant, start, chess960=False)
+        self._history: list[list[ScoreEvent]] = []
+        self._time_out: list[ScoreEvent] = []
+
+    def apply(self, action: Action) -> list[ScoreEvent]:
+        move = self._checked_move(action)
+        board = self.board
+        side = board.turn
+        events: list[ScoreEvent] = []
+        if board.is_en_passant(move):
+            events.append(ScoreEvent(side, CAPTURE_POINTS[chess.PAWN], "capture"))
+        else:
+            captured = board.piece_type_at(move.to_square)
+            if captured is not None:
+                events.append(ScoreEvent(side, CAPTURE_POINTS[captured], "capture"))
+        if move.promotion:
+            events.append(ScoreEvent(side, PROMOTION_POINTS, "promotion"))
+        self._push(action, move)
+        if board.is_checkmate():
+            events.append(ScoreEvent(side, MATE_POINTS, "checkmate"))
+        elif board.is_check():
+            events.append(ScoreEvent(side, CHECK_POINTS, "check"))
+        self._history.append(events)
+        return list(events)
+
+    def undo(self) -> Action:
+        action = super().undo()
+        self._history.pop()
+        self._time_out = []
+        return action
+
+    def scores(self) -> Mapping[Color, int]:
+        totals = {WHITE: 0, BLACK: 0}
+        for events in self._history:
+            for event in events:
+                totals[event.side] += event.points
+        for event in self._time_out:
+            totals[event.side] = max(0, totals[event.side] + event.points)
+        return totals
+
+    def _by_score(self, reason: str) -> GameEnd:
+        scores = dict(self.scores())
+        if scores[WHITE] == scores[BLACK]:
+            winner = None
+        else:
+            winner = WHITE if scores[WHITE] > scores[BLACK] else BLACK
+        return GameEnd(result_string(winner), reason, winner, scores)
+
+    def _rules_outcome(self) -> GameEnd | None:
+        board = self.board
+        if not any(board.generate_legal_moves()):
+            return self._by_score("checkmate" if board.is_check() else "stalemate")
+        if self.ply >= PLIES:
+            return self._by_score("twenty moves")
+        if board.is_repetition(3):
+            return self._by_score("threefold repetition")
+        if board.is_insufficient_material():
+            return self._by_score("insufficient material")
+        return None
+
+    def flag(self, side: Color) -> GameEnd:
+        self._time_out = [
+            ScoreEvent(side, -TIME_OUT_POINTS, "time-out"),
+            ScoreEvent(not side, TIME_OUT_POINTS, "time-out"),
+        ]
+        self._flagged = None
+        end = self._by_score("time-out")
+        self._flagged = end
+        self._actions = None
+        return end
+
+    def time_out_events(self) -> Sequence[ScoreEvent]:
+        """The score events of a time-out, once :meth:`flag` was called."""
+        return tuple(self._time_out)
+
+
+class T20(Variant):
+    """Chess T20."""
+
+    id = "t20"
+    pgn_name = "Chess T20"
+
+    def start_positions(self) -> Sequence[StartPosition]:
+        return (t20_start(),)
+
+    def new_game(self, start: StartPosition | None = None) -> T20Game:
+        return T20Game(self, self._check_start(start))

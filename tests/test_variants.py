@@ -1,0 +1,203 @@
+"""Variants: the registry, what each legal action changes, Chess960 starts and castling,
+T20 scoring and game end."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+import pytest
+
+from service.variants import (
+    BLACK,
+    WHITE,
+    IllegalActionError,
+    Move,
+    NothingToUndoError,
+    UnknownVariantError,
+    VariantGame,
+    get_variant,
+)
+from service.variants.chess960 import chess960_starts
+from service.variants.t20 import T20_FEN
+
+
+def play(game: VariantGame, *ucis: str) -> list:
+    events = []
+    for uci in ucis:
+        action = next(a for a in game.legal_actions() if a.uci == uci)
+        events.append(game.apply(action.action))
+    return events
+
+
+def test_registry_knows_the_three_variants_and_rejects_others() -> None:
+    assert {get_variant(v).id for v in ("standard", "chess960", "t20")} == {
+        "standard",
+        "chess960",
+        "t20",
+    }
+    with pytest.raises(UnknownVariantError, match="choose one of"):
+        get_variant("bughouse")
+
+
+@pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
+def test_changes_of_every_legal_action_match_the_position_after_it(variant_id: str) -> None:
+    variant = get_variant(variant_id)
+    rng = random.Random(variant_id)
+    starts = variant.start_positions()
+    for _ in range(12):
+        game = variant.new_game(rng.choice(starts))
+        for _ply in range(rng.randrange(20, 90)):
+            actions = game.legal_actions()
+            if not actions:
+                break
+            for legal in actions:
+                before = game.squares
+                game.apply(legal.action)
+                after = game.squares
+                game.undo()
+                expected = {s: after[s] for s in range(64) if before[s] != after[s]}
+                assert dict(legal.changes) == expected, legal.uci
+            for square in rng.sample(range(64), 6):
+                wanted = sorted(a.uci for a in actions if square in a.changed_squares)
+                assert sorted(a.uci for a in game.actions_changing(square)) == wanted
+            game.apply(rng.choice(actions).action)
+
+
+def test_chess960_has_960_distinct_starts_with_518_classical() -> None:
+    starts = chess960_starts()
+    assert len({s.squares for s in starts}) == 960
+    assert starts[518].classical
+    assert starts[518].fen.startswith("rnbqkbnr/")
+    assert get_variant("chess960").default_start().number == 518
+
+
+@pytest.mark.parametrize(
+    ("fen", "uci", "changed"),
+    [
+        # king only: K e1 -> c1 with the rook already on d1
+        ("4k3/8/8/8/8/8/8/3RK3 w D - 0 1", "e1d1", {"e1": "", "c1": "K"}),
+        # rook only: K g1 stays, R h1 -> f1
+        ("4k3/8/8/8/8/8/8/6KR w H - 0 1", "g1h1", {"h1": "", "f1": "R"}),
+        # king and rook swap: K f1 R g1 -> K g1 R f1
+        ("4k3/8/8/8/8/8/8/5KR1 w G - 0 1", "f1g1", {"f1": "R", "g1": "K"}),
+    ],
+)
+def test_chess960_castlings_change_only_the_squares_that_change(
+    fen: str, uci: str, changed: dict[str, str]
+) -> None:
+    variant = get_variant("chess960")
+    from service.variants import StartPosition
+    from service.variants.standard import squares_of
+
+    game = variant.new_game(StartPosition("chess960", fen, squares_of(chess.Board(fen))))
+    legal = next(a for a in game.legal_actions() if a.uci == uci)
+    assert {chess.square_name(s): v for s, v in legal.changes} == changed
+    assert game.san(legal.action).startswith("O-O")
+
+
+def test_illegal_action_and_empty_undo_raise_clear_errors() -> None:
+    game = get_variant("standard").new_game()
+    with pytest.raises(IllegalActionError, match="not legal"):
+        game.apply(Move(chess.E2, chess.E5))
+    with pytest.raises(NothingToUndoError):
+        game.undo()
+
+
+def test_standard_game_ends_by_mate_and_time_out_rules() -> None:
+    game = get_variant("standard").new_game()
+    play(game, "f2f3", "e7e5", "g2g4", "d8h4")
+    end = game.outcome()
+    assert end is not None
+    assert (end.result, end.reason) == ("0-1", "checkmate")
+    assert game.sides_to_act() == frozenset()
+    fresh = get_variant("standard").new_game()
+    assert fresh.flag(WHITE).result == "0-1"
+
+
+def test_t20_starts_from_its_fen_without_castling() -> None:
+    game = get_variant("t20").new_game()
+    assert game.fen() == T20_FEN
+    assert game.pgn_tags() == {"Variant": "Chess T20", "SetUp": "1", "FEN": T20_FEN}
+    assert not any(game.board.is_castling(m) for m in game.board.legal_moves)
+
+
+def test_t20_scores_captures_as_they_stand_check_once_and_mate_instead_of_check() -> None:
+    variant = get_variant("t20")
+    from service.variants import StartPosition
+    from service.variants.standard import squares_of
+
+    # promotion with capture of a rook giving check: 16 + 5 + 10
+    fen = "r3k3/1P6/8/8/8/8/8/4K3 w - - 0 1"
+    game = variant.new_game(StartPosition("t20", fen, squares_of(chess.Board(fen))))
+    (events,) = play(game, "b7a8q")
+    assert sorted((e.reason, e.points) for e in events) == [
+        ("capture", 5),
+        ("check", 10),
+        ("promotion", 16),
+    ]
+    # the promoted queen is captured as a queen: 9
+    (events,) = play(game, "e8d7")
+    (events,) = play(game, "e1d1")
+    assert game.scores() == {WHITE: 31, BLACK: 0}
+    # mate scores 50 instead of 10
+    fen = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"
+    game = variant.new_game(StartPosition("t20", fen, squares_of(chess.Board(fen))))
+    (events,) = play(game, "a1a8")
+    assert [(e.reason, e.points) for e in events] == [("checkmate", 50)]
+    end = game.outcome()
+    assert end is not None
+    assert end.result == "1-0"
+    assert end.reason == "checkmate"
+    game.undo()
+    assert game.scores() == {WHITE: 0, BLACK: 0}
+
+
+def test_t20_en_passant_scores_one() -> None:
+    variant = get_variant("t20")
+    from service.variants import StartPosition
+    from service.variants.standard import squares_of
+
+    fen = "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2"
+    game = variant.new_game(StartPosition("t20", fen, squares_of(chess.Board(fen))))
+    (events,) = play(game, "e5d6")
+    assert [(e.reason, e.points) for e in events] == [("capture", 1)]
+
+
+def test_t20_threefold_repetition_ends_the_game() -> None:
+    game = get_variant("t20").new_game()
+    play(game, "g3h5", "g6h4", "h5g3", "h4g6")
+    assert game.outcome() is None
+    play(game, "g3h5", "g6h4", "h5g3", "h4g6")
+    end = game.outcome()
+    assert end is not None
+    assert (end.reason, end.result) == ("threefold repetition", "1/2-1/2")
+
+
+def test_t20_ends_after_black_twentieth_move_and_higher_score_wins() -> None:
+    reasons = []
+    for seed in range(12):
+        game = get_variant("t20").new_game()
+        rng = random.Random(seed)
+        while game.outcome() is None:
+            assert game.ply < 40
+            play(game, rng.choice(game.legal_actions()).uci)
+        end = game.outcome()
+        assert end is not None
+        reasons.append(end.reason)
+        if end.reason == "twenty moves":
+            assert game.ply == 40
+        white, black = game.scores()[WHITE], game.scores()[BLACK]
+        expected = "1/2-1/2" if white == black else ("1-0" if white > black else "0-1")
+        assert end.result == expected
+    assert "twenty moves" in reasons
+
+
+def test_t20_time_out_moves_fifty_points_never_below_zero() -> None:
+    game = get_variant("t20").new_game()
+    end = game.flag(WHITE)
+    assert dict(end.scores) == {WHITE: 0, BLACK: 50}
+    assert end.result == "0-1"
+    assert end.reason == "time-out"
+    assert game.outcome() == end
+    assert game.legal_actions() == []
