@@ -1,0 +1,95 @@
+"""``dgt-service recognize``: the whole recognition pipeline offline, on a recorded log or
+a raw byte stream; prints the game as PGN or every emitted event as JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from dgt.events import BoardEvent
+from dgt.offline import events_from_chunks, events_from_raw
+from dgt.recording import Chunk, read_record
+from service.errors import UsageError
+from service.recognize import game_pgn, recognize
+from service.variants import VARIANTS
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "recognize",
+        help="read the moves of a recorded session and print the game",
+        description=(
+            "Run a recorded session through move recognition and print the game as PGN "
+            "(or, with --json, every recognised event as one JSON object a line)."
+        ),
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("log", nargs="?", help="a log written by 'dgt-service monitor --record'")
+    source.add_argument("--raw", metavar="FILE", help="a byte stream exactly as a board sent it")
+    p.add_argument("--json", action="store_true", help="print every event as a JSON line")
+    p.add_argument(
+        "--variant",
+        default="standard",
+        choices=sorted(VARIANTS),
+        help="what a classical start position means (other starts are recognised by shape)",
+    )
+    p.add_argument(
+        "--presence-only",
+        action="store_true",
+        default=None,
+        help="the board reports occupancy only (Pegasus); default: tell from the data",
+    )
+    p.add_argument(
+        "--promotion",
+        default="q",
+        choices=("q", "r", "b", "n"),
+        help="the piece a promotion becomes on a presence-only board (default: queen)",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    events = list(_events(args))
+    if not events:
+        raise UsageError("no board events in the input: is it a dgt-service log or raw stream?")
+    emitted, games = recognize(
+        events,
+        variant=args.variant,
+        presence_only=args.presence_only,
+        promotion=args.promotion,
+    )
+    if args.json:
+        for event in emitted:
+            print(json.dumps(event.to_json(), separators=(",", ":")))
+    else:
+        if not games:
+            print("no game found: the board never showed a start position", file=sys.stderr)
+            return 1
+        print("\n".join(game_pgn(game) for game in games), end="")
+    return 0
+
+
+def _events(args: argparse.Namespace) -> Iterable[BoardEvent]:
+    if args.raw is not None:
+        data = _read_bytes(args.raw)
+        return list(events_from_raw(data, presence_only=args.presence_only))
+    path = Path(args.log)
+    if not path.is_file():
+        raise UsageError(f"no such log: {path}")
+    items = list(read_record(path))
+    events = [item for item in items if not isinstance(item, Chunk)]
+    if events:
+        return events
+    # A log of bytes only (written by another tool): decode them as the driver would.
+    chunks = [(c.time, c.data) for c in items if isinstance(c, Chunk) and c.direction == "rx"]
+    return list(events_from_chunks(chunks, presence_only=args.presence_only))
+
+
+def _read_bytes(name: str) -> bytes:
+    try:
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror}") from None
