@@ -76,10 +76,8 @@ class ClockTimes:
         we recorded do (0x08 while the left time runs, 0x10 while the right runs)."""
 
         def side(seconds: float, flag: bool) -> tuple[int, int, int]:
-            total = max(0, int(seconds))
-            hours, rest = divmod(total, 3600)
-            minutes, secs = divmod(rest, 60)
-            return (min(hours, 9) | (0x10 if flag else 0), _to_bcd(minutes), _to_bcd(secs))
+            hours, minutes, secs = _hms(seconds)
+            return (hours | (0x10 if flag else 0), _to_bcd(minutes), _to_bcd(secs))
 
         status = 0
         if running:

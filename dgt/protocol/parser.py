@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from dgt.protocol.bus import BUS_HEADER_SIZE, BusMessage, bus_size_allowed, checksum
+from dgt.protocol.clock_codec import decode_bwtime
 from dgt.protocol.constants import HEADER_SIZE, Command, MessageId
 from dgt.protocol.messages import FieldUpdate, Message, decode_message, size_allowed
 
@@ -72,6 +73,12 @@ class FrameParser:
                 out.append(hit)
                 i += 5
                 continue
+            if buf[i] == 0x8D and n - i >= 10 and buf[i + 1] == 0 and buf[i + 2] == 10:
+                payload = bytes(buf[i + 3 : i + 10])
+                if payload.isascii():  # no byte with bit 7 set: a whole clock frame
+                    out.append(decode_bwtime(payload))
+                    i += 10
+                    continue
             msg_id = buf[i]
             hi = buf[i + 1]
             lo = buf[i + 2]
@@ -85,7 +92,7 @@ class FrameParser:
                 i += 1
                 continue
             end = i + size
-            m = _HIGH.search(buf, i + HEADER_SIZE, min(end, n))
+            m = _HIGH.search(buf, i + HEADER_SIZE, end if end < n else n)
             if m is not None:  # a message starts inside this one: this header was garbage
                 self.discarded += m.start() - i
                 i = m.start()
@@ -204,11 +211,18 @@ class CommandParser:
             if code >= 0x80:
                 if n - i < 4:
                     break
-                if checksum(buf[i : i + 3]) == buf[i + 3]:
-                    out.append(HostCommand(code, b"", (buf[i + 1] << 7) | buf[i + 2]))
+                hi, lo = buf[i + 1], buf[i + 2]
+                if hi < 0x80 and lo < 0x80 and checksum(buf[i : i + 3]) == buf[i + 3]:
+                    out.append(HostCommand(code, b"", (hi << 7) | lo))
+                    i += 4
                 else:
+                    # Drop the damaged command whole, but not a command that starts inside
+                    # it: only the first byte of a bus command has bit 7 set.
                     self.bad_checksums += 1
-                i += 4
+                    end = i + 4
+                    i += 1
+                    while i < end and buf[i] < 0x80:
+                        i += 1
             elif code in sized:
                 if n - i < 2:
                     break

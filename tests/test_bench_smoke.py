@@ -1,0 +1,52 @@
+"""Smoke runs of the bench scripts: each runs with ``--quick`` in a subprocess, exits 0 and
+prints its figure lines.  No number is ever checked: figures are for the issue notes, not
+for CI (see bench/README.md).  To add a script, append it to ``SCRIPTS``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+SCRIPTS: dict[str, list[str]] = {
+    "parser_throughput.py": [
+        r"^stream: [\d,]+ frames, [\d,]+ bytes",
+        r"^run 1: [\d,]+ frames/s",
+        r"^median: [\d,]+ frames/s$",
+        r"^min: [\d,]+ frames/s$",
+        r"^max: [\d,]+ frames/s$",
+        r"^goal: 500,000 frames/s",
+    ],
+    "fuzz_parser.py": [
+        r"^FrameParser: 20,000 mutated \+ [\d,]+ valid frames fed, [\d,]+ messages out, 0 exc",
+        r"^BusFrameParser: 20,000 mutated \+ [\d,]+ valid frames fed",
+        r"^CommandParser: 20,000 mutated \+ [\d,]+ valid frames fed",
+        r"^frames fed: [\d,]+ \(60,000 mutated\)$",
+        r"^messages out: [\d,]+$",
+        r"^exceptions: 0$",
+        r"^recovery failures: 0$",
+        r"^split mismatches: 0$",
+        r"^elapsed: [\d.]+ s$",
+    ],
+}
+"""Each script and the lines (regular expressions, one match per line) it must print."""
+
+
+@pytest.mark.parametrize(("script", "patterns"), list(SCRIPTS.items()), ids=list(SCRIPTS))
+def test_bench_script_quick_run(script: str, patterns: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for pattern in patterns:
+        assert re.search(pattern, done.stdout, re.MULTILINE), (pattern, done.stdout)
