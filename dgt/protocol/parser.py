@@ -51,8 +51,8 @@ class FrameParser:
         self._buffer.clear()
 
     def feed(self, data: bytes) -> list[Message]:
-        buf = self._buffer
-        buf += data
+        # Work on the new bytes directly when nothing is pending (the usual case): no copy.
+        buf: bytes | bytearray = self._buffer + data if self._buffer else data
         out: list[Message] = []
         n = len(buf)
         i = 0
@@ -101,7 +101,7 @@ class FrameParser:
                 break
             out.append(decode_message(msg_id, bytes(buf[i + HEADER_SIZE : end])))
             i = end
-        del buf[:i]
+        self._buffer = bytearray(buf[i:]) if i < n else bytearray()
         return out
 
 
