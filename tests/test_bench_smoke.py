@@ -34,6 +34,12 @@ SCRIPTS: dict[str, list[str]] = {
         r"^split mismatches: 0$",
         r"^elapsed: [\d.]+ s$",
     ],
+    "latency.py": [
+        r"^field update written on a pty -> dgt\.Board event, 300 events",
+        r"^to the event +: p50 \d+ us +p90 \d+ us +p99 \d+ us",
+        r"^  of which, to read : p50 \d+ us",
+        r"^goal p99 < 1000 us: (meets|misses)",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 
