@@ -8,12 +8,15 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from dgt.events import BoardEvent
 from dgt.offline import events_from_chunks, events_from_raw
 from dgt.recording import Chunk, read_record
+from service.arbiter import RULE_SETS
 from service.errors import UsageError
-from service.recognize import game_pgn, recognize
+from service.recognize import DEFAULT_SETTLE, game_pgn, recognize
+from service.table import Table, TableError, TableEvent, TableSettings
 from service.variants import VARIANTS
 
 
@@ -35,6 +38,19 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default="standard",
         choices=sorted(VARIANTS),
         help="what a classical start position means (other starts are recognised by shape)",
+    )
+    p.add_argument(
+        "--rules",
+        default="casual",
+        choices=sorted(RULE_SETS),
+        help="the rule set the arbiter applies (default: casual); with --json its "
+        "irregularity, claim, ruling, clock and score events are printed too",
+    )
+    p.add_argument(
+        "--time-control",
+        default="-",
+        metavar="TC",
+        help="time control for the arbiter, PGN style (300+0; default: - for none)",
     )
     p.add_argument(
         "--presence-only",
@@ -62,14 +78,46 @@ def run(args: argparse.Namespace) -> int:
         promotion=args.promotion,
     )
     if args.json:
-        for event in emitted:
-            print(json.dumps(event.to_json(), separators=(",", ":")))
+        lines = [(event.time, event.to_json()) for event in emitted]
+        lines += _arbiter_lines(events, args)
+        lines.sort(key=lambda item: item[0])  # stable: recogniser events first at equal times
+        for _, data in lines:
+            print(json.dumps(data, separators=(",", ":")))
     else:
         if not games:
             print("no game found: the board never showed a start position", file=sys.stderr)
             return 1
         print("\n".join(game_pgn(game) for game in games), end="")
     return 0
+
+
+ARBITER_TYPES = frozenset({"irregularity", "claim", "ruling", "clock", "score"})
+
+
+def _arbiter_lines(
+    events: list[BoardEvent], args: argparse.Namespace
+) -> list[tuple[float, dict[str, Any]]]:
+    """Run the log through a :class:`~service.table.Table` and keep what the arbiter and the
+    clock add to the recogniser's events."""
+    try:
+        table = Table(
+            "offline",
+            TableSettings(rules=args.rules, variant=args.variant, time_control=args.time_control),
+        )
+    except TableError as exc:
+        raise UsageError(str(exc)) from None
+    out: list[TableEvent] = []
+    for event in events:
+        out += table.tick(event.time)
+        out += table.feed(event)
+    if events:
+        out += table.tick(events[-1].time + DEFAULT_SETTLE)
+    lines = []
+    for item in out:
+        if item.type in ARBITER_TYPES:
+            data = item.to_json()
+            lines.append((item.time, {"type": data.pop("type"), **data}))
+    return lines
 
 
 def _events(args: argparse.Namespace) -> Iterable[BoardEvent]:

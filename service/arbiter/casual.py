@@ -1,0 +1,15 @@
+"""``casual``: friendly play.  Takebacks are allowed, nothing is penalised, touch-move is not
+enforced, a position no legal move explains is simply not accepted (the recogniser waits),
+and a flag falls only when a real clock reports it.  Automatic ends (checkmate, stalemate,
+fivefold repetition, seventy-five moves, dead position) still end the game."""
+
+from __future__ import annotations
+
+from service.arbiter.base import RuleSet
+
+CASUAL = RuleSet(
+    id="casual",
+    name="Casual (takebacks allowed, no penalties)",
+    source="casual",
+    draw_claims=frozenset({"threefold", "fifty-moves"}),
+)

@@ -1,0 +1,95 @@
+"""Claims in progress: who may claim what, until when, and how they are decided.
+
+The arbiter never decides for the players: where a rule gives the opponent a claim (touch-
+move FIDE 4.3/4.8, US speed 2a; an illegal move under US speed 11; a flag fall under US
+speed 2d/12), the claim is *offered* and waits for a decision, which comes from
+:meth:`~service.arbiter.engine.Arbiter.decide` (the admin API) or a board gesture (taking
+the king, US speed 11).  A claim a player *makes* that needs the arbiter's judgement (US
+speed 10: queen v queen, rook v rook) waits in status ``made``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from service.arbiter.rulings import Claim
+from service.variants.base import Color
+
+OPEN = frozenset({"offered", "made"})
+
+
+class ClaimError(ValueError):
+    """A decision about a claim that does not exist or is no longer open."""
+
+
+@dataclass(slots=True)
+class OpenClaim:
+    """A claim and what deciding it needs."""
+
+    claim: Claim
+    lapses_on: str  # "touch" (claimant touches a piece), "press" (claimant presses), "never"
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+class ClaimBook:
+    """The open claims of one game, with deterministic ids ``c1``, ``c2``, ..."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, OpenClaim] = {}
+        self._count = 0
+
+    def reset(self) -> None:
+        self._open.clear()
+
+    def offer(
+        self,
+        time: float,
+        kind: str,
+        claimant: Color | None,
+        against: Color | None,
+        article: str,
+        message: str,
+        *,
+        status: str = "offered",
+        lapses_on: str = "never",
+        context: dict[str, Any] | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> Claim:
+        self._count += 1
+        claim = Claim(
+            time, f"c{self._count}", kind, claimant, against, article, status, message,
+            detail or {},
+        )  # fmt: skip
+        self._open[claim.id] = OpenClaim(claim, lapses_on, context or {})
+        return claim
+
+    def get(self, claim_id: str) -> OpenClaim:
+        try:
+            return self._open[claim_id]
+        except KeyError:
+            known = ", ".join(self._open) or "none"
+            raise ClaimError(f"no open claim {claim_id!r} (open claims: {known})") from None
+
+    def close(self, claim_id: str, time: float, status: str) -> Claim:
+        entry = self._open.pop(claim_id)
+        return replace(entry.claim, time=time, status=status)
+
+    def lapse(self, time: float, claimant: Color, trigger: str) -> list[tuple[Claim, OpenClaim]]:
+        """Close the claims of ``claimant`` that lapse on ``trigger``; returns them (closed)
+        with their entries."""
+        gone = [
+            (cid, entry)
+            for cid, entry in self._open.items()
+            if entry.claim.claimant == claimant and entry.lapses_on == trigger
+        ]
+        return [(self.close(cid, time, "lapsed"), entry) for cid, entry in gone]
+
+    def of_kind(self, kind: str) -> list[OpenClaim]:
+        return [entry for entry in self._open.values() if entry.claim.kind == kind]
+
+    def close_all(self, time: float) -> list[Claim]:
+        return [self.close(cid, time, "closed") for cid in list(self._open)]
+
+    def open_claims(self) -> list[Claim]:
+        return [entry.claim for entry in self._open.values()]

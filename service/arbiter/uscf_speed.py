@@ -1,0 +1,35 @@
+"""``uscf-speed``: the US speed chess rules (adopted 09/23/2000; ../shared/rules/001) with the
+project's decisions (../shared/rules/README.md).
+
+- 2a touch-move applies (offered to the opponent as a claim);
+- 2b checkmate and stalemate take precedence over a simultaneous flag fall;
+- 2c a player with insufficient mating material only draws when the opponent oversteps;
+- 2d / 12 a flag fall is called by the opponent only: the service offers the claim; both
+  flags down before the claim is a draw;
+- 8 a knocked-over piece is replaced before the press; the opponent may press back to
+  enforce it;
+- 10 a draw claim in queen v queen or rook v rook (the arbiter rules: the opponent may show
+  a forced win);
+- 11 an illegal move is correctable until the press; after it the opponent may claim the
+  win (a draw when lacking mating material) until replying; taking the king left in check
+  is a claim; an unclaimed illegal move stands if the position is legal, else play backs up
+  to the infraction;
+- 13 the Michigan twenty-move count (forty in K+Q v K+R, K+B+N v K, K+B+B v K, K+R v K).
+"""
+
+from __future__ import annotations
+
+from service.arbiter.base import RuleSet
+
+USCF_SPEED = RuleSet(
+    id="uscf-speed",
+    name="US speed chess rules (G/5 or faster)",
+    source="US speed",
+    touch_move=True,
+    illegal_move="claim",
+    flag="claim",
+    draw_claims=frozenset({"michigan", "insufficient-losing-chances", "threefold", "fifty-moves"}),
+    takebacks=False,
+    released_piece=True,
+    displaced_pieces="opponent-presses",
+)

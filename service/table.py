@@ -1,0 +1,939 @@
+"""One game at one board: ``service.table.Table``.
+
+A table joins the move recogniser (:mod:`service.recognize`), the arbiter
+(:mod:`service.arbiter`) and the clocks (:mod:`service.time_control`) for one board: players,
+event, round, time control, rule set and variant; the phases set-up, playing, finished; the
+record (PGN with ``[%clk]`` on every move, the result and its reason, T20 scores) and the
+event log (:class:`TableEvent`).
+
+It is pure and deterministic: no I/O, no clock of its own, no randomness.  Its inputs are
+board events (:meth:`Table.feed`), the passing of time (:meth:`Table.tick`) and admin commands
+(:meth:`Table.admin`); the same inputs always give the same events and state, so a table is
+rebuilt after a crash by replaying its logged inputs.  Commands for the board's clock wait in
+:meth:`Table.take_clock_orders` for the runner to send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+import chess
+
+from dgt.events import (
+    BoardEvent,
+    BoardSnapshot,
+    ClockConnection,
+    ClockUpdate,
+    LeverMoved,
+    LinkLost,
+    LinkRestored,
+    Side,
+    SquareChanged,
+)
+from dgt.protocol.constants import Piece
+from dgt.recording import event_to_json
+from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling, get_rules
+from service.arbiter.base import RuleSet, UnknownRuleSetError
+from service.arbiter.engine import ArbiterError
+from service.recognize import (
+    Amend,
+    Lift,
+    Mismatch,
+    MoveEvent,
+    NewGame,
+    Place,
+    Recognizer,
+    RecognizerEvent,
+    Result,
+    Takeback,
+)
+from service.time_control import GameClocks, TimeControl, TimeControlError, clk
+from service.variants import get_variant
+from service.variants.base import (
+    BLACK,
+    EMPTY,
+    WHITE,
+    Color,
+    SquareMap,
+    StartPosition,
+    Variant,
+    VariantError,
+    VariantGame,
+)
+from service.variants.standard import squares_of
+
+RULES = ("casual", "fide-standard", "fide-rapid", "fide-blitz", "uscf-speed")
+VARIANTS = ("standard", "chess960", "t20")
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+TEXT_WIDTH = 8
+"""Characters on the DGT 3000 display."""
+
+
+class TableError(ValueError):
+    """A bad admin command or setting (one-line message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    """What a table plays: players, event, time control (PGN ``TimeControl`` form), rule set,
+    variant, and optionally a start FEN (e.g. a Chess960 position)."""
+
+    white: str = "?"
+    black: str = "?"
+    event: str = "?"
+    site: str = "?"
+    round: str = "?"
+    time_control: str = "300+0"
+    rules: str = "casual"
+    variant: str = "standard"
+    start: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableEvent:
+    """One entry of a table's event log."""
+
+    time: float
+    type: str
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": self.time, "type": self.type, **self.data}
+
+
+@dataclass(frozen=True, slots=True)
+class ClockOrder:
+    """A command for the board's clock: ``set_and_run`` (``left``/``right`` seconds, ``run``
+    the side that counts down, None = paused), ``text`` (at most 8 characters, ``beep``
+    seconds), ``end_text`` (back to the times) or ``beep``."""
+
+    kind: str
+    left: float = 0.0
+    right: float = 0.0
+    run: Side | None = None
+    text: str = ""
+    beep: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "set_and_run":
+            data.update(left=self.left, right=self.right, run=self.run.value if self.run else None)
+        if self.text:
+            data["text"] = self.text
+        if self.beep:
+            data["beep"] = self.beep
+        return data
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One move of the record."""
+
+    ply: int
+    number: int
+    side: Color
+    uci: str
+    san: str
+    final: bool = False
+    clock: float | None = None
+    scores: tuple[dict[str, Any], ...] = ()
+    illegal: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ply": self.ply,
+            "number": self.number,
+            "side": "white" if self.side else "black",
+            "san": self.san,
+            "uci": self.uci,
+            "final": self.final,
+            "clock_seconds": self.clock,
+            **({"scores": list(self.scores)} if self.scores else {}),
+            **({"illegal": True} if self.illegal else {}),
+        }
+
+
+def _other(side: Side) -> Side:
+    return Side.RIGHT if side is Side.LEFT else Side.LEFT
+
+
+def _name(color: Color | None) -> str | None:
+    return None if color is None else ("white" if color else "black")
+
+
+def _check_settings(settings: TableSettings) -> tuple[RuleSet, Variant, TimeControl]:
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        if value is not None and not isinstance(value, str):
+            raise TableError(f"setting {item.name} must be a string")
+        if isinstance(value, str) and (len(value) > 200 or any(ord(c) < 32 for c in value)):
+            raise TableError(f"setting {item.name} is too long or has control characters")
+    try:
+        rules = get_rules(settings.rules)
+    except UnknownRuleSetError as exc:
+        raise TableError(str(exc)) from None
+    try:
+        variant = get_variant(settings.variant)
+    except VariantError as exc:
+        raise TableError(str(exc)) from None
+    try:
+        control = TimeControl.parse(settings.time_control)
+    except TimeControlError as exc:
+        raise TableError(str(exc)) from None
+    if settings.start is not None:
+        try:
+            board = chess.Board(settings.start, chess960=settings.variant == "chess960")
+        except ValueError as exc:
+            raise TableError(f"bad start FEN: {exc}") from None
+        if not board.is_valid():
+            raise TableError("bad start FEN: not a legal position")
+    return rules, variant, control
+
+
+class Table:
+    """One game at one board (see the module docstring)."""
+
+    def __init__(self, table_id: str, settings: TableSettings) -> None:
+        if not isinstance(table_id, str) or not table_id or len(table_id) > 100:
+            raise TableError("a table id is a non-empty string of at most 100 characters")
+        self.id = table_id
+        self.settings = settings
+        self._rules, self._variant, self._control = _check_settings(settings)
+        self._raw: list[Piece] = [Piece.EMPTY] * 64
+        self._family: bool | None = None
+        self._link = "unknown"
+        self._orders: list[ClockOrder] = []
+        self._clocks = GameClocks()
+        self._clock_present = False
+        self._clock_times: tuple[float, float, float] | None = None  # left, right, as of
+        self._white_side: Side | None = None
+        self._lever_high: Side | None = None
+        self._recognizer = self._new_recognizer()
+        self._arbiter = Arbiter(self._rules, self)
+        self._reset_game()
+
+    # -- the view the arbiter reads (ArbiterView) ----------------------------------------------
+
+    @property
+    def game(self) -> VariantGame | None:
+        return self._game
+
+    @property
+    def presence_only(self) -> bool:
+        return bool(self._recognizer.presence_only)
+
+    def physical(self) -> SquareMap:
+        rotated = self._recognizer.rotated
+        cells = []
+        for square in range(64):
+            piece = self._raw[63 - square if rotated else square]
+            cells.append(EMPTY if piece is Piece.EMPTY else piece.symbol)
+        return tuple(cells)
+
+    def history(self) -> chess.Board | None:
+        board = getattr(self._game, "board", None)
+        return board if isinstance(board, chess.Board) else None
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def feed(self, event: BoardEvent) -> list[TableEvent]:
+        """Process one driver event; returns what it caused (the event itself first)."""
+        t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
+        if isinstance(event, SquareChanged):
+            self._raw[event.square] = event.piece
+        elif isinstance(event, BoardSnapshot):
+            self._raw = list(event.squares)
+        elif isinstance(event, LinkLost):
+            self._link = "down"
+        elif isinstance(event, LinkRestored):
+            self._link = "up"
+        elif isinstance(event, ClockConnection):
+            self._clock_present = event.connected
+        elif isinstance(event, ClockUpdate):
+            self._clock_present = True
+            self._lever_high = event.lever_high
+        if self._link == "unknown" and not isinstance(event, LinkLost):
+            self._link = "up"
+        got = self._recognizer.tick(t) + self._recognizer.feed(event)
+        pressed: Color | None = None
+        if isinstance(event, LeverMoved):
+            pressed = self._learn_lever(event, got)
+        for item in got:
+            out += self._recognized(item, pressed)
+        if isinstance(event, LeverMoved):
+            out += self._on_lever(event, got, pressed)
+        elif isinstance(event, ClockUpdate):
+            out += self._on_clock_update(event)
+        return out
+
+    def tick(self, now: float) -> list[TableEvent]:
+        """Time passes: settle delays complete moves; without a clock, a flag may fall."""
+        out: list[TableEvent] = []
+        for item in self._recognizer.tick(now):
+            out += self._recognized(item, None)
+        if (
+            self._phase == "playing"
+            and self._control.timed
+            and not self._clock_present
+            and (self._rules.flag != "clock" or self._game_variant_id() == "t20")
+        ):
+            running = self._clocks.running
+            if running is not None and self._clocks.remaining(running, now) <= 0:
+                self._clocks.settle(now)
+                out += self._apply(self._arbiter.on_flag(now, running), now)
+        return out
+
+    def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """An organiser's or arbiter's command (see the module docs of the contract):
+        ``start``, ``end``, ``players``, ``rule``, ``claim``, ``correct``.  Bad commands or
+        arguments raise :class:`TableError`."""
+        if not isinstance(args, Mapping):
+            raise TableError("admin arguments must be a mapping")
+        handler = {
+            "start": self._admin_start,
+            "end": self._admin_end,
+            "players": self._admin_players,
+            "rule": self._admin_rule,
+            "claim": self._admin_claim,
+            "correct": self._admin_correct,
+        }.get(command)
+        if handler is None:
+            raise TableError(
+                f"unknown command {command!r}: use start, end, players, rule, claim or correct"
+            )
+        return handler(args, now)
+
+    def take_clock_orders(self) -> list[ClockOrder]:
+        """The clock commands issued since the last call, oldest first."""
+        orders, self._orders = self._orders, []
+        return orders
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    @property
+    def result(self) -> str:
+        return self._result
+
+    def moves(self) -> list[dict[str, Any]]:
+        return [entry.to_json() for entry in self._record]
+
+    def state(self, now: float | None = None) -> dict[str, Any]:
+        """A JSON-able snapshot for the web."""
+        as_of = self._clocks.as_of if now is None else now
+        last = self._record[-1] if self._record else None
+        last_move = None
+        if last is not None:
+            last_move = {
+                "from": last.uci[:2], "to": last.uci[2:4], "uci": last.uci, "san": last.san,
+            }  # fmt: skip
+        game = self._game
+        return {
+            "id": self.id,
+            "settings": asdict(self.settings),
+            "phase": self._phase,
+            "fen": game.fen() if game is not None else None,
+            "board": self._placement(),
+            "orientation": "black" if self._recognizer.rotated else "white",
+            "last_move": last_move,
+            "moves": self.moves(),
+            "clocks": self._clocks.snapshot(as_of),
+            "clock_present": self._clock_present,
+            "scores": self._scores(),
+            "claims": [c.to_json() for c in self._arbiter.open_claims()],
+            "irregularities": list(self._irregularities),
+            "obligations": self._arbiter.obligations(),
+            "result": self._result,
+            "reason": self._reason,
+            "link": self._link,
+            "mismatch": list(self._mismatch),
+        }
+
+    def pgn(self) -> str:
+        """The record as PGN: the seven tag roster, TimeControl, Termination, the variant's
+        tags, T20 scores, and ``{[%clk h:mm:ss]}`` after every completed move."""
+        s = self.settings
+        tags = {
+            "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
+            "White": s.white, "Black": s.black, "Result": self._result,
+        }  # fmt: skip
+        tags["TimeControl"] = self._control.text
+        if self._reason:
+            tags["Termination"] = self._reason
+        if self._start is not None:
+            if self._start.variant != "standard":
+                tags["Variant"] = get_variant(self._start.variant).pgn_name
+            if not self._start.classical:
+                tags["SetUp"] = "1"
+                tags["FEN"] = self._start.fen
+        scores = self._scores()
+        if scores:
+            tags["WhiteScore"] = str(scores["white"])
+            tags["BlackScore"] = str(scores["black"])
+        lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
+        tokens: list[str] = []
+        previous: _Entry | None = None
+        for entry in self._record:
+            if not entry.final:
+                continue
+            if entry.side == WHITE:
+                tokens.append(f"{entry.number}.")
+            elif previous is None or previous.side == BLACK or previous.number != entry.number:
+                tokens.append(f"{entry.number}...")
+            tokens.append(entry.san)
+            comment = []
+            if entry.clock is not None:
+                comment.append(f"[%clk {clk(entry.clock)}]")
+            for score in entry.scores:
+                comment.append(f"{score['side']} +{score['points']} {score['reason']}")
+            comment += entry.notes
+            if comment:
+                tokens.append("{" + " ".join(comment).replace("}", ")") + "}")
+            previous = entry
+        tokens.append(self._result)
+        text = "\n".join(lines) + "\n\n"
+        line = ""
+        for token in tokens:
+            if line and len(line) + 1 + len(token) > 79:
+                text += line + "\n"
+                line = token
+            else:
+                line = f"{line} {token}" if line else token
+        return text + line + "\n"
+
+    # -- internals: games ----------------------------------------------------------------------
+
+    def _new_recognizer(self) -> Recognizer:
+        variant = self.settings.variant if self.settings.variant != "t20" else "standard"
+        return Recognizer(variant=variant, presence_only=self._family)
+
+    def _reset_game(self) -> None:
+        self._phase = "setup"
+        self._game: VariantGame | None = None
+        self._start: StartPosition | None = None
+        self._record: list[_Entry] = []
+        self._offset = 0
+        self._result = "*"
+        self._reason = ""
+        self._irregularities: list[dict[str, Any]] = []
+        self._mismatch: tuple[str, ...] = ()
+        self._restarting = False
+        self._complete_next: dict[Color, bool] = {}
+        self._reason_source = ""
+        self._arbiter.reset()
+
+    def _game_variant_id(self) -> str:
+        return self._game.variant.id if self._game is not None else self.settings.variant
+
+    def _begin(self, start: StartPosition, t: float, event: NewGame | None) -> list[TableEvent]:
+        """A new game from ``start``: the record, the arbiter and the clocks start afresh."""
+        self._reset_game()
+        variant = get_variant(start.variant)
+        if self.settings.variant == "chess960" and start.variant == "standard":
+            variant = get_variant("chess960")
+        self._game = variant.new_game(start)
+        self._start = start
+        self._phase = "playing"
+        data = event.to_json() if event is not None else {"variant": variant.id, "fen": start.fen}
+        data.pop("type", None)
+        data.pop("time", None)
+        out = [TableEvent(t, "new_game", data)]
+        base = self._control.base
+        self._clocks = GameClocks(base, base, WHITE if self._control.timed else None, t)
+        if self._clock_present and self._control.timed:
+            if self._white_side is None and self._lever_high is not None:
+                self._white_side = self._lever_high  # White's clock runs first: its lever is up
+            self._order_times(t)
+        out.append(self._clock_event(t))
+        return out
+
+    def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
+        t = item.time
+        data = item.to_json()
+        data.pop("type", None)
+        data.pop("time", None)
+        if isinstance(item, NewGame):
+            if self._restarting:
+                return []
+            game = self._recognizer.game
+            assert game is not None
+            return self._begin(game.start, t, item)
+        if self._game is None:
+            return [TableEvent(t, item.type, data)]
+        if isinstance(item, Lift):
+            return [TableEvent(t, "lift", data), *self._apply(
+                self._arbiter.on_lift(t, item.square, item.piece), t)]  # fmt: skip
+        if isinstance(item, Place):
+            return [TableEvent(t, "place", data), *self._apply(
+                self._arbiter.on_place(t, item.square, item.piece), t)]  # fmt: skip
+        if isinstance(item, MoveEvent):
+            return self._on_move(item, data, pressed)
+        if isinstance(item, Amend):
+            return self._on_amend(item, data)
+        if isinstance(item, Takeback):
+            return self._on_takeback(item, data)
+        if isinstance(item, Mismatch):
+            self._mismatch = tuple(chess.square_name(sq) for sq in item.squares)
+            return [TableEvent(t, "mismatch", data)]
+        if isinstance(item, Result):
+            if self._phase != "playing":
+                return []
+            return self._end(item.result, item.reason, t, "board")
+        return []
+
+    def _ply(self, recognizer_ply: int) -> int:
+        return self._offset + recognizer_ply
+
+    def _on_move(
+        self, item: MoveEvent, data: dict[str, Any], pressed: Color | None
+    ) -> list[TableEvent]:
+        t = item.time
+        game = self._game
+        assert game is not None
+        ply = self._ply(item.ply)
+        data["ply"] = ply
+        out: list[TableEvent] = []
+        if not item.final:
+            if self._phase != "playing" or len(self._record) >= ply:
+                return out
+            legal = list(game.legal_actions())
+            action = next((la for la in legal if la.uci == item.uci), None)
+            if action is None:
+                return out
+            before = game.squares
+            self._arbiter.before_action(t, ply, action, legal, before)
+            scores = game.apply(action.action)
+            entry = _Entry(ply, item.number, item.side, item.uci, item.san)
+            entry.scores = tuple(
+                {"side": _name(s.side), "points": s.points, "reason": s.reason} for s in scores
+            )
+            self._record.append(entry)
+            if not self._clock_present and self._control.timed:
+                entry.clock = self._clocks.remaining(item.side, t)
+                self._clocks.run(not item.side, t)
+            out.append(TableEvent(t, "move", data))
+            if scores:
+                out.append(TableEvent(t, "score", {"ply": ply, "scores": list(entry.scores),
+                                                    "totals": self._scores()}))  # fmt: skip
+                totals = self._scores()
+                self._text(f"{totals['white']}-{totals['black']}", 0.0)
+            out += self._apply(self._arbiter.on_action(t, ply, item.side, False), t)
+            if self._complete_next.pop(item.side, False):
+                out += self._finalise(entry, t, data | {"final": True})
+            return out
+        if ply > len(self._record):
+            return out
+        entry = self._record[ply - 1]
+        if entry.final:
+            return out
+        return self._finalise(entry, t, data)
+
+    def _finalise(self, entry: _Entry, t: float, data: dict[str, Any]) -> list[TableEvent]:
+        entry.final = True
+        if entry.clock is None and self._control.timed:
+            entry.clock = self._clocks.remaining(entry.side, t)
+        if not self._clock_present and self._control.timed:
+            moves = sum(1 for e in self._record if e.side == entry.side and e.final)
+            bonus = self._control.increment_after(moves) + self._control.bonus_after(moves)
+            if bonus:
+                self._clocks.add(entry.side, bonus, t)
+        out = [TableEvent(t, "move", data)]
+        out += self._apply(self._arbiter.on_action(t, entry.ply, entry.side, True), t)
+        return out
+
+    def _on_amend(self, item: Amend, data: dict[str, Any]) -> list[TableEvent]:
+        t = item.time
+        game = self._game
+        assert game is not None
+        ply = self._ply(item.ply)
+        data["ply"] = ply
+        if ply != len(self._record):
+            return [TableEvent(t, "amend", data)]
+        game.undo()
+        legal = list(game.legal_actions())
+        action = next((la for la in legal if la.uci == item.uci), None)
+        if action is None:
+            return [TableEvent(t, "amend", data)]
+        before = game.squares
+        self._arbiter.before_action(t, ply, action, legal, before)
+        scores = game.apply(action.action)
+        entry = self._record[-1]
+        entry.uci, entry.san = item.uci, item.san
+        entry.scores = tuple(
+            {"side": _name(s.side), "points": s.points, "reason": s.reason} for s in scores
+        )
+        out = [TableEvent(t, "amend", data)]
+        out += self._apply(self._arbiter.on_amend(t, ply, item.side, item.old_uci, item.uci), t)
+        return out
+
+    def _on_takeback(self, item: Takeback, data: dict[str, Any]) -> list[TableEvent]:
+        t = item.time
+        game = self._game
+        assert game is not None
+        ply = self._ply(item.ply)
+        data["ply"] = ply
+        while len(self._record) > ply and game.ply > 0:
+            game.undo()
+            self._record.pop()
+        out = [TableEvent(t, "takeback", data)]
+        if self._phase == "finished" and self._rules.takebacks and self._reason_source == "board":
+            self._phase = "playing"
+            self._result, self._reason = "*", ""
+            self._arbiter._finished = False
+            out.append(TableEvent(t, "result", {"result": "*", "reason": "taken back"}))
+        if not self._clock_present and self._control.timed:
+            sides = game.sides_to_act()
+            if len(sides) == 1:
+                self._clocks.run(next(iter(sides)), t)
+        out += self._apply(self._arbiter.on_takeback(t, ply, item.final), t)
+        return out
+
+    def _end(self, result: str, reason: str, t: float, source: str) -> list[TableEvent]:
+        if self._phase != "playing":
+            return []
+        self._phase = "finished"
+        self._result = result
+        self._reason = reason
+        self._reason_source = source
+        self._clocks.run(None, t)
+        out = [TableEvent(t, "result", {"result": result, "reason": reason})]
+        for claim in self._arbiter.finish():
+            out.append(TableEvent(t, "claim", _payload(claim)))
+        if self._clock_present and self._control.timed:
+            self._order_times(t, paused=True)
+        self._text(result if result != "1/2-1/2" else "DRAW", 1.0)
+        return out
+
+    # -- internals: rulings --------------------------------------------------------------------
+
+    def _apply(self, items: list[ArbiterEvent], t: float) -> list[TableEvent]:
+        out: list[TableEvent] = []
+        for item in items:
+            out.append(TableEvent(t, item.type, _payload(item)))
+            if isinstance(item, Irregularity):
+                self._irregularities.append(item.to_json())
+                self._text(_SHORT.get(item.kind, "ARBITER"), 0.5)
+            elif isinstance(item, Claim):
+                if item.status in ("offered", "made"):
+                    self._text("CLAIM?", 0.3)
+            elif isinstance(item, Ruling):
+                out += self._rule(item, t)
+        return out
+
+    def _rule(self, ruling: Ruling, t: float) -> list[TableEvent]:
+        kind = ruling.kind
+        if kind == "result" and ruling.result is not None:
+            return self._end(ruling.result, ruling.reason or "", t, "arbiter")
+        if kind == "penalty-time":
+            for color, seconds in ruling.add_time.items():
+                self._clocks.add(color, seconds, t)
+            if self._clock_present:
+                self._order_times(t)
+            minutes = int(sum(ruling.add_time.values()) // 60)
+            self._text(f"+{minutes} MIN", 1.0)
+            return [self._clock_event(t)]
+        if kind == "clock" and ruling.run is not None:
+            self._clocks.run(ruling.run, t)
+            if self._clock_present:
+                self._order_times(t)
+            return [self._clock_event(t)]
+        if kind == "promote" and ruling.side is not None:
+            self._complete_next = {**self._complete_next, ruling.side: True}
+            return []
+        if kind == "stand" and ruling.uci is not None and ruling.fen is not None:
+            return self._illegal_stands(ruling, t)
+        return []
+
+    def _illegal_stands(self, ruling: Ruling, t: float) -> list[TableEvent]:
+        """US speed 11: an unclaimed illegal move stands; the game goes on from the position
+        after it (recognition restarts there; the record keeps the move, marked)."""
+        game = self._game
+        assert game is not None
+        assert ruling.fen is not None
+        assert ruling.uci is not None
+        side = bool(ruling.side)
+        entry = _Entry(len(self._record) + 1, game.move_number(), side, ruling.uci,
+                       ruling.uci, final=True, illegal=True)  # fmt: skip
+        entry.notes.append(f"illegal move {ruling.uci} stood ({ruling.article})")
+        self._record.append(entry)
+        board = chess.Board(ruling.fen, chess960=game.variant.id == "chess960")
+        start = StartPosition(game.variant.id, ruling.fen, squares_of(board))
+        self._game = game.variant.new_game(start)
+        return self._restart_recognition(start, t)
+
+    def _restart_recognition(self, start: StartPosition, t: float) -> list[TableEvent]:
+        """Recognition starts again from ``start`` (the record keeps the moves before it) and
+        reads the board as it stands: a move already made on it is recognised."""
+        rotated = self._recognizer.rotated
+        self._restarting = True
+        try:
+            self._recognizer.start_game(t, start, rotated=rotated)
+            self._offset = len(self._record)
+            # the recogniser analyses a snapshot only if it changes its board: show it an
+            # empty board first, then the board as it is
+            self._recognizer.feed(BoardSnapshot(t, (Piece.EMPTY,) * 64, "resync"))
+            pending = self._recognizer.feed(BoardSnapshot(t, tuple(self._raw), "resync"))
+        finally:
+            self._restarting = False
+        out: list[TableEvent] = []
+        for item in pending:
+            if not isinstance(item, (Lift, Place)):
+                out += self._recognized(item, None)
+        return out
+
+    # -- internals: the clock ------------------------------------------------------------------
+
+    def _learn_lever(self, event: LeverMoved, got: list[RecognizerEvent]) -> Color | None:
+        """Which colour pressed: learned from the first press that completes a move (the
+        presser's lever goes down, the opponent's comes up)."""
+        self._clock_present = True
+        self._lever_high = event.high
+        finals = [e for e in got if isinstance(e, MoveEvent) and e.final]
+        if self._white_side is None:
+            if finals:
+                side = finals[-1].side
+                self._white_side = _other(event.high) if side == WHITE else event.high
+            elif not self._record:
+                self._white_side = event.high  # Black starts White's clock
+                return None
+            else:
+                return None
+        return WHITE if _other(event.high) is self._white_side else BLACK
+
+    def _on_lever(
+        self, event: LeverMoved, got: list[RecognizerEvent], presser: Color | None
+    ) -> list[TableEvent]:
+        t = event.time
+        out: list[TableEvent] = []
+        if presser is None or self._phase != "playing":
+            return out
+        completed = any(isinstance(e, MoveEvent) and e.final and e.side == presser for e in got)
+        self._clocks.run(not presser, t)
+        if completed and self._control.timed:
+            moves = sum(1 for e in self._record if e.side == presser and e.final)
+            bonus = self._control.increment_after(moves) + self._control.bonus_after(moves)
+            if bonus:
+                self._clocks.add(presser, bonus, t)
+                self._order_times(t)
+        for item in got:
+            if isinstance(item, MoveEvent) and item.final and item.side == presser:
+                ply = self._ply(item.ply)
+                if ply <= len(self._record):
+                    self._record[ply - 1].clock = self._clocks.remaining(presser, t) - (
+                        self._control.increment_after(moves) if self._control.timed else 0
+                    )
+        out += self._apply(self._arbiter.on_press(t, presser, completed), t)
+        out.append(self._clock_event(t))
+        return out
+
+    def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:
+        t = event.time
+        out: list[TableEvent] = []
+        side = self._white_side
+        if side is not None:
+            white = event.left if side is Side.LEFT else event.right
+            black = event.right if side is Side.LEFT else event.left
+            self._clocks.white, self._clocks.black, self._clocks.as_of = white, black, t
+            if event.running:
+                self._clocks.running = WHITE if event.lever_high is side else BLACK
+            else:
+                self._clocks.running = None
+            if self._phase == "playing":
+                flags = {Side.LEFT: event.left_flag or event.left <= 0,
+                         Side.RIGHT: event.right_flag or event.right <= 0}  # fmt: skip
+                for clock_side, down in flags.items():
+                    if down and self._control.timed:
+                        color = WHITE if clock_side is side else BLACK
+                        out += self._apply(self._arbiter.on_flag(t, color), t)
+        return out
+
+    def _order_times(self, t: float, *, paused: bool = False) -> None:
+        """Set the clock to the table's times (set-and-run), the side to move running."""
+        white = max(0.0, self._clocks.remaining(WHITE, t))
+        black = max(0.0, self._clocks.remaining(BLACK, t))
+        side = self._white_side or Side.LEFT
+        left, right = (white, black) if side is Side.LEFT else (black, white)
+        run = None
+        if not paused and self._clocks.running is not None and self._white_side is not None:
+            run = side if self._clocks.running == WHITE else _other(side)
+        self._orders.append(ClockOrder("set_and_run", round(left, 3), round(right, 3), run))
+
+    def _text(self, text: str, beep: float) -> None:
+        if self._clock_present:
+            self._orders.append(ClockOrder("text", text=text[:TEXT_WIDTH], beep=beep))
+
+    def _clock_event(self, t: float) -> TableEvent:
+        return TableEvent(t, "clock", self._clocks.snapshot(t))
+
+    def _scores(self) -> dict[str, int]:
+        if self._game is None:
+            return {}
+        scores = self._game.scores()
+        if not scores:
+            return {}
+        return {"white": scores.get(WHITE, 0), "black": scores.get(BLACK, 0)}
+
+    def _placement(self) -> str:
+        board = chess.BaseBoard.empty()
+        for square, symbol in enumerate(self.physical()):
+            if symbol and symbol in "PNBRQKpnbrqk":
+                board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+        return board.board_fen()
+
+    # -- admin commands ------------------------------------------------------------------------
+
+    def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        known = {f.name for f in fields(TableSettings)}
+        unknown = set(args) - known
+        if unknown:
+            raise TableError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        settings = replace(self.settings, **dict(args))
+        self._rules, self._variant, self._control = _check_settings(settings)
+        self.settings = settings
+        self._arbiter = Arbiter(self._rules, self)
+        rotated = self._recognizer.rotated
+        self._family = self._recognizer.presence_only
+        self._recognizer = self._new_recognizer()
+        if settings.start is not None:
+            board = chess.Board(settings.start, chess960=settings.variant == "chess960")
+            start = StartPosition(settings.variant, board.fen(), squares_of(board))
+        else:
+            start = self._variant.default_start()
+        out: list[TableEvent] = []
+        self._white_side = None
+        for item in self._recognizer.start_game(now, start, rotated=rotated):
+            out += self._recognized(item, None)
+        if self._phase != "playing":
+            out += self._begin(start, now, None)
+        self._restarting = True
+        try:
+            pending = self._recognizer.feed(BoardSnapshot(now, tuple(self._raw), "resync"))
+        finally:
+            self._restarting = False
+        for item in pending:
+            if not isinstance(item, NewGame):
+                out += self._recognized(item, None)
+        return out
+
+    def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        result = args.get("result")
+        if result not in RESULTS:
+            raise TableError(f"result must be one of {', '.join(RESULTS)}")
+        reason = args.get("reason", "arbiter")
+        if not isinstance(reason, str) or len(reason) > 200:
+            raise TableError("reason must be a string of at most 200 characters")
+        if self._phase != "playing":
+            raise TableError("no game in progress")
+        return self._end(result, reason, now, "admin")
+
+    def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        changes = {k: args[k] for k in ("white", "black") if k in args}
+        if not changes or set(args) - {"white", "black"}:
+            raise TableError("players takes white and/or black")
+        settings = replace(self.settings, **changes)
+        _check_settings(settings)
+        self.settings = settings
+        return [TableEvent(now, "players", {"white": settings.white, "black": settings.black})]
+
+    def _admin_rule(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        claim = args.get("claim")
+        decision = args.get("decision")
+        if not isinstance(claim, str) or not isinstance(decision, str):
+            raise TableError("rule takes claim (an id) and decision (accept or reject)")
+        try:
+            items = self._arbiter.decide(now, claim, decision)
+        except ArbiterError as exc:
+            raise TableError(str(exc)) from None
+        return self._apply(items, now)
+
+    def _admin_claim(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        side = args.get("side")
+        kind = args.get("kind")
+        uci = args.get("uci")
+        if side not in ("white", "black") or not isinstance(kind, str):
+            raise TableError("claim takes side (white or black), kind and optionally uci")
+        if uci is not None and not isinstance(uci, str):
+            raise TableError("uci must be a string")
+        if self._phase != "playing":
+            raise TableError("no game in progress")
+        try:
+            items = self._arbiter.claim(now, side == "white", kind, uci)
+        except ArbiterError as exc:
+            raise TableError(str(exc)) from None
+        return self._apply(items, now)
+
+    def _admin_correct(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """An arbiter's correction of move ``ply`` to ``uci``: the game is rewritten (later
+        moves kept while they stay legal), never a variation."""
+        ply = args.get("ply")
+        uci = args.get("uci")
+        if not isinstance(ply, int) or isinstance(ply, bool) or not isinstance(uci, str):
+            raise TableError("correct takes ply (an integer) and uci (a move)")
+        if self._start is None or not 1 <= ply <= len(self._record):
+            raise TableError(f"no move at ply {ply}")
+        if any(e.illegal for e in self._record):
+            raise TableError("a game with a standing illegal move cannot be corrected")
+        old = list(self._record)
+        ucis = [e.uci for e in old]
+        ucis[ply - 1] = uci
+        game = get_variant(self._start.variant).new_game(self._start)
+        record: list[_Entry] = []
+        for index, move_uci in enumerate(ucis):
+            action = next((la for la in game.legal_actions() if la.uci == move_uci), None)
+            if action is None:
+                if index == ply - 1:
+                    raise TableError(f"{uci} is not legal at ply {ply}")
+                break
+            entry = _Entry(index + 1, game.move_number(), action.side, move_uci,
+                           game.san(action.action), final=True)  # fmt: skip
+            scores = game.apply(action.action)
+            entry.scores = tuple(
+                {"side": _name(s.side), "points": s.points, "reason": s.reason} for s in scores
+            )
+            previous = old[index]
+            entry.clock = previous.clock
+            entry.final = previous.final
+            record.append(entry)
+        self._game = game
+        self._record = record
+        current = squares_of(game.board) if hasattr(game, "board") else game.squares
+        start = StartPosition(game.variant.id, game.fen(), current)
+        restarted = self._restart_recognition(start, now)
+        return [*restarted,
+            TableEvent(now, "ruling", {
+                "kind": "correction", "article": "arbiter", "ply": ply, "uci": uci,
+                "message": f"move {ply} corrected to {uci}; the game is rewritten",
+                "moves": [e.to_json() for e in record],
+            })
+        ]  # fmt: skip
+
+
+_SHORT = {
+    "touch-move": "TOUCH",
+    "castling-after-rook": "NO O-O",
+    "released-piece": "RELEASED",
+    "illegal-move": "ILLEGAL",
+    "pawn-not-promoted": "PROMOTE",
+    "press-without-move": "NO MOVE",
+    "displaced-pieces": "RESTORE",
+    "takeback": "RESTORE",
+    "flag": "FLAG",
+}
+
+
+def _payload(item: ArbiterEvent) -> dict[str, Any]:
+    data = item.to_json()
+    data.pop("type", None)
+    data.pop("time", None)
+    return data
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,156 @@
+"""Time controls and the table's own account of the two clocks.
+
+:class:`TimeControl` parses the PGN ``TimeControl`` tag form: ``"300+0"`` (base seconds and
+increment), ``"-"`` (no time control), or periods ``"40/5400+30:1800+30"`` (forty moves in
+5400 seconds with 30 seconds a move, then the rest of the game in 1800 seconds with 30).
+
+:class:`GameClocks` is the table's model of the two clocks (FIDE Article 6): remaining
+seconds per colour, the colour whose time runs, and the time of the last update.  It has
+no clock of its own: every method is given the time of the input that caused it.  With a
+DGT clock it is corrected from each :class:`~dgt.events.ClockUpdate`; without one it is the
+only clock (the table keeps time from event timestamps where a rule set needs it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from service.variants.base import BLACK, WHITE, Color
+
+_PERIOD = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
+
+
+class TimeControlError(ValueError):
+    """A time control string that cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """``moves`` moves (None: the rest of the game) in ``seconds``, plus ``increment`` a move."""
+
+    moves: int | None
+    seconds: float
+    increment: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """A parsed time control; ``periods`` empty means no time control."""
+
+    text: str
+    periods: tuple[Period, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        text = text.strip()
+        if text in ("-", "", "?"):
+            return cls("-", ())
+        periods = []
+        parts = text.split(":")
+        for index, part in enumerate(parts):
+            match = _PERIOD.match(part)
+            if match is None:
+                raise TimeControlError(
+                    f"bad time control {text!r}: write base+increment seconds, e.g. 300+0, "
+                    "or periods like 40/5400+30:1800+30, or - for none"
+                )
+            moves = int(match.group(1)) if match.group(1) else None
+            if moves is not None and moves <= 0:
+                raise TimeControlError(f"bad time control {text!r}: a period needs moves > 0")
+            if moves is None and index != len(parts) - 1:
+                raise TimeControlError(
+                    f"bad time control {text!r}: only the last period may be sudden death"
+                )
+            periods.append(Period(moves, float(match.group(2)), float(match.group(3) or 0)))
+        return cls(text, tuple(periods))
+
+    @property
+    def timed(self) -> bool:
+        return bool(self.periods)
+
+    @property
+    def base(self) -> float:
+        return self.periods[0].seconds if self.periods else 0.0
+
+    def increment_after(self, moves_made: int) -> float:
+        """Increment added after a player's ``moves_made``-th move (FIDE 6.? Fischer mode)."""
+        return self._period_of(moves_made).increment if self.periods else 0.0
+
+    def bonus_after(self, moves_made: int) -> float:
+        """Time of the next period, added when a player completes the last move of one."""
+        count = 0
+        for index, period in enumerate(self.periods):
+            if period.moves is None:
+                return 0.0
+            count += period.moves
+            if moves_made == count and index + 1 < len(self.periods):
+                return self.periods[index + 1].seconds
+        return 0.0
+
+    def _period_of(self, moves_made: int) -> Period:
+        count = 0
+        for period in self.periods:
+            if period.moves is None:
+                return period
+            count += period.moves
+            if moves_made <= count:
+                return period
+        return self.periods[-1]
+
+    @property
+    def is_speed(self) -> bool:
+        """G/5 or faster (US speed rule 1): five minutes or less for the whole game."""
+        return bool(self.periods) and len(self.periods) == 1 and self.base <= 300
+
+
+@dataclass(slots=True)
+class GameClocks:
+    """Remaining seconds per colour, as of ``as_of``; ``running`` counts down."""
+
+    white: float = 0.0
+    black: float = 0.0
+    running: Color | None = None
+    as_of: float = 0.0
+
+    def remaining(self, color: Color, now: float) -> float:
+        value = self.white if color == WHITE else self.black
+        if self.running == color:
+            value -= max(0.0, now - self.as_of)
+        return value
+
+    def settle(self, now: float) -> None:
+        """Bring the stored times up to ``now``."""
+        if now < self.as_of:
+            return
+        if self.running is not None:
+            self.set(self.running, self.remaining(self.running, now))
+        self.as_of = now
+
+    def set(self, color: Color, seconds: float) -> None:
+        if color == WHITE:
+            self.white = seconds
+        else:
+            self.black = seconds
+
+    def run(self, color: Color | None, now: float) -> None:
+        self.settle(now)
+        self.running = color
+
+    def add(self, color: Color, seconds: float, now: float) -> None:
+        self.settle(now)
+        self.set(color, self.remaining(color, now) + seconds)
+
+    def snapshot(self, now: float) -> dict[str, object]:
+        return {
+            "white": round(max(0.0, self.remaining(WHITE, now)), 3),
+            "black": round(max(0.0, self.remaining(BLACK, now)), 3),
+            "running": None if self.running is None else ("white" if self.running else "black"),
+            "as_of": now,
+        }
+
+
+def clk(seconds: float) -> str:
+    """Seconds as PGN ``[%clk]`` time, ``h:mm:ss`` (whole seconds, rounded down)."""
+    total = max(0, int(seconds))
+    return f"{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}"

@@ -1,0 +1,111 @@
+"""The table: one game at one board, end to end with the recogniser and the casual rules."""
+
+from __future__ import annotations
+
+import io
+
+import chess.pgn
+import pytest
+from test_table_helpers import Hands, of_type
+
+from service.table import ClockOrder, Table, TableError, TableSettings
+
+
+def test_casual_game_records_moves_with_clock_times_and_pgn() -> None:
+    hands = Hands()
+    assert hands.table.phase == "playing"
+    hands.play("e2e4", "P", True)
+    hands.play("e7e5", "p", False)
+    hands.play("g1f3", "N", True)
+    moves = hands.table.moves()
+    assert [m["san"] for m in moves] == ["e4", "e5", "Nf3"]
+    assert all(m["final"] and m["clock_seconds"] is not None for m in moves)
+    pgn = hands.table.pgn()
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    assert game is not None
+    assert [n.san() for n in game.mainline()] == ["e4", "e5", "Nf3"]
+    assert all(n.clock() is not None for n in game.mainline())
+    assert '[TimeControl "300+0"]' in pgn
+
+
+def test_game_start_sets_the_clock_and_runs_whites_side() -> None:
+    hands = Hands()
+    orders = hands.table.take_clock_orders()
+    assert orders[0] == ClockOrder("set_and_run", 300.0, 300.0, orders[0].run)
+    assert orders[0].run is not None
+    assert hands.table.take_clock_orders() == []
+
+
+def test_casual_takeback_of_a_completed_move_is_allowed() -> None:
+    hands = Hands()
+    hands.play("e2e4", "P", True)
+    hands.move("e4e2", "P")
+    assert of_type(hands.out, "takeback")
+    assert hands.table.moves() == []
+    assert of_type(hands.out, "irregularity") == []
+
+
+def test_without_a_clock_moves_complete_after_the_settle_delay() -> None:
+    hands = Hands(clock=False)
+    hands.move("e2e4", "P")
+    hands.wait(3)
+    assert [m["final"] for m in hands.table.moves()] == [True]
+
+
+def test_same_inputs_give_the_same_events_and_state() -> None:
+    def run() -> tuple[list[dict[str, object]], dict[str, object], str]:
+        hands = Hands(TableSettings(rules="fide-blitz"))
+        hands.play("e2e4", "P", True)
+        hands.move("e8e6", "k")
+        hands.press(False)
+        hands.wait(5)
+        return [e.to_json() for e in hands.out], hands.table.state(), hands.table.pgn()
+
+    assert run() == run()
+
+
+def test_admin_players_end_and_errors() -> None:
+    hands = Hands()
+    hands.admin("players", white="Ann", black="Bob")
+    assert hands.table.settings.white == "Ann"
+    hands.admin("end", result="1/2-1/2", reason="agreement")
+    assert hands.table.phase == "finished"
+    assert '[Termination "agreement"]' in hands.table.pgn()
+    with pytest.raises(TableError):
+        hands.admin("fly")
+    with pytest.raises(TableError):
+        hands.admin("end", result="2-0")
+    with pytest.raises(TableError):
+        hands.admin("rule", claim="c99", decision="accept")
+    with pytest.raises(TableError):
+        Table("t", TableSettings(rules="nonsense"))
+    with pytest.raises(TableError):
+        Table("t", TableSettings(time_control="five minutes"))
+
+
+def test_admin_start_restarts_and_correct_rewrites_the_game() -> None:
+    hands = Hands()
+    hands.play("e2e4", "P", True)
+    hands.play("e7e5", "p", False)
+    hands.admin("correct", ply=2, uci="e7e6")
+    assert [m["san"] for m in hands.table.moves()] == ["e4", "e6"]
+    assert "e6" in hands.table.pgn()
+    with pytest.raises(TableError):
+        hands.admin("correct", ply=1, uci="e2e5")
+    hands.admin("start", white="X")
+    assert hands.table.moves() == []
+    assert hands.table.settings.white == "X"
+
+
+def test_state_is_json_able_and_complete() -> None:
+    import json
+
+    hands = Hands()
+    hands.play("e2e4", "P", True)
+    state = hands.table.state()
+    json.dumps(state)
+    keys = ("id", "settings", "phase", "fen", "board", "orientation", "last_move", "moves")
+    keys += ("clocks", "scores", "claims", "irregularities", "result", "reason", "link")
+    for key in keys:
+        assert key in state
+    assert state["last_move"]["uci"] == "e2e4"
