@@ -8,12 +8,17 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 stamp=".venv/.installed${extra:+-$extra}"
-# System tools the tests use (udevadm checks the udev rules); installed when missing and we
-# are root, as on CI and fresh project machines.
-if [ "$extra" = "test" ] && ! command -v udevadm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] \
-        && command -v apt-get >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq udev) >/dev/null 2>&1 \
-        || echo "setup.sh: could not install udev; its rule checks will be skipped" >&2
+# System tools the tests use, installed when missing and we are root (as on CI and fresh
+# project machines): udevadm checks the udev rules, dbus-daemon carries the BlueZ stand-in
+# of the Bluetooth LE tests.
+if [ "$extra" = "test" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    missing=""
+    command -v udevadm >/dev/null 2>&1 || missing="$missing udev"
+    command -v dbus-daemon >/dev/null 2>&1 || missing="$missing dbus-daemon"
+    if [ -n "$missing" ]; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) \
+            >/dev/null 2>&1 || echo "setup.sh: could not install$missing" >&2
+    fi
 fi
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip

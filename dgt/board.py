@@ -341,6 +341,14 @@ class Board:
                 if time.monotonic() >= deadline:
                     raise
 
+    async def battery(self, timeout: float = DUMP_TIMEOUT) -> BatteryStatus:  # noqa: ASYNC109
+        """Ask for the battery status (Bluetooth boards and the Pegasus, fact sheet §3.7,
+        §6.5) and return it; it is also kept in ``info.battery``.  ``TimeoutError`` after
+        ``timeout`` seconds without an answer (USB boards do not know the command)."""
+        self._require_ready()
+        self._write(encode_command(Command.SEND_BATTERY_STATUS))
+        return await self._wait_for(BatteryStatus, timeout)
+
     def write(self, data: bytes) -> None:
         """Send raw bytes to the board (commands from ``dgt.protocol``)."""
         self._require_ready()

@@ -19,7 +19,9 @@ from dgt.errors import (
     PortNotFound,
     PortPermissionDenied,
 )
+from dgt.events import BoardFamily
 from dgt.transports import SerialTransport, open_transport
+from dgt.transports.ble import BleTransport
 from dgt.transports.emulator import EmulatorTransport
 from dgt.transports.serial import map_open_error
 
@@ -134,8 +136,9 @@ async def test_open_transport_picks_the_backend() -> None:
     assert isinstance(open_transport("/dev/ttyACM0"), SerialTransport)
     assert isinstance(open_transport("rfc2217://localhost:1"), SerialTransport)
     assert isinstance(open_transport("emulator"), EmulatorTransport)
-    with pytest.raises(ConnectionFailed, match="Bluetooth LE"):
-        open_transport("ble:AA:BB:CC:DD:EE:FF")
+    ble = open_transport("ble:AA:BB:CC:DD:EE:FF")
+    assert isinstance(ble, BleTransport)
+    assert ble.family_hint is BoardFamily.PRESENCE_ONLY
     with pytest.raises(ConnectionFailed, match="no port"):
         open_transport(" ")
     with pytest.raises(PortNotFound):

@@ -3,8 +3,8 @@
 :func:`open_transport` picks the backend from a port spec:
 
 * ``emulator`` or ``emulator:`` — the in-process virtual board (:mod:`.emulator`);
-* ``ble:<address or name>`` — Bluetooth LE (Pegasus): reserved for the BLE transport,
-  which a later issue adds as ``dgt/transports/ble.py`` (see :data:`BLE_PREFIX`);
+* ``ble:<address or name>`` — Bluetooth LE (Pegasus, :mod:`.ble`); ``ble:`` alone takes
+  the first Pegasus in reach;
 * anything else — a serial port path or a pyserial URL (:mod:`.serial`).
 """
 
@@ -30,12 +30,9 @@ def open_transport(spec: str) -> Transport:
 
         return EmulatorTransport()
     if spec.startswith(BLE_PREFIX):
-        # The BLE (Pegasus) transport plugs in here once dgt/transports/ble.py exists.
-        try:
-            from dgt.transports import ble  # type: ignore[attr-defined]
-        except ImportError:
-            raise ConnectionFailed(f"{spec}: Bluetooth LE boards are not supported yet") from None
-        return ble.BleTransport(spec[len(BLE_PREFIX) :])  # type: ignore[no-any-return]
+        from dgt.transports.ble import BleTransport
+
+        return BleTransport(spec[len(BLE_PREFIX) :])
     return SerialTransport(spec)
 
 

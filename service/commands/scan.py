@@ -1,5 +1,5 @@
 """``dgt-service scan``: list the serial ports that may be DGT boards, ask each one who it
-is, and print what answered.
+is, and print what answered; list the Bluetooth LE boards (Pegasus) in reach too.
 
 Exit status: 0 when at least one board answered, 1 when none did (or on an error).
 """
@@ -11,9 +11,11 @@ import json
 import math
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from dgt.ble_discovery import DEFAULT_BLE_SCAN_TIME, BleBoard, scan_ble_boards
 from dgt.discovery import (
     DEFAULT_PROBE_TIMEOUT,
     Candidate,
@@ -23,12 +25,14 @@ from dgt.discovery import (
     find_candidates,
     probe_all,
 )
+from dgt.errors import DgtError
 from service.errors import UsageError
 
 HINTS = (
     "check the cable, and that the board is switched on",
     "USB boards: install the udev rules (docs/udev.md), then plug the board in again",
-    "Bluetooth boards: connect them first with 'rfcomm connect' (docs/udev.md)",
+    "Bluetooth classic boards: connect them first with 'rfcomm connect' (docs/bluetooth.md)",
+    "a Pegasus (Bluetooth LE): switch it on, and disconnect it from any phone or app",
     "no board at hand? 'dgt-service emulate' serves a virtual one: "
     "'dgt-service scan --port PATH' with the path it prints",
 )
@@ -70,6 +74,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="probe this port (or pyserial URL) instead of searching; repeatable",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--no-ble",
+        dest="no_ble",
+        action="store_true",
+        help="do not look for Bluetooth LE boards (Pegasus)",
+    )
+    p.add_argument(
+        "--ble-seconds",
+        type=float,
+        default=DEFAULT_BLE_SCAN_TIME,
+        metavar="S",
+        help=f"seconds to listen for Bluetooth LE boards (default {DEFAULT_BLE_SCAN_TIME:g}), "
+        "while the serial ports are probed",
+    )
     p.set_defaults(run=run)
 
 
@@ -80,10 +98,23 @@ class Row:
     candidate: Candidate
     result: ProbeResult
     transport: str = "serial"
-    """``serial`` (USB, RFCOMM, pty); ``ble`` will come with the Bluetooth LE boards."""
+    """``serial`` (USB, RFCOMM, pty) or ``ble`` (Bluetooth LE, seen advertising)."""
+    ble: BleBoard | None = None
+    """What the Bluetooth LE scan saw, for ``ble`` rows (they are listed, not probed)."""
+
+    @property
+    def status(self) -> str:
+        if self.ble is not None:
+            rssi = "" if self.ble.rssi is None else f", RSSI {self.ble.rssi} dBm"
+            return f"seen{rssi}"
+        return self.result.status
 
     def to_json(self) -> dict[str, Any]:
-        return {"transport": self.transport, **self.candidate.to_json(), **self.result.to_json()}
+        out = {"transport": self.transport, **self.candidate.to_json(), **self.result.to_json()}
+        if self.ble is not None:
+            out.update(self.ble.to_json())
+            out["status"] = "seen"
+        return out
 
 
 class Progress:
@@ -114,6 +145,10 @@ class Progress:
             self._stream.write(text + "\n")
         self._stream.flush()
 
+    def note(self, text: str) -> None:
+        """One line of news between the probe lines."""
+        self._show(text)
+
     def finish(self) -> None:
         """Clear the in-place line."""
         if self._tty and self._width:
@@ -132,16 +167,30 @@ def _explicit(ports: list[str]) -> list[Candidate]:
     return out
 
 
-def _find_ble_boards(timeout: float) -> list[Row]:
-    """Bluetooth LE boards (the DGT Pegasus).
+_SCAN_NAME = "Bluetooth LE scan"
 
-    Not done yet: it comes with the Bluetooth issue.  BLE boards are not serial ports, so
-    they are found by advertisement (service UUID, fact sheet §6.1) rather than by
-    ``dgt.discovery``, and their rows carry ``"transport": "ble"`` in the JSON output.
-    Add them here; ``run`` already merges what this returns.
-    """
-    del timeout
-    return []
+
+def _find_ble_boards(seconds: float) -> tuple[list[Row], str | None]:
+    """Bluetooth LE boards (the DGT Pegasus), found by advertisement (name or Nordic UART
+    service, fact sheet §6.1; :mod:`dgt.ble_discovery`) rather than by ``dgt.discovery``.
+    Their rows carry ``"transport": "ble"`` in the JSON output.  Returns the rows and, when
+    this machine has no usable Bluetooth, a one-line note saying why (not an error)."""
+    try:
+        boards = scan_ble_boards(seconds, name=_SCAN_NAME)
+    except DgtError as exc:
+        return [], f"Bluetooth LE not searched: {str(exc).removeprefix(_SCAN_NAME + ': ')}"
+    rows = []
+    for board in boards:
+        kind = MatchKind.NAME if board.confidence is Confidence.HIGH else MatchKind.OTHER
+        candidate = Candidate(
+            board.port,
+            f"Bluetooth LE: {board.reason}",
+            board.confidence,
+            kind,
+            description=board.name or "",
+        )
+        rows.append(Row(candidate, ProbeResult(board.port), transport="ble", ble=board))
+    return rows, None
 
 
 def _table(rows: list[Row]) -> list[str]:
@@ -154,6 +203,8 @@ def _table(rows: list[Row]) -> list[str]:
         port = row.candidate.port
         if row.candidate.aliases:
             port = f"{port} ({', '.join(row.candidate.aliases)})"
+        elif row.ble is not None and row.ble.name:
+            port = f"{port} ({row.ble.name})"
         cells = [
             port,
             row.candidate.reason,
@@ -162,7 +213,7 @@ def _table(rows: list[Row]) -> list[str]:
         ]
         if with_long:
             cells.append(r.long_serial or "-")
-        cells.append(r.status)
+        cells.append(row.status)
         lines.append(cells)
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return [
@@ -191,15 +242,30 @@ def run(args: argparse.Namespace) -> int:
     else:
         candidates = find_candidates(include_all=args.all_ports)
 
+    ble_seconds: float = args.ble_seconds
+    search_ble = not args.ports and not args.no_ble
+    if search_ble and not (math.isfinite(ble_seconds) and ble_seconds > 0):
+        raise UsageError("--ble-seconds must be a positive number of seconds")
+
     started = time.monotonic()
     progress = Progress(sys.stderr)
-    try:
-        results = probe_all([c.port for c in candidates], timeout, progress=progress)
-    finally:
-        progress.finish()
-    rows = [Row(c, r) for c, r in zip(candidates, results, strict=True)]
-    if not args.ports:
-        rows.extend(_find_ble_boards(timeout))
+    ble_note: str | None = None
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dgt-ble-scan") as pool:
+        ble_scan: Future[tuple[list[Row], str | None]] | None = None
+        if search_ble:
+            # Listening for advertisements runs while the serial ports are probed.
+            progress.note(f"listening for Bluetooth LE boards for {ble_seconds:g} s ...")
+            ble_scan = pool.submit(_find_ble_boards, ble_seconds)
+        try:
+            results = probe_all([c.port for c in candidates], timeout, progress=progress)
+            rows = [Row(c, r) for c, r in zip(candidates, results, strict=True)]
+            if ble_scan is not None:
+                ble_rows, ble_note = ble_scan.result()
+                rows.extend(ble_rows)
+        finally:
+            progress.finish()
+    if ble_note is not None:
+        print(f"note: {ble_note} (--no-ble skips the search)", file=sys.stderr)
     found = sum(1 for row in rows if row.result.ok)
     elapsed = time.monotonic() - started
 
@@ -210,6 +276,11 @@ def run(args: argparse.Namespace) -> int:
                 "timeout": timeout,
                 "elapsed": round(elapsed, 3),
                 "ports": [row.to_json() for row in rows],
+                "bluetooth_le": {
+                    "searched": search_ble and ble_note is None,
+                    "seconds": ble_seconds if search_ble else 0,
+                    "note": ble_note,
+                },
             },
             sys.stdout,
             indent=2,
@@ -239,5 +310,5 @@ def run(args: argparse.Namespace) -> int:
 
 def _nothing_headline(rows: list[Row]) -> str:
     if not rows:
-        return "No DGT board found: no serial port looks like one."
+        return "No DGT board found: no serial port or Bluetooth LE device looks like one."
     return "No DGT board found: no port answered like one."
