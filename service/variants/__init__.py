@@ -1,7 +1,7 @@
 """Variants: the rules the recogniser and the arbiter ask about (see :mod:`.base`).
 
-``get_variant("standard" | "chess960" | "t20")`` returns a :class:`Variant`;
-``variant.new_game()`` starts a :class:`VariantGame`.
+``get_variant(id)`` returns a :class:`Variant` (ids: ``standard``, ``chess960``, ``t20``,
+``twenty-chess``, ``realtime``); ``variant.new_game()`` starts a :class:`VariantGame`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from service.variants.base import (
     EMPTY,
     WHITE,
     Action,
+    Choice,
     Color,
     Drop,
     GameEnd,
@@ -18,10 +19,12 @@ from service.variants.base import (
     LegalAction,
     Move,
     NothingToUndoError,
+    Remove,
     ScoreEvent,
     SquareMap,
     StartPosition,
     Swap,
+    Tandem,
     UnknownStartError,
     UnknownVariantError,
     Variant,
@@ -29,10 +32,14 @@ from service.variants.base import (
     VariantGame,
 )
 from service.variants.chess960 import Chess960
+from service.variants.realtime import Realtime
 from service.variants.standard import Standard
 from service.variants.t20 import T20
+from service.variants.twenty_chess import TwentyChess
 
-VARIANTS: dict[str, type[Variant]] = {cls.id: cls for cls in (Standard, Chess960, T20)}
+VARIANTS: dict[str, type[Variant]] = {
+    cls.id: cls for cls in (Standard, Chess960, T20, TwentyChess, Realtime)
+}
 """Registered variants by id."""
 
 
@@ -52,6 +59,7 @@ __all__ = [
     "WHITE",
     "Action",
     "Chess960",
+    "Choice",
     "Color",
     "Drop",
     "GameEnd",
@@ -59,11 +67,15 @@ __all__ = [
     "LegalAction",
     "Move",
     "NothingToUndoError",
+    "Realtime",
+    "Remove",
     "ScoreEvent",
     "SquareMap",
     "Standard",
     "StartPosition",
     "Swap",
+    "Tandem",
+    "TwentyChess",
     "UnknownStartError",
     "UnknownVariantError",
     "Variant",

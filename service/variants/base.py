@@ -9,8 +9,11 @@ change there.
 The interface deliberately assumes little:
 
 - an *action* is a :data:`Action` -- a :class:`Move` (from, to, optional promotion), a
-  :class:`Drop` (a piece from outside onto a square) or a :class:`Swap` (two pieces
-  exchange squares); a turn may consist of several actions;
+  :class:`Drop` (a piece from outside onto a square), a :class:`Swap` (two pieces
+  exchange squares), a :class:`Tandem` (two pieces move as one action), a :class:`Remove`
+  (a piece leaves the board without a capture) or a :class:`Choice` (a decision the board
+  cannot show, supplied by the table or the admin API); a turn may consist of several
+  actions;
 - the sides allowed to act are a *set* (empty when the game is over, both sides in a game
   without turns);
 - square contents are *piece symbols*, plain strings: the FEN letters for the twelve
@@ -122,7 +125,45 @@ class Swap:
         return f"{chess.square_name(self.first)}<>{chess.square_name(self.second)}"
 
 
-Action = Move | Drop | Swap
+@dataclass(frozen=True, slots=True)
+class Tandem:
+    """Two pieces of one side move as a single action (20-chess rules 17 and 20).
+
+    The moves are made one after the other, ``moves[1]`` from the position after
+    ``moves[0]``; the board only has to show the position after both."""
+
+    moves: tuple[Move, Move]
+
+    def __str__(self) -> str:
+        return "&".join(str(move) for move in self.moves)
+
+
+@dataclass(frozen=True, slots=True)
+class Remove:
+    """The piece on ``square`` leaves the board without being captured (20-chess rule 19:
+    it is given to the opponent)."""
+
+    square: int
+
+    def __str__(self) -> str:
+        return f"-{chess.square_name(self.square)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A decision the board cannot show: ``what`` is the question (e.g. ``"piece"``,
+    ``"rule"``), ``value`` the answer (e.g. ``"n"``, ``"12"``).  Its
+    :attr:`LegalAction.changes` are empty: a recogniser never sees it, the table or the
+    admin API applies it."""
+
+    what: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.what}={self.value}"
+
+
+Action = Move | Drop | Swap | Tandem | Remove | Choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +350,23 @@ class VariantGame(ABC):
     def scores(self) -> Mapping[Color, int]:
         """Points so far, for variants that score (empty otherwise)."""
         return {}
+
+    def board_symbol(self, symbol: str) -> str:
+        """What a piece-identity board reads for a piece of ``symbol``: the symbol itself for
+        the standard pieces; a variant whose new kinds are played with stand-in pieces (the
+        20-chess extra piece is a spare queen by default) maps them to the stand-in."""
+        return symbol
+
+    def apply_at(self, action: Action, time: float) -> list[ScoreEvent]:
+        """Make ``action`` as started at ``time`` (seconds, the board event's time).  Only
+        variants that play in virtual time (realtime chess) use the time; the others apply
+        the action as :meth:`apply` does."""
+        return self.apply(action)
+
+    def advance(self, time: float) -> list[ScoreEvent]:
+        """Let the game's virtual time run to ``time`` (seconds).  A no-op for turn-based
+        variants; realtime chess resolves arrivals, collisions and delays up to then."""
+        return []
 
     def pgn_tags(self) -> dict[str, str]:
         """Tags a PGN of this game needs besides the seven-tag roster: ``Variant`` for any
