@@ -43,7 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="show one board and its clock live",
         description="Show one board and its clock live; optionally record the session.",
     )
-    p.add_argument("port", nargs="?", help="serial port, pyserial URL or 'emulator'")
+    p.add_argument(
+        "port", nargs="?", help="serial port, pyserial URL, ble:ADDRESS (Pegasus) or 'emulator'"
+    )
     p.add_argument(
         "--demo", action="store_true", help="replay real games on the built-in emulated board"
     )
