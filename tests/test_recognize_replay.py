@@ -6,27 +6,22 @@ phantom move, no missed move."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from functools import cache
-from pathlib import Path
 
 import chess
 import chess.pgn
+import games
 import pytest
 from test_recognize_helpers import random_game, replay
 
 from dgt.emulator.human import Handling
 
-GAMES = Path(__file__).resolve().parents[2] / "shared" / "data" / "games"
-LICHESS = GAMES / "lichess-2012-12-31-100.pgn"
-
 
 @cache
 def lichess_games() -> tuple[tuple[chess.Board, tuple[chess.Move, ...]], ...]:
-    games = []
-    with LICHESS.open() as handle:
-        while (game := chess.pgn.read_game(handle)) is not None:
-            games.append((game.board(), tuple(game.mainline_moves())))
-    return tuple(games)
+    """The shared lichess games (a missing file fails the test, with what to do)."""
+    return tuple((game.board(), game.moves) for game in games.lichess_games())
 
 
 CONFIGS = [
@@ -42,7 +37,6 @@ def handling_of(name: str) -> Handling:
     return Handling.tidy() if name == "tidy" else Handling.noisy()
 
 
-@pytest.mark.skipif(not LICHESS.exists(), reason="shared game data not present")
 @pytest.mark.parametrize(("handling", "presence_only", "clock"), CONFIGS)
 def test_real_games_are_recognised_exactly(handling: str, presence_only: bool, clock: bool) -> None:
     wrong = []
@@ -114,3 +108,84 @@ def test_generated_standard_games_with_promotions_and_under_promotions(
             wrong.append(index)
     assert promotions == {chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT}
     assert wrong == []
+
+
+@pytest.mark.parametrize("presence_only", [False, True])
+def test_sdist_games_fetched_by_name_are_recognised_exactly(presence_only: bool) -> None:
+    """The standard and Chess960 games of the ``chess`` 1.11.2 sdist (downloaded with pip on
+    first use, cached under .cache/games/; a failed download fails here)."""
+    found = games.sdist_games()
+    assert len(found) >= 12
+    assert sum(game.variant == "chess960" for game in found) == 4
+    wrong = []
+    for index, game in enumerate(found):
+        item = games.stream(
+            game,
+            seed=index,
+            handling=Handling.noisy(),
+            presence_only=presence_only,
+            clock=index % 2 == 0,
+        )
+        if games.recognise(item).ucis != game.ucis():
+            wrong.append(game.name)
+    assert wrong == []
+
+
+@cache
+def every_start() -> list[games.Game]:
+    return games.castling_games(both_wings=False)
+
+
+def test_generated_games_cover_every_start_and_every_castling() -> None:
+    kinds: Counter[tuple[str, bool, bool]] = Counter()
+    starts = set()
+    for game in every_start():
+        board = game.board()
+        starts.add(board.fen())
+        for move in game.moves:
+            kind = games.castling_kind(board, move)
+            if kind is not None:
+                kinds[kind, board.turn, board.is_kingside_castling(move)] += 1
+            board.push(move)
+    assert len(starts) == 960
+    shapes = ("plain", "king-only", "rook-only", "swap", "king-onto-rook", "rook-onto-king")
+    missing = [
+        (shape, colour, wing)
+        for shape in shapes
+        for colour in (True, False)
+        for wing in (True, False)
+        if not kinds[shape, colour, wing]
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("presence_only", "handling"), [(False, "noisy"), (True, "tidy")], ids=["identity", "presence"]
+)
+def test_games_from_all_960_starts_with_every_castling(presence_only: bool, handling: str) -> None:
+    wrong = []
+    for index, game in enumerate(every_start()):
+        item = games.stream(
+            game,
+            seed=index,
+            handling=handling_of(handling),
+            presence_only=presence_only,
+            clock=index % 2 == 0,
+        )
+        if games.recognise(item).ucis != game.ucis():
+            wrong.append(game.name)
+    assert wrong == []
+
+
+def test_generated_games_take_en_passant_and_promote_to_every_kind() -> None:
+    kinds = set()
+    en_passant = 0
+    for game in games.special_games():
+        board = game.board()
+        for move in game.moves:
+            en_passant += board.is_en_passant(move)
+            if move.promotion:
+                kinds.add((board.turn, move.promotion))
+            board.push(move)
+    assert en_passant >= 5
+    assert len(kinds) == 8

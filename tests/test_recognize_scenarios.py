@@ -500,3 +500,87 @@ def test_recognize_runs_a_whole_stream() -> None:
     out, games = recognize(stream)
     assert moves_in(out, final=True) == ["d2d4"]
     assert [m.san for m in games[-1].moves] == ["d4"]
+
+
+# -- handling the first reading could not explain (replays of all 960 starts found them) --
+
+
+def test_presence_only_king_step_then_rook_square_handled_is_castling() -> None:
+    """K e1, R g1: the king set on f1 first reads as a king step; the rook then lifted from
+    g1 and the king's real square g1 set down while f1 already holds a piece: castling."""
+    fen = "4k3/8/8/8/8/8/8/4K1R1 w G - 0 1"
+    desk = Desk(presence_only=True, fen=fen)
+    desk.recognizer.start_game(desk.time, start_of(fen))
+    desk.lift("e1")
+    assert moves_in(desk.put("f1", "R")) == ["e1f1"]  # the rook seen first, on f1
+    desk.lift("g1", 0.02)
+    got = desk.put("g1", "K")
+    assert [(a.old_uci, a.uci) for a in of_type(got, "amend")] == [("e1f1", "e1g1")]
+    desk.wait(3)
+    assert desk.final_ucis() == ["e1g1"]
+
+
+def test_settled_king_step_becomes_castling_when_the_rook_follows() -> None:
+    fen = "4k3/8/8/8/8/8/8/R2K4 w A - 0 1"  # Chess960: K d1, R a1; castling: K c1, R d1
+    desk = Desk(fen=fen)
+    desk.recognizer.start_game(desk.time, start_of(fen))
+    desk.move("d1c1", "K")
+    desk.wait(2.1)
+    assert desk.final_ucis() == ["d1c1"]
+    desk.lift("a1")
+    got = desk.put("d1", "R")
+    assert moves_in(got) == ["d1a1"]
+    assert [t.moves for t in of_type(got, "takeback")] == [("d1c1",)]
+    desk.wait(3)
+    assert desk.final_ucis() == ["d1a1"]
+
+
+def test_presence_only_opponent_hesitating_is_no_capture_by_the_last_move() -> None:
+    """White Ng5-e6 (provisional); Black lifts f7 and puts it back, then takes the knight:
+    the f7 handling came before the knight left e6, so it is not Nxf7."""
+    fen = "4k3/5p2/8/6N1/8/8/8/4K3 w - - 0 1"
+    desk = Desk(presence_only=True, fen=fen)
+    assert moves_in(desk.move("g5e6", "N")) == ["g5e6"]
+    desk.lift("f7", 1.0)
+    desk.put("f7", "p", 1.0)
+    desk.lift("e6", 0.6)
+    assert of_type(desk.out, "amend") == []
+    desk.lift("f7", 0.4)
+    desk.put("e6", "p", 0.8)
+    desk.wait(3)
+    assert desk.final_ucis() == ["g5e6", "f7e6"]
+
+
+def test_presence_only_capture_read_on_a_knocked_piece_is_amended() -> None:
+    """Black e4 pawn: a knocked-over neighbour on f3 set back reads as exf3; the pawn put
+    back, the rook on d3 taken off and the pawn set on d3: exd3."""
+    fen = "4k3/8/8/8/4p3/3R1N2/8/4K3 b - - 0 1"
+    desk = Desk(presence_only=True, fen=fen)
+    desk.lift("e4")
+    desk.lift("f3", 0.4)
+    assert moves_in(desk.put("f3", "N", 0.5)) == ["e4f3"]
+    desk.put("e4", "p", 0.3)
+    desk.lift("d3", 1.0)
+    desk.lift("e4", 0.5)
+    got = desk.put("d3", "p", 0.6)
+    assert [(a.old_uci, a.uci) for a in of_type(got, "amend")] == [("e4f3", "e4d3")]
+    desk.wait(3)
+    assert desk.final_ucis() == ["e4d3"]
+
+
+def test_presence_only_takeback_bringing_a_captured_piece_back_needs_no_settle() -> None:
+    """1.e4 d5 2.exd5, then both last moves taken back at once: the captured pawn comes back
+    on d7, so the board holds more pieces than the game has: only a takeback does that."""
+    desk = Desk(presence_only=True)
+    for uci in ("e2e4", "d7d5"):
+        desk.move(uci, "*")
+    desk.lift("d5")
+    desk.lift("e4")
+    desk.put("d5", "*")
+    assert moves_in(desk.out)[-1] == "e4d5"
+    desk.lift("d5", 0.5)
+    desk.put("e4", "*", 0.3)
+    got = desk.put("d7", "*", 0.3)  # the position after 1.e4, well within the settle delay
+    assert [(t.ply, t.moves) for t in of_type(got, "takeback")] == [(1, ("e4d5", "d7d5"))]
+    desk.wait(3)
+    assert desk.final_ucis() == ["e2e4"]

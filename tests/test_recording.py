@@ -124,7 +124,7 @@ def test_damaged_lines_are_skipped_with_a_warning(
     ]
     lines.append(lines[0].splitlines()[-1])  # a good event again after the damage
     path = tmp_path / "damaged.jsonl"
-    path.write_text("\n".join(lines) + "\n{\"t\": 2, \"type\": \"ev")  # cut off at the end
+    path.write_text("\n".join(lines) + '\n{"t": 2, "type": "ev')  # cut off at the end
     with caplog.at_level(logging.WARNING, logger="dgt.recording"):
         items = list(read_record(path))
     assert items == [EVENTS[0], EVENTS[0]]

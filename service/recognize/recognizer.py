@@ -39,6 +39,29 @@ the lever side of each colour is learned from the first press after an action), 
 action, or -- when no clock is in use -- by the board standing still on it for ``settle``
 seconds.
 
+Rules for what a presence-only board cannot show directly (each surfaced, never silent):
+
+* the board reads exactly like the last action but another action from the previous
+  position explains the handling better -- e.g. king e1-f1 read first, then the rook on g1
+  lifted and the king set on g1: castling; a capture read on a knocked-over neighbour, then
+  the real captured piece lifted and the mover lifted again -- the last action is amended
+  (an ``Amend`` event), provided it was not completed yet;
+* an amendment needs the right order: a piece the provisional action set down on a square
+  the new action leaves empty must have been lifted from there before the new action's
+  changed-but-occupied squares were set down (an opponent touching a piece first is not the
+  capture);
+* a takeback of several actions counts at once when the board holds more pieces than the
+  game has (captured pieces came back: only a takeback does that), else once the board
+  stands still on the earlier position for the settle delay;
+* a king and a rook lifted and put back where a Chess960 swap castling is legal still read as
+  that castling (provisional: the clock or the next action completes it); a capture whose
+  captured piece is swept off in one step is not read (the mover's square is reported as a
+  mismatch after the settle delay).
+
+On any board, a move completed only by the settle delay (no clock) is still replaced -- a
+``Takeback`` and the new move -- when the same hand continues it (a slow rook after the
+king: castling).
+
 Result gestures are never moves: a DGT draw / white-wins / black-wins piece placed on any
 square, or both kings on the centre squares (see :data:`CENTRE`).
 """
@@ -162,6 +185,10 @@ class _Node:
     squares: SquareMap
     view: SquareMap  # what the board reads for it
     candidates: dict[int, list[_Candidate]] = field(default_factory=dict)
+    count: int = 0  # occupied squares
+
+    def __post_init__(self) -> None:
+        self.count = sum(1 for symbol in self.view if symbol)
 
 
 @dataclass(slots=True)
@@ -183,6 +210,7 @@ class _Played:
     number: int
     scores: tuple[ScoreEvent, ...]
     final: bool = False
+    by_settle: bool = False  # completed only by the board standing still
 
 
 @cache
@@ -290,7 +318,7 @@ class Recognizer:
             return out
         if not top.diff:
             if self._played and not self._played[-1].final and not self.clock_in_use:
-                self._finalise(now, out)
+                self._finalise(now, out, by_settle=True)
             return out
         if self.presence_only:
             # occupancy alone often repeats an earlier position mid-move: a takeback of
@@ -501,6 +529,8 @@ class Recognizer:
                 if candidate is not None:
                     self._advance(candidate.action, time, out)
                     return
+                if self._amend_by_handling(top, time, out):
+                    return
             self._explained(time, out)
             return
         prev = self._prev
@@ -509,15 +539,24 @@ class Recognizer:
                 self._takeback_to(len(self._played) - 1, time, out)
                 return
             last = self._played[-1]
-            if not last.final:
-                candidate = self._match(prev)
-                if candidate is not None and candidate.action.action != last.action.action:
+            if not last.final or (last.by_settle and not self.presence_only):
+                candidate = next(
+                    (
+                        c
+                        for c in self._matches(prev)
+                        if c.action.action != last.action.action
+                        and self._amend_order_fits(c, last.action, top)
+                    ),
+                    None,
+                )
+                if candidate is not None:
                     if self._amends(candidate.action, last.action, top):
                         self._replace(candidate.action, time, out)
                         return
-                    # maybe the opponent's reply seen place-before-lift: decide once the
-                    # scan had time to report a lift
-                    self._pending = (candidate.action, time)
+                    if not last.final:
+                        # maybe the opponent's reply seen place-before-lift: decide once
+                        # the scan had time to report a lift
+                        self._pending = (candidate.action, time)
         candidate = self._match(top)
         if candidate is not None:
             self._advance(candidate.action, time, out)
@@ -526,13 +565,20 @@ class Recognizer:
         if found is not None:
             self._begin(found[0], found[1], time, out)
             return
-        if not self.presence_only:
+        if not self.presence_only or self._occupied > top.node.count:
+            # a presence-only board with more pieces than the game has now: captured pieces
+            # came back, which only a takeback does
             ply = self._history_match()
             if ply is not None:
                 self._takeback_to(ply, time, out)
 
     def _match(self, ref: _Ref) -> _Candidate | None:
         """The legal action from ``ref`` that explains the board, if there is one."""
+        found = self._matches(ref)
+        return found[0] if found else None
+
+    def _matches(self, ref: _Ref) -> list[_Candidate]:
+        """The legal actions from ``ref`` that explain the board, the likeliest first."""
         diff = ref.diff
         board = self._board
         if not any(board[sq] for sq in diff) and not (self.presence_only and ref.last_place):
@@ -542,7 +588,7 @@ class Recognizer:
             # finds them ready (spreads the work over two events).
             if diff and ref is self._top:
                 self._candidates(ref.node, next(iter(diff)))
-            return None
+            return []
         if diff:
             pool = self._candidates(ref.node, next(iter(diff)))
         else:
@@ -562,11 +608,62 @@ class Recognizer:
             if candidate in found:
                 continue
             found.append(candidate)
-        if not found:
-            return None
         if len(found) > 1:
             found.sort(key=lambda c: self._preference(ref, c))
-        return found[0]
+        return found
+
+    def _amend_order_fits(self, new: _Candidate, old: LegalAction, top: _Ref) -> bool:
+        """Presence-only: ``new`` replaces the provisional ``old`` only if the piece ``old``
+        set down on a square that ``new`` leaves empty was lifted from there before ``new``'s
+        occupied-but-changed squares were set down (a slid piece moves on, then captures);
+        a square handled before it is the opponent touching a piece, not the capture."""
+        if not self.presence_only or not new.same:
+            return True
+        prev_view = self._nodes[-2].view
+        changes = dict(new.action.changes)
+        for square, symbol in old.changes:
+            if not symbol or square in changes or prev_view[square]:
+                continue
+            lifted = top.first_lift.get(square)
+            if lifted is None:
+                return False
+            for same in new.same:
+                placed = top.last_place.get(same)
+                if placed is None or placed + SCAN_SLACK < lifted:
+                    return False
+        return True
+
+    def _amend_by_handling(self, top: _Ref, time: float, out: list[RecognizerEvent]) -> bool:
+        """Presence-only, the board reads exactly like ``top``: another action from the
+        previous position that reads the same may explain the handling better (king f1 to
+        g1 and then the rook on h1 lifted and set on f1 while the king's square is handled
+        too: castling; a pawn capture read on a knocked-over neighbour, then the real
+        captured piece lifted and set down as the pawn is lifted again).  Rule: the last
+        action is replaced by one whose occupied-but-changed squares were all lifted and
+        set down since the last action was read, and which either explains more such
+        squares or whose emptied squares were lifted again since."""
+        prev = self._prev
+        if prev is None or not self._played:
+            return False
+        last = self._played[-1]
+        if last.final:
+            return False
+        prev_view = prev.node.view
+        last_same = sum(1 for sq, symbol in last.action.changes if symbol and prev_view[sq])
+        for candidate in self._matches(prev):
+            if candidate.action.action == last.action.action or not candidate.same:
+                continue
+            if any(sq not in top.first_lift or sq not in top.last_place for sq in candidate.same):
+                continue
+            if len(candidate.same) <= last_same and any(
+                sq not in top.first_lift for sq in candidate.emptied
+            ):
+                continue
+            if not self._amend_order_fits(candidate, last.action, top):
+                continue
+            self._replace(candidate.action, time, out)
+            return True
+        return False
 
     def _order_fits(self, ref: _Ref, candidate: _Candidate) -> bool:
         """Presence-only: each square that stays occupied but changes content was set down
@@ -834,9 +931,12 @@ class Recognizer:
         logger.debug("took back %d action(s) to ply %d", len(undone), ply)
         self._explained(time, out)
 
-    def _finalise(self, time: float, out: list[RecognizerEvent]) -> None:
+    def _finalise(
+        self, time: float, out: list[RecognizerEvent], *, by_settle: bool = False
+    ) -> None:
         played = self._played[-1]
         played.final = True
+        played.by_settle = by_settle
         out.append(self._move_event(time, played, True))
         game = self._game
         assert game is not None

@@ -1,0 +1,279 @@
+"""Move recognition figures: replayed games through the recogniser and through the usual
+approach of existing tools, side by side, and the recogniser's cost per board event.
+
+Every game of the replay harness (``tests/games.py``: the 100 shared lichess games, the
+standard and Chess960 games of the ``chess`` 1.11.2 sdist, generated games from all 960
+starts steering for every kind of castling, generated games with promotions,
+under-promotions and en passant) is played by the seeded human model
+(``dgt.emulator.human``, noisy handling: slides, hesitations, knocked pieces, bounces,
+place-before-lift, quick replies, jitter) for each seed and each board family (piece
+identity, presence only), half of the games with a clock pressed after each move.  The
+event stream goes through
+
+* ``service.recognize.Recognizer`` (timed: ``tick`` + ``feed`` per board event), and
+* the usual approach (:func:`stable_board_moves`): wait until the board has not changed for
+  a settle time, then compare it with the position after each legal move, accept the first
+  that matches, no takebacks.
+
+Prints per family and approach: games, moves, games reproduced exactly, phantom moves
+(recognised but not played) and missed moves (played but not recognised) -- a move read
+wrong counts once in each -- then the recogniser's cost per board event, p50 and p99.
+Goals: every game exact, 0 phantom, 0 missed, p99 under 200 us.  Exit status 1 only if a
+run raises; the figures never fail it.
+
+    .venv/bin/python bench/recognition.py             # all games, 5 seeds (long: minutes)
+    .venv/bin/python bench/recognition.py --quick     # a few games, 1 seed (CI smoke run)
+    .venv/bin/python bench/recognition.py --seeds 1 --sources lichess,sdist
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import chess
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from games import (  # noqa: E402  (the harness lives with the tests)
+    Game,
+    Stream,
+    castling_game,
+    castling_games,
+    lichess_games,
+    recognise,
+    sdist_games,
+    special_games,
+    stream,
+)
+
+from dgt.emulator.human import Handling  # noqa: E402
+from dgt.events import BoardSnapshot, SquareChanged  # noqa: E402
+from dgt.protocol.constants import Piece  # noqa: E402
+
+BASELINE_SETTLE = 0.3
+"""Seconds without a change before the usual approach looks at the board (existing hosts
+use 0.25 to 0.5 s)."""
+P99_GOAL_US = 200.0
+
+
+def stable_board_moves(item: Stream, settle: float = BASELINE_SETTLE) -> list[str]:
+    """The usual approach of existing tools, faithfully: keep the board as reported; once
+    it has not changed for ``settle`` seconds, compare it with the position after each
+    legal move (piece-identity boards: the piece on every square; presence-only boards:
+    occupancy) and accept the first that matches; no takebacks, no amendments.  The
+    promotion piece a presence-only player told (on a screen) is tried first, as such
+    tools ask for it."""
+    position = item.game.board()
+    board: list[Piece] = [Piece.EMPTY] * 64
+    presence = False
+    moves: list[str] = []
+    changed_at = 0.0
+    pending = False
+
+    def reading(piece: Piece) -> object:
+        return piece is not Piece.EMPTY if presence else piece
+
+    def expected(pos: chess.Board) -> list[object]:
+        out: list[object] = [False if presence else Piece.EMPTY] * 64
+        for square, piece in pos.piece_map().items():
+            out[square] = True if presence else _CODES[piece.symbol()]
+        return out
+
+    def look() -> None:
+        current = [reading(p) for p in board]
+        if current == expected(position):
+            return
+        legal = list(position.legal_moves)
+        kind = told.get("kind")
+        legal.sort(key=lambda m: m.promotion is not None and m.promotion != kind)
+        for move in legal:
+            position.push(move)
+            if current == expected(position):
+                moves.append(uci_board.uci(move))
+                uci_board.push(move)
+                return
+            position.pop()
+
+    uci_board = item.game.board()
+    told: dict[str, int] = {}
+    for index, event in enumerate(item.events):
+        if pending and event.time - changed_at >= settle:
+            look()
+            pending = False
+        if index in item.promotions:
+            told["kind"] = chess.PIECE_SYMBOLS.index(item.promotions[index])
+        if isinstance(event, BoardSnapshot):
+            board = list(event.squares)
+            presence = Piece.OCCUPIED in board
+        elif isinstance(event, SquareChanged):
+            board[event.square] = event.piece
+        else:
+            continue
+        changed_at, pending = event.time, True
+    if pending:
+        look()
+    return moves
+
+
+_CODES = {
+    "P": Piece.WPAWN, "R": Piece.WROOK, "N": Piece.WKNIGHT, "B": Piece.WBISHOP,
+    "Q": Piece.WQUEEN, "K": Piece.WKING, "p": Piece.BPAWN, "r": Piece.BROOK,
+    "n": Piece.BKNIGHT, "b": Piece.BBISHOP, "q": Piece.BQUEEN, "k": Piece.BKING,
+}  # fmt: skip
+
+
+@dataclass
+class Tally:
+    """Figures of one approach on one board family."""
+
+    games: int = 0
+    moves: int = 0
+    exact: int = 0
+    phantom: int = 0
+    missed: int = 0
+    wrong: list[str] = field(default_factory=list)
+
+    def merge(self, other: Tally) -> None:
+        self.games += other.games
+        self.moves += other.moves
+        self.exact += other.exact
+        self.phantom += other.phantom
+        self.missed += other.missed
+        self.wrong += other.wrong
+
+    def add(self, name: str, expected: Sequence[str], got: Sequence[str]) -> None:
+        self.games += 1
+        self.moves += len(expected)
+        if list(got) == list(expected):
+            self.exact += 1
+            return
+        self.wrong.append(name)
+        matcher = difflib.SequenceMatcher(a=list(expected), b=list(got), autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                self.missed += i2 - i1
+                self.phantom += j2 - j1
+
+
+def select_games(sources: Sequence[str], quick: bool, both_wings: bool = False) -> list[Game]:
+    games: list[Game] = []
+    for source in sources:
+        if source == "lichess":
+            games += lichess_games()[:3] if quick else lichess_games()
+        elif source == "sdist":
+            found = sdist_games()
+            games += [*found[:2], *[g for g in found if g.variant == "chess960"][:1]] if quick \
+                else found  # fmt: skip
+        elif source == "960":
+            games += [castling_game(n, ("k", "q"), n) for n in (0, 518, 959)] if quick \
+                else castling_games(both_wings)  # fmt: skip
+        elif source == "special":
+            games += special_games(2 if quick else 20)
+        else:
+            raise SystemExit(f"unknown source {source!r}: use lichess, sdist, 960, special")
+    return games
+
+
+def _run(job: tuple[bool, int, str, bool, bool, float, float, float]) -> tuple[
+    Tally, Tally, list[float]
+]:
+    """One board family and one seed over every game: both approaches' tallies and the
+    recogniser's costs per board event."""
+    presence, seed, sources, quick, both_wings, settle, sweep, takeback = job
+    games = select_games(sources.split(","), quick, both_wings)
+    ours, usual = Tally(), Tally()
+    costs: list[float] = []
+    for index, game in enumerate(games):
+        item = stream(
+            game,
+            seed=seed * 100_003 + index,
+            handling=Handling.noisy(),
+            presence_only=presence,
+            clock=index % 2 == 0,
+            sweep=sweep,
+            takeback=takeback,
+        )
+        expected = game.ucis()
+        result = recognise(item, timed=True)
+        costs += result.costs
+        name = f"{game.name}/seed{seed}"
+        ours.add(name, expected, result.ucis)
+        usual.add(name, expected, stable_board_moves(item, settle))
+    return ours, usual, costs
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a few games, 1 seed")
+    parser.add_argument("--seeds", type=int, default=5, help="noise seeds (default 5)")
+    parser.add_argument("--seed", type=int, default=1, help="first seed (default 1)")
+    parser.add_argument("--sources", default="lichess,sdist,960,special")
+    parser.add_argument(
+        "--settle", type=float, default=BASELINE_SETTLE,
+        help="the usual approach's settle time (default %(default)s s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sweep", type=float, default=0.0,
+        help="presence-only: chance a capture sweeps the captured piece off",
+    )  # fmt: skip
+    parser.add_argument("--takeback", type=float, default=0.0,
+                        help="chance of a takeback of one or two moves after a move")  # fmt: skip
+    parser.add_argument("--both-wings", action="store_true",
+                        help="two castling games per Chess960 start instead of one")  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--list-wrong", action="store_true", help="name the games read wrong")
+    args = parser.parse_args(argv)
+    seeds = [args.seed] if args.quick else list(range(args.seed, args.seed + args.seeds))
+    games = select_games(args.sources.split(","), args.quick)
+    started = time.perf_counter()
+    costs: list[float] = []
+    print(f"games per run: {len(games)}, seeds: {len(seeds)}, handling: noisy, "
+          f"usual approach settle: {args.settle} s")  # fmt: skip
+    jobs = [(presence, seed) for presence in (False, True) for seed in seeds]
+    options = (args.sources, args.quick, args.both_wings, args.settle, args.sweep, args.takeback)
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(_run, [(*job, *options) for job in jobs]))
+    else:
+        results = [_run((*job, *options)) for job in jobs]
+    for presence in (False, True):
+        family = "presence-only" if presence else "piece-identity"
+        ours, usual = Tally(), Tally()
+        for (job_presence, _), (our, their, timed) in zip(jobs, results, strict=True):
+            if job_presence == presence:
+                ours.merge(our)
+                usual.merge(their)
+                costs += timed
+        for label, tally in (("recogniser", ours), ("usual approach", usual)):
+            print(
+                f"{family} {label}: games: {tally.games} moves: {tally.moves} "
+                f"exact: {tally.exact} phantom: {tally.phantom} missed: {tally.missed}"
+            )
+            if args.list_wrong and tally.wrong:
+                print(f"  read wrong: {' '.join(tally.wrong[:40])}")
+    micro = [c * 1e6 for c in costs]
+    print(f"board events timed: {len(micro)}")
+    print(f"cost per board event p50: {statistics.median(micro):.1f} us")
+    p99 = percentile(micro, 0.99)
+    print(f"cost per board event p99: {p99:.1f} us (goal < {P99_GOAL_US:.0f} us)")
+    print(f"elapsed: {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
