@@ -9,16 +9,25 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from dgt.errors import DgtError
 from service.errors import UsageError
 
-COMMANDS = ("monitor", "emulate", "scan", "recognize")
+COMMANDS = ("run", "demo", "monitor", "emulate", "scan", "recognize")
 """Sub-command modules, in the order ``--help`` lists them."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (``dgt-service run: argument --port: ...``),
+    pointing at ``--help`` instead of printing the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dgt-service",
         description="Driver, emulator and arbiter service for DGT electronic chessboards.",
     )

@@ -69,6 +69,8 @@ VARIANTS = ("standard", "chess960", "t20")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 TEXT_WIDTH = 8
 """Characters on the DGT 3000 display."""
+TEXT_SECONDS = 2.0
+"""Seconds a message stays on the clock display before the times come back."""
 
 
 class TableError(ValueError):
@@ -141,6 +143,9 @@ class _Entry:
     scores: tuple[dict[str, Any], ...] = ()
     illegal: bool = False
     notes: list[str] = field(default_factory=list)
+    fen_after: str | None = None
+    """For an illegal move that stood: the position after it."""
+    article: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +211,7 @@ class Table:
         self._family: bool | None = None
         self._link = "unknown"
         self._orders: list[ClockOrder] = []
+        self._text_until: float | None = None
         self._clocks = GameClocks()
         self._clock_present = False
         self._clock_times: tuple[float, float, float] | None = None  # left, right, as of
@@ -243,6 +249,7 @@ class Table:
         """Process one driver event; returns what it caused (the event itself first)."""
         t = event.time
         out = [TableEvent(t, "board", event_to_json(event))]
+        had_clock = self._clock_present
         if isinstance(event, SquareChanged):
             self._raw[event.square] = event.piece
         elif isinstance(event, BoardSnapshot):
@@ -266,7 +273,7 @@ class Table:
             out += self._recognized(item, pressed)
         if isinstance(event, LeverMoved):
             out += self._on_lever(event, got, pressed)
-        elif isinstance(event, ClockUpdate):
+        elif isinstance(event, ClockUpdate) and not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
         return out
 
@@ -285,6 +292,9 @@ class Table:
             if running is not None and self._clocks.remaining(running, now) <= 0:
                 self._clocks.settle(now)
                 out += self._apply(self._arbiter.on_flag(now, running), now)
+        if self._text_until is not None and now >= self._text_until:
+            self._text_until = None
+            self._orders.append(ClockOrder("end_text"))
         return out
 
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
@@ -308,9 +318,12 @@ class Table:
         return handler(args, now)
 
     def take_clock_orders(self) -> list[ClockOrder]:
-        """The clock commands issued since the last call, oldest first."""
+        """The clock commands issued since the last call: the settings (set-and-run, the
+        last one wins) first, then texts and the rest, each oldest first -- so that a text
+        is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
         orders, self._orders = self._orders, []
-        return orders
+        settings = [o for o in orders if o.kind == "set_and_run"]
+        return settings + [o for o in orders if o.kind != "set_and_run"]
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -358,31 +371,69 @@ class Table:
 
     def pgn(self) -> str:
         """The record as PGN: the seven tag roster, TimeControl, Termination, the variant's
-        tags, T20 scores, and ``{[%clk h:mm:ss]}`` after every completed move."""
+        tags, T20 scores, and ``{[%clk h:mm:ss]}`` after every completed move.
+
+        An illegal move that stood (US speed 11: unclaimed before the reply, the position
+        legal) is no move a PGN reader can play, so the record is split there into game
+        segments: a segment ends with a comment naming the illegal move (``White's illegal
+        move Ng1-g3 stood (US speed 11) ...``) and result ``*``; the next one starts from the
+        position after it (``SetUp``/``FEN``) with a comment saying so.  Every segment has
+        the game's tags and ``GameSegment "k/n"``; the last one has the result, its reason
+        and the scores.  Without a standing illegal move the record is one game."""
+        segments = self._segments()
+        return "\n".join(
+            self._pgn_segment(index, len(segments), fen, entries, previous, stood)
+            for index, (fen, entries, previous, stood) in enumerate(segments, 1)
+        )
+
+    def _segments(self) -> list[tuple[str | None, list[_Entry], _Entry | None, _Entry | None]]:
+        """The record cut at each standing illegal move: (start FEN, None for the game's own
+        start; the completed moves; the illegal move it starts after; the one it ends with)."""
+        out: list[tuple[str | None, list[_Entry], _Entry | None, _Entry | None]] = []
+        fen: str | None = None
+        previous: _Entry | None = None
+        moves: list[_Entry] = []
+        for entry in self._record:
+            if entry.illegal:
+                out.append((fen, moves, previous, entry))
+                fen, previous, moves = entry.fen_after, entry, []
+            elif entry.final:
+                moves.append(entry)
+        out.append((fen, moves, previous, None))
+        return out
+
+    def _pgn_segment(
+        self, index: int, count: int, fen: str | None, entries: list[_Entry],
+        previous_illegal: _Entry | None, stood: _Entry | None,
+    ) -> str:  # fmt: skip
         s = self.settings
+        last = index == count
+        result = self._result if last else "*"
         tags = {
             "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
-            "White": s.white, "Black": s.black, "Result": self._result,
+            "White": s.white, "Black": s.black, "Result": result,
         }  # fmt: skip
         tags["TimeControl"] = self._control.text
-        if self._reason:
+        if count > 1:
+            tags["GameSegment"] = f"{index}/{count}"
+        if self._reason and last:
             tags["Termination"] = self._reason
         if self._start is not None:
             if self._start.variant != "standard":
                 tags["Variant"] = get_variant(self._start.variant).pgn_name
-            if not self._start.classical:
+            if fen is not None or not self._start.classical:
                 tags["SetUp"] = "1"
-                tags["FEN"] = self._start.fen
+                tags["FEN"] = fen if fen is not None else self._start.fen
         scores = self._scores()
-        if scores:
+        if scores and last:
             tags["WhiteScore"] = str(scores["white"])
             tags["BlackScore"] = str(scores["black"])
         lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
         tokens: list[str] = []
+        if previous_illegal is not None:
+            tokens.append(_comment([f"after {_stood(previous_illegal)}"]))
         previous: _Entry | None = None
-        for entry in self._record:
-            if not entry.final:
-                continue
+        for number, entry in enumerate(entries, 1):
             if entry.side == WHITE:
                 tokens.append(f"{entry.number}.")
             elif previous is None or previous.side == BLACK or previous.number != entry.number:
@@ -394,10 +445,14 @@ class Table:
             for score in entry.scores:
                 comment.append(f"{score['side']} +{score['points']} {score['reason']}")
             comment += entry.notes
+            if stood is not None and number == len(entries):
+                comment.append(_stood_note(stood))
             if comment:
-                tokens.append("{" + " ".join(comment).replace("}", ")") + "}")
+                tokens.append(_comment(comment))
             previous = entry
-        tokens.append(self._result)
+        if stood is not None and not entries:
+            tokens.append(_comment([_stood_note(stood)]))
+        tokens.append(result)
         text = "\n".join(lines) + "\n\n"
         line = ""
         for token in tokens:
@@ -523,7 +578,7 @@ class Table:
                 out.append(TableEvent(t, "score", {"ply": ply, "scores": list(entry.scores),
                                                     "totals": self._scores()}))  # fmt: skip
                 totals = self._scores()
-                self._text(f"{totals['white']}-{totals['black']}", 0.0)
+                self._text(f"{totals['white']}-{totals['black']}", 0.0, t)
             out += self._apply(self._arbiter.on_action(t, ply, item.side, False), t)
             if self._complete_next.pop(item.side, False):
                 out += self._finalise(entry, t, data | {"final": True})
@@ -608,7 +663,7 @@ class Table:
             out.append(TableEvent(t, "claim", _payload(claim)))
         if self._clock_present and self._control.timed:
             self._order_times(t, paused=True)
-        self._text(result if result != "1/2-1/2" else "DRAW", 1.0)
+        self._text(result if result != "1/2-1/2" else "DRAW", 1.0, t, hold=True)
         return out
 
     # -- internals: rulings --------------------------------------------------------------------
@@ -619,10 +674,10 @@ class Table:
             out.append(TableEvent(t, item.type, _payload(item)))
             if isinstance(item, Irregularity):
                 self._irregularities.append(item.to_json())
-                self._text(_SHORT.get(item.kind, "ARBITER"), 0.5)
+                self._text(_SHORT.get(item.kind, "ARBITER"), 0.5, t)
             elif isinstance(item, Claim):
                 if item.status in ("offered", "made"):
-                    self._text("CLAIM?", 0.3)
+                    self._text("CLAIM?", 0.3, t)
             elif isinstance(item, Ruling):
                 out += self._rule(item, t)
         return out
@@ -637,7 +692,7 @@ class Table:
             if self._clock_present:
                 self._order_times(t)
             minutes = int(sum(ruling.add_time.values()) // 60)
-            self._text(f"+{minutes} MIN", 1.0)
+            self._text(f"+{minutes} MIN", 1.0, t)
             return [self._clock_event(t)]
         if kind == "clock" and ruling.run is not None:
             self._clocks.run(ruling.run, t)
@@ -660,8 +715,10 @@ class Table:
         assert ruling.uci is not None
         side = bool(ruling.side)
         entry = _Entry(len(self._record) + 1, game.move_number(), side, ruling.uci,
-                       ruling.uci, final=True, illegal=True)  # fmt: skip
-        entry.notes.append(f"illegal move {ruling.uci} stood ({ruling.article})")
+                       _long_algebraic(game.squares, ruling.uci), final=True, illegal=True,
+                       fen_after=ruling.fen, article=ruling.article)  # fmt: skip
+        if self._control.timed:
+            entry.clock = self._clocks.remaining(side, t)
         self._record.append(entry)
         board = chess.Board(ruling.fen, chess960=game.variant.id == "chess960")
         start = StartPosition(game.variant.id, ruling.fen, squares_of(board))
@@ -754,6 +811,25 @@ class Table:
                         out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
+    def _clock_learned(self, t: float, had_clock: bool) -> bool:
+        """Before the first move, a clock reported its times for the first time, or for the
+        first time since the game began without the lever known (a driver knows a DGT 3000 is
+        there from its version before it reports any times): set it to the time control and
+        run White's side, whose lever is up (issue 4: "at the start of a game the service
+        sets the DGT 3000 to the time control (set-and-run), learns which side of the clock
+        is White from the first press").  True if it did: the report predates the order, so
+        the table keeps its own times."""
+        if self._phase != "playing" or self._record or not self._control.timed:
+            return False
+        if had_clock and self._white_side is not None:
+            return False
+        if self._white_side is None and self._lever_high is not None:
+            self._white_side = self._lever_high  # White's clock runs first: its lever is up
+        base = self._control.base
+        self._clocks = GameClocks(base, base, WHITE, t)  # White's time starts now
+        self._order_times(t)
+        return True
+
     def _order_times(self, t: float, *, paused: bool = False) -> None:
         """Set the clock to the table's times (set-and-run), the side to move running."""
         white = max(0.0, self._clocks.remaining(WHITE, t))
@@ -765,9 +841,13 @@ class Table:
             run = side if self._clocks.running == WHITE else _other(side)
         self._orders.append(ClockOrder("set_and_run", round(left, 3), round(right, 3), run))
 
-    def _text(self, text: str, beep: float) -> None:
+    def _text(self, text: str, beep: float, t: float, *, hold: bool = False) -> None:
+        """Show ``text`` on the clock for :data:`TEXT_SECONDS` (``hold``: until the next
+        order, e.g. the result): :meth:`tick` sends ``end_text`` when it is due, so the
+        players see their times again."""
         if self._clock_present:
             self._orders.append(ClockOrder("text", text=text[:TEXT_WIDTH], beep=beep))
+            self._text_until = None if hold else t + TEXT_SECONDS
 
     def _clock_event(self, t: float) -> TableEvent:
         return TableEvent(t, "clock", self._clocks.snapshot(t))
@@ -933,6 +1013,35 @@ def _payload(item: ArbiterEvent) -> dict[str, Any]:
     data.pop("type", None)
     data.pop("time", None)
     return data
+
+
+def _long_algebraic(squares: SquareMap, uci: str) -> str:
+    """A move no rule allows, as people write it: ``Ng1-g3``, ``e7xd6``, ``e7-e8=Q``."""
+    origin, target = chess.parse_square(uci[:2]), chess.parse_square(uci[2:4])
+    symbol = squares[origin] or ""
+    letter = "" if symbol.lower() in ("p", "", "*", "?") else symbol.upper()
+    sign = "x" if squares[target] else "-"
+    promotion = f"={uci[4].upper()}" if len(uci) > 4 else ""
+    return f"{letter}{uci[:2]}{sign}{uci[2:4]}{promotion}"
+
+
+def _comment(parts: list[str]) -> str:
+    return "{" + " ".join(parts).replace("}", ")") + "}"
+
+
+def _stood(entry: _Entry) -> str:
+    """``White's illegal move Ng1-g3 (g1g3), which stood (US speed 11)``."""
+    side = "White" if entry.side == WHITE else "Black"
+    return f"{side}'s illegal move {entry.san} ({entry.uci}), which stood ({entry.article})"
+
+
+def _stood_note(entry: _Entry) -> str:
+    side = "White" if entry.side == WHITE else "Black"
+    clock = f" at {clk(entry.clock)} on the clock" if entry.clock is not None else ""
+    return (
+        f"{side}'s illegal move {entry.san} ({entry.uci}) stood{clock} ({entry.article}): "
+        "the game goes on from the position after it in the next game segment"
+    )
 
 
 def _escape(value: str) -> str:

@@ -163,6 +163,8 @@ class Arbiter:
         colour = _colour(current)
         if colour is not None and current.lower() == "k":
             self._king_lifted[square] = time
+        if any(e.context.get("king") == square for e in self.claims.of_kind("illegal-move")):
+            self._king_lifted[square] = time  # the king the illegal move left there (US 11)
         mover = self._mover()
         if mover is None or colour is None:
             return out
@@ -199,6 +201,8 @@ class Arbiter:
             colour = _colour(symbol)
             if colour is not None and colour != claimant:
                 continue
+            if colour is None and _occupied(self.view.physical()) >= entry.context["occupied"]:
+                continue  # presence only: the king set back, nothing captured
             return self.decide(time, entry.claim.id, "accept", gesture="king taken")
         return []
 
@@ -423,14 +427,15 @@ class Arbiter:
                 time, "illegal-move", side, self._a("11"),
                 f"illegal move {reading.describe()} completed by the clock press", squares, detail,
             )  # fmt: skip
-            king = _king_square(self.view.physical(), side)
+            king = _king_after(self.view.game.squares if self.view.game else (), reading, side)
             claim = self.claims.offer(
                 time, "illegal-move", not side, side, self._a("11"),
                 "the opponent may claim the win (a draw when lacking mating material), or take "
                 "the king left in check, until making a move",
                 lapses_on="press",
                 context={"reading": reading, "ply": self.view.game.ply if self.view.game else 0,
-                         "king": king, "offender": side},
+                         "king": king, "offender": side,
+                         "occupied": _occupied(self.view.physical())},
                 detail={**detail, "king": _name(king) if king is not None else None},
             )  # fmt: skip
             return [irregularity, claim]
@@ -881,9 +886,18 @@ def _unpromoted(reading: Reading, legal: Sequence[LegalAction], side: Color) -> 
     return None
 
 
-def _king_square(physical: SquareMap, side: Color) -> int | None:
+def _occupied(squares: SquareMap) -> int:
+    return sum(1 for symbol in squares if symbol)
+
+
+def _king_after(position: SquareMap, reading: Reading, side: Color) -> int | None:
+    """Where ``side``'s king stands after the illegal move ``reading`` (US speed 11: the
+    king that may be taken).  Read from the game's position and the move, not from the
+    sensors: a presence-only board cannot name the piece on a square."""
+    if reading.moved.lower() == "k" and reading.to_square is not None:
+        return reading.to_square
     king = "K" if side else "k"
-    for square, symbol in enumerate(physical):
-        if symbol == king:
+    for square, symbol in enumerate(position):
+        if symbol == king and square != reading.from_square:
             return square
     return None

@@ -17,6 +17,7 @@ from service.arbiter import RULE_SETS
 from service.errors import UsageError
 from service.recognize import DEFAULT_SETTLE, game_pgn, recognize
 from service.table import Table, TableError, TableEvent, TableSettings
+from service.time_control import TimeControl, TimeControlError
 from service.variants import VARIANTS
 
 
@@ -68,6 +69,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        TimeControl.parse(args.time_control)
+    except TimeControlError as exc:
+        raise UsageError(str(exc)) from None
     events = list(_events(args))
     if not events:
         raise UsageError("no board events in the input: is it a dgt-service log or raw stream?")
