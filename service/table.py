@@ -419,7 +419,10 @@ class Table:
         if self._reason and last:
             tags["Termination"] = self._reason
         if self._start is not None:
-            if self._start.variant != "standard":
+            if self._game is not None:  # the variant's own tags (Variant, and any it adds)
+                game_tags = self._game.pgn_tags()
+                tags.update({k: v for k, v in game_tags.items() if k not in ("SetUp", "FEN")})
+            elif self._start.variant != "standard":
                 tags["Variant"] = get_variant(self._start.variant).pgn_name
             if fen is not None or not self._start.classical:
                 tags["SetUp"] = "1"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+
+import chess.pgn
 from test_table_helpers import Hands, of_type
 
 from service.table import TableSettings
@@ -19,7 +22,11 @@ def test_t20_capture_scores_show_on_the_clock_and_in_the_pgn() -> None:
     assert any(o.text == "1-0" for o in hands.table.take_clock_orders())
     pgn = hands.table.pgn()
     assert '[WhiteScore "1"]' in pgn
-    assert '[Variant "Chess T20"]' in pgn
+    assert '[VariantName "Chess T20"]' in pgn
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    assert game is not None
+    assert not game.errors
+    assert game.board().fen() == T20
 
 
 def test_t20_time_out_moves_fifty_points_and_ends_the_game() -> None:

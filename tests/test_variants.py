@@ -118,7 +118,12 @@ def test_standard_game_ends_by_mate_and_time_out_rules() -> None:
 def test_t20_starts_from_its_fen_without_castling() -> None:
     game = get_variant("t20").new_game()
     assert game.fen() == T20_FEN
-    assert game.pgn_tags() == {"Variant": "Chess T20", "SetUp": "1", "FEN": T20_FEN}
+    assert game.pgn_tags() == {
+        "Variant": "From Position",
+        "VariantName": "Chess T20",
+        "SetUp": "1",
+        "FEN": T20_FEN,
+    }
     assert not any(game.board.is_castling(m) for m in game.board.legal_moves)
 
 

@@ -63,6 +63,9 @@ class T20Game(ChessGame):
         self._history: list[list[ScoreEvent]] = []
         self._time_out: list[ScoreEvent] = []
 
+    def pgn_tags(self) -> dict[str, str]:
+        return {**super().pgn_tags(), "VariantName": "Chess T20"}
+
     def apply(self, action: Action) -> list[ScoreEvent]:
         move = self._checked_move(action)
         board = self.board
@@ -139,7 +142,10 @@ class T20(Variant):
     """Chess T20."""
 
     id = "t20"
-    pgn_name = "Chess T20"
+    pgn_name = "From Position"
+    """PGN readers and broadcast relays know no T20: its moves are FIDE moves from a set-up
+    position, so the record says that (``Variant``, ``SetUp``, ``FEN``) and names the variant
+    in a tag of its own (:meth:`T20Game.pgn_tags`)."""
 
     def start_positions(self) -> Sequence[StartPosition]:
         return (t20_start(),)
