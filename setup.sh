@@ -10,11 +10,12 @@ fi
 stamp=".venv/.installed${extra:+-$extra}"
 # System tools the tests use, installed when missing and we are root (as on CI and fresh
 # project machines): udevadm checks the udev rules, dbus-daemon carries the BlueZ stand-in
-# of the Bluetooth LE tests.
+# of the Bluetooth LE tests, chromium runs the web page tests (driven by Playwright).
 if [ "$extra" = "test" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     missing=""
     command -v udevadm >/dev/null 2>&1 || missing="$missing udev"
     command -v dbus-daemon >/dev/null 2>&1 || missing="$missing dbus-daemon"
+    command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
     if [ -n "$missing" ]; then
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) \
             >/dev/null 2>&1 || echo "setup.sh: could not install$missing" >&2

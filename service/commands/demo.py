@@ -1,0 +1,239 @@
+"""``dgt-service demo``: the tournament service on emulated boards replaying real games.
+
+Nothing to plug in: N virtual DGT boards with DGT 3000 clocks (in-process by default, or
+each on its own pseudo-terminal with ``--pty``, opened through the serial code a USB board
+goes through) play the games of ``dgt/emulator/data/demo.pgn`` (and of ``--games FILE``)
+with human timing, and the service stores and mirrors them live.  It prints where to open
+the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+import chess.pgn
+
+from dgt.emulator.board import VirtualBoard
+from dgt.emulator.pty import EmulatorServer
+from dgt.emulator.replay import read_games, replay_games
+from dgt.transports.emulator import EmulatorTransport
+from service.commands.run import add_service_options, check_listen, resolve_token, serve
+from service.config import TableConfig
+from service.errors import UsageError
+from service.hall import Hall, HallError, TableRunner
+
+log = logging.getLogger(__name__)
+
+MAX_BOARDS = 1000
+READY_TIMEOUT = 20.0
+"""Seconds a replay waits for its board to be connected before it starts anyway."""
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="the service on emulated boards replaying real games (nothing to plug in)",
+        description="Run the tournament service on emulated boards that replay real games; "
+        "open the printed address in a browser.",
+    )
+    p.add_argument("--boards", type=int, default=4, help="number of emulated boards (default 4)")
+    p.add_argument("--speed", type=float, default=1.0, help="replay this many times faster")
+    p.add_argument("--games", metavar="FILE", action="append", help="more PGN games to replay")
+    p.add_argument(
+        "--pty", action="store_true", help="serve each board on a pseudo-terminal (else in-process)"
+    )
+    p.add_argument("--seed", type=int, help="seed of the human-handling model")
+    p.add_argument("--rules", default="casual", help="rule set of every table (default casual)")
+    add_service_options(p)
+    p.set_defaults(run=run)
+
+
+def demo_pgn() -> Path:
+    """The games shipped with the emulator."""
+    return Path(str(resources.files("dgt.emulator") / "data" / "demo.pgn"))
+
+
+def load_games(extra: list[str] | None) -> list[chess.pgn.Game]:
+    """The demo's games: the shipped ones and those of ``extra`` files."""
+    games = list(read_games(demo_pgn()))
+    for name in extra or ():
+        path = Path(name)
+        if not path.is_file():
+            raise UsageError(f"--games {name}: no such file")
+        games.extend(read_games(path))
+    if not games:
+        raise UsageError("no games to replay")
+    return games
+
+
+class TransportLine:
+    """The emulator's :class:`~dgt.emulator.console.Line` over an in-process
+    :class:`EmulatorTransport`: what the virtual board answers goes to the host."""
+
+    def __init__(self, transport: EmulatorTransport) -> None:
+        self.transport = transport
+        self.device = transport.board
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def act(self, action: Callable[[float], bytes]) -> bytes:
+        data = action(time.monotonic())
+        self.transport.inject(data)
+        return data
+
+    def garbage(self, count: int) -> bytes:
+        data = random.randbytes(count)
+        self.transport.inject(data)
+        return data
+
+    def unplug(self) -> None:
+        self.transport.unplug()
+
+    def plug(self) -> str:
+        self.transport.plug()
+        return self.transport.name
+
+
+async def play(
+    hall: Hall,
+    runner: TableRunner,
+    line: TransportLine | EmulatorServer,
+    games: list[chess.pgn.Game],
+    *,
+    first: int = 0,
+    speed: float = 1.0,
+    rng: random.Random | None = None,
+    pause: float = 5.0,
+) -> None:
+    """Replay ``games`` at ``runner``'s board forever, starting with game ``first``; the
+    players of each game are set through the admin API (so they are in the log)."""
+    rng = rng or random.Random()
+    await runner.wait_ready(READY_TIMEOUT)
+    index = first
+    while True:
+        game = games[index % len(games)]
+        index += 1
+        players = {
+            "white": game.headers.get("White", "?")[:100],
+            "black": game.headers.get("Black", "?")[:100],
+        }
+        try:
+            await hall.admin(runner.id, "players", players)
+        except HallError as exc:
+            log.debug("table %s: players not set: %s", runner.id, exc)
+        await replay_games(line, [game], board=line.device, speed=speed, rng=rng, pause=pause)  # type: ignore[arg-type]
+
+
+def emulated_tables(
+    hall: Hall, count: int, *, rules: str = "casual", prefix: str = ""
+) -> list[tuple[TableRunner, TransportLine]]:
+    """``count`` tables on in-process emulated boards, added to ``hall``."""
+    out = []
+    for i in range(1, count + 1):
+        transport = EmulatorTransport(
+            VirtualBoard(now=time.monotonic(), serial=f"{i % 100000:05d}"),
+            name=f"emulator-{prefix}{i}",
+        )
+        config = TableConfig(
+            f"{prefix}{i}",
+            transport.name,
+            None,
+            {"event": "dgt-service demo", "round": "1", "rules": rules},
+        )
+        runner = hall.add_table(config, transport)
+        out.append((runner, TransportLine(transport)))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.boards <= MAX_BOARDS:
+        raise UsageError(f"--boards must be 1..{MAX_BOARDS}")
+    if args.speed <= 0:
+        raise UsageError("--speed must be positive")
+    from service.config import RULE_SETS
+
+    if args.rules not in RULE_SETS:
+        raise UsageError(f"--rules must be one of {', '.join(RULE_SETS)}")
+    games = load_games(args.games)
+    port = 8080 if args.port is None else args.port
+    bind = args.bind or "127.0.0.1"
+    check_listen(bind, port, args.seconds)
+    token, generated = resolve_token(args)
+    rng = random.Random(args.seed)
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if args.db:
+        db = Path(args.db)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="dgt-demo-")
+        db = Path(tmp.name) / "demo.db"
+    servers: list[EmulatorServer] = []
+    plays: list[tuple[TableRunner, TransportLine | EmulatorServer]] = []
+
+    async def setup(hall: Hall) -> None:
+        if args.pty:
+            for i in range(1, args.boards + 1):
+                server = EmulatorServer(
+                    VirtualBoard(serial=f"{i:05d}"), seed=rng.randrange(1 << 30)
+                )
+                path = await server.start()
+                servers.append(server)
+                config = TableConfig(
+                    str(i),
+                    path,
+                    None,
+                    {"event": "dgt-service demo", "round": "1", "rules": args.rules},
+                )
+                plays.append((hall.add_table(config), server))
+        else:
+            plays.extend(emulated_tables(hall, args.boards, rules=args.rules))
+
+    async def start_replays(hall: Hall) -> None:
+        tasks = [
+            asyncio.create_task(
+                play(
+                    hall,
+                    runner,
+                    line,
+                    games,
+                    first=i,
+                    speed=args.speed,
+                    rng=random.Random(rng.randrange(1 << 30)),
+                )
+            )
+            for i, (runner, line) in enumerate(plays)
+        ]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for server in servers:
+                with contextlib.suppress(OSError):
+                    await server.close()
+
+    try:
+        return serve(
+            db,
+            setup,
+            token=token,
+            generated=generated,
+            bind=bind,
+            port=port,
+            seconds=args.seconds,
+            what=f"demo on {args.boards} emulated board(s)",
+            after_start=start_replays,
+        )
+    finally:
+        if tmp is not None:
+            tmp.cleanup()

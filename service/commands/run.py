@@ -1,0 +1,241 @@
+"""``dgt-service run``: the tournament service: many boards, the store, the web mirror.
+
+Boards come from the command line (``dgt-service run /dev/ttyACM0 /dev/ttyACM1``: tables 1,
+2, ...) or from a TOML config (``--config hall.toml``, see :mod:`service.config`).  The web
+server binds to 127.0.0.1:8080 unless told otherwise.  The admin token comes from
+``--admin-token``, ``--admin-token-file`` or the ``DGT_ADMIN_TOKEN`` environment variable;
+without any, one is generated and printed once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from service.config import (
+    ServiceConfig,
+    TableConfig,
+    check_setting,
+    load_config,
+)
+from service.errors import UsageError
+from service.hall import Hall, HallError
+from service.store import Store, StoreError
+from service.web import WebServer
+
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "DGT_ADMIN_TOKEN"
+DEFAULT_DB = "dgt-service.db"
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="serve many boards: store, live web pages, PGN feeds, admin API",
+        description="Serve the boards of a hall: every event stored (SQLite), games mirrored "
+        "live on the web, PGN feeds, a JSON and admin API.",
+    )
+    p.add_argument(
+        "ports",
+        nargs="*",
+        metavar="PORT",
+        help="board ports (serial path, pyserial URL, ble:ADDRESS), tables 1, 2, ...",
+    )
+    p.add_argument("--config", metavar="FILE", help="TOML config with the tables")
+    add_service_options(p)
+    for key, default in (
+        ("event", None),
+        ("site", None),
+        ("round", None),
+        ("time-control", None),
+        ("rules", None),
+        ("variant", None),
+    ):
+        p.add_argument(f"--{key}", default=default, help=f"{key.replace('-', ' ')} of every table")
+    p.set_defaults(run=run)
+
+
+def add_service_options(p: argparse.ArgumentParser) -> None:
+    """Options ``run`` and ``demo`` share."""
+    p.add_argument("--bind", default=None, help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="web port (default 8080; 0 = any)")
+    p.add_argument("--db", metavar="FILE", help=f"the store (default {DEFAULT_DB})")
+    p.add_argument("--admin-token", metavar="TOKEN", help=f"admin token (or ${TOKEN_ENV})")
+    p.add_argument(
+        "--admin-token-file",
+        metavar="FILE",
+        help="read the admin token from FILE (created with a new token if missing)",
+    )
+    p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
+
+
+def resolve_token(args: argparse.Namespace, config_file: Path | None = None) -> tuple[str, bool]:
+    """The admin token and whether it was generated here (then it is printed once)."""
+    if args.admin_token:
+        token = str(args.admin_token).strip()
+        if len(token) < 8:
+            raise UsageError("--admin-token must have at least 8 characters")
+        return token, False
+    path = Path(args.admin_token_file) if args.admin_token_file else config_file
+    if path is not None:
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            token = secrets.token_urlsafe(24)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(token + "\n")
+            except OSError as exc:
+                raise UsageError(f"cannot write the token file {path}: {exc.strerror}") from None
+            return token, True
+        except OSError as exc:
+            raise UsageError(f"cannot read the token file {path}: {exc.strerror}") from None
+        if len(token) < 8:
+            raise UsageError(f"{path}: the admin token must have at least 8 characters")
+        return token, False
+    env = os.environ.get(TOKEN_ENV, "").strip()
+    if env:
+        if len(env) < 8:
+            raise UsageError(f"${TOKEN_ENV} must have at least 8 characters")
+        return env, False
+    return secrets.token_urlsafe(24), True
+
+
+def _tables_from_args(args: argparse.Namespace) -> list[TableConfig]:
+    settings: dict[str, str] = {}
+    for key in ("event", "site", "round", "time_control", "rules", "variant"):
+        value = getattr(args, key, None)
+        if value is not None:
+            try:
+                settings[key] = check_setting(key, value)
+            except ValueError as exc:
+                raise UsageError(f"--{key.replace('_', '-')}: {exc}") from None
+    return [TableConfig(str(i), port, None, dict(settings)) for i, port in enumerate(args.ports, 1)]
+
+
+def run(args: argparse.Namespace) -> int:
+    config = ServiceConfig()
+    if args.config:
+        config = load_config(args.config)
+        if args.ports:
+            raise UsageError("give board ports either on the command line or in --config")
+        tables = list(config.tables)
+    else:
+        tables = _tables_from_args(args)
+    if not tables:
+        raise UsageError("no boards: give PORTs or --config FILE (or try 'dgt-service demo')")
+    db = Path(args.db) if args.db else (config.database or Path(DEFAULT_DB))
+    token, generated = resolve_token(args, config.admin_token_file)
+    bind = args.bind or config.bind
+    port = config.port if args.port is None else args.port
+    check_listen(bind, port, args.seconds)
+
+    async def setup(hall: Hall) -> None:
+        for table in tables:
+            hall.add_table(table)
+
+    return serve(
+        db,
+        setup,
+        token=token,
+        generated=generated,
+        bind=bind,
+        port=port,
+        seconds=args.seconds,
+        what=f"{len(tables)} table(s)",
+    )
+
+
+def check_listen(bind: str, port: int, seconds: float | None) -> None:
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port number 0-65535")
+    if seconds is not None and seconds <= 0:
+        raise UsageError("--seconds must be positive")
+
+
+def serve(
+    db: Path,
+    setup: Callable[[Hall], Awaitable[None]],
+    *,
+    token: str,
+    generated: bool,
+    bind: str,
+    port: int,
+    seconds: float | None,
+    what: str,
+    after_start: Callable[[Hall], Awaitable[None]] | None = None,
+) -> int:
+    """Open the store, build the hall, serve until Ctrl-C, SIGTERM or ``seconds``."""
+    try:
+        store = Store(db)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(
+                _serve(store, setup, token, generated, bind, port, seconds, what, after_start)
+            )
+    finally:
+        with contextlib.suppress(StoreError):
+            store.close()
+    return 0
+
+
+async def _serve(
+    store: Store,
+    setup: Callable[[Hall], Awaitable[None]],
+    token: str,
+    generated: bool,
+    bind: str,
+    port: int,
+    seconds: float | None,
+    what: str,
+    after_start: Callable[[Hall], Awaitable[None]] | None,
+) -> None:
+    hall = Hall(store)
+    try:
+        await setup(hall)
+    except HallError as exc:
+        raise UsageError(str(exc)) from None
+    server = WebServer(hall, token, bind=bind, port=port)
+    url = await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await hall.start()
+        print(f"dgt-service: {what}, store {store.path}", flush=True)
+        print(f"open {url} (a page per table at {url}tables/ID)", flush=True)
+        if generated:
+            print(f"admin token (shown once): {token}", flush=True)
+        if bind not in ("127.0.0.1", "localhost", "::1"):
+            print(f"listening on {bind}: the pages are visible on the network", file=sys.stderr)
+        extra: asyncio.Task[None] | None = None
+        if after_start is not None:
+            extra = loop.create_task(after_start(hall))
+        try:
+            if seconds is None:
+                await stop.wait()
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), seconds)
+        finally:
+            if extra is not None:
+                extra.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await extra
+    finally:
+        await server.close()
+        await hall.close()

@@ -1,0 +1,590 @@
+"""``service.hall``: many tables in one process.
+
+Each table is a :class:`TableRunner`: a :class:`dgt.Board` (which reconnects on its own),
+a :class:`~service.table.Table` (pure, deterministic) and its log in the
+:class:`~service.store.Store`.  The :class:`Hall` owns them all and one event loop:
+
+* every board event, every tick that produced something and every admin command is an
+  *input*: it goes into the table, and the input with the table's answer is queued in the
+  store;
+* once per turn of the event loop the queue is committed in one transaction, and only then
+  are the updates handed to subscribers (the web mirror): nothing is shown that is not on
+  disk;
+* at start each table is rebuilt from its log (:func:`service.store.rebuild`) before its
+  board is opened; the board's first snapshot is then just the next input.
+
+Board times are monotonic; the hall turns them into wall-clock seconds (UNIX time) before
+the table sees them, so a log replays across restarts and the web page can count clocks
+down from ``as_of``.  Each event is handed to the table exactly as the log keeps it (through
+its JSON form), so a rebuild sees what the live table saw.  Boards are opened without
+draining their memory (``read_memory=False``): the games a board stored while no host was
+connected are not part of a table's log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dgt.board import Board
+from dgt.errors import DgtError
+from dgt.events import BoardEvent
+from dgt.recording import event_from_json
+from dgt.transports import Transport, open_transport
+from service.config import TableConfig, settings_dict
+from service.store import Store, StoreError, board_input, output_json, rebuild
+
+logger = logging.getLogger(__name__)
+
+TICK_INTERVAL = 0.5
+"""Seconds between ticks of every table (flag fall, settle delays)."""
+
+CHECKPOINT_INTERVAL = 2.0
+"""Seconds between write-ahead-log checkpoints, done on a worker thread (they fsync)."""
+
+OPEN_RETRY_MIN = 1.0
+"""First delay before trying again to open a board that could not be opened..."""
+
+OPEN_RETRY_MAX = 15.0
+"""...doubling up to this cap."""
+
+MAX_ADMIN_ARGS = 32
+"""Keys an admin command may carry."""
+
+
+_RECORD_EVENTS = frozenset({"move", "amend", "takeback", "result", "ruling", "players", "score"})
+"""Table events after which the game's PGN may read differently."""
+
+
+_CLOCK_ONLY = frozenset({"board", "clock"})
+"""Output types of a clock report that changed nothing but the times."""
+
+CLOCK_REFRESH = 5.0
+"""Seconds between pushes of a table caused only by its clock's reports: the page counts the
+clocks down itself from the last state, so a report that changes nothing but the times
+(the running side unchanged) is logged at once but pushed at most this often."""
+
+
+class HallError(Exception):
+    """An admin request the hall cannot carry out (unknown table, table refused it)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(slots=True)
+class Update:
+    """What subscribers get after a commit: one table's new outputs."""
+
+    table_id: str
+    events: list[dict[str, Any]]
+    source_time: float | None = None
+    """``time.monotonic()`` when the oldest board event behind it was received."""
+
+
+@dataclass(slots=True)
+class GameEntry:
+    """A game played (or being played) at a table."""
+
+    table_id: str
+    number: int
+    round: str
+    pgn: str | None = None
+    """Set once the game is finished (the live game's PGN comes from the table)."""
+
+
+TableFactory = Callable[[str, Mapping[str, Any]], Any]
+"""Builds a fresh table from an id and its settings."""
+
+
+def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> Any:
+    """A :class:`service.table.Table` with :class:`~service.table.TableSettings`."""
+    from service.table import Table, TableSettings
+
+    return Table(table_id, TableSettings(**settings_dict(settings)))
+
+
+class TableRunner:
+    """One table: its board, its table and how its link stands."""
+
+    def __init__(
+        self, hall: Hall, config: TableConfig, table: Any, transport: Transport | None
+    ) -> None:
+        self.hall = hall
+        self.config = config
+        self.id = config.id
+        self.table = table
+        self.transport = transport
+        self.board: Board | None = None
+        self.link = "connecting"
+        self.error: str | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.games: list[GameEntry] = [GameEntry(self.id, 1, config.settings.get("round", "?"))]
+        self.finished = False
+        self._live_pgn: str | None = None
+        self.clock_published = 0.0
+        self.clock_running: bool | None = None
+        self.replay_divergences = 0
+        self.inputs = 0
+        self._ready = asyncio.Event()
+
+    async def wait_ready(self, timeout: float) -> bool:  # noqa: ASYNC109
+        """Wait until the board was opened once (False after ``timeout`` seconds)."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    # --- games ----------------------------------------------------------------------
+
+    def note_outputs(self, outs: Sequence[Mapping[str, Any]]) -> None:
+        """Keep the list of games up to date from a batch of outputs.  The PGN of the game
+        in progress is kept after every change of its record, so the game can be archived
+        when a new one starts (by then the table shows the new game)."""
+        record_changed = False
+        for out in outs:
+            kind = out.get("type")
+            if kind == "new_game":
+                if self._live_pgn is not None:
+                    self.games[-1].pgn = self._live_pgn
+                    round_ = str(self.settings().get("round", "?"))
+                    self.games.append(GameEntry(self.id, len(self.games) + 1, round_))
+                self._live_pgn = None
+                self.finished = False
+                record_changed = False
+            elif kind in _RECORD_EVENTS:
+                record_changed = True
+                if kind == "result":
+                    self.finished = True
+        if record_changed:
+            pgn = self._pgn()
+            if pgn is not None and self._has_moves():
+                self._live_pgn = pgn
+                if self.finished:
+                    self.games[-1].pgn = pgn
+
+    def quiet_clock(self, running: bool, now: float) -> bool:
+        """Whether a clock report that changed only the times can stay off the stream."""
+        if running == self.clock_running and now - self.clock_published < CLOCK_REFRESH:
+            return True
+        self.clock_running = running
+        return False
+
+    def _pgn(self) -> str | None:
+        try:
+            pgn: str = self.table.pgn()
+        except Exception:
+            logger.exception("table %s: cannot write the PGN", self.id)
+            return None
+        return pgn
+
+    def _has_moves(self) -> bool:
+        moves = getattr(self.table, "moves", None)
+        if callable(moves):
+            return bool(moves())
+        return bool(self.table.state().get("moves"))
+
+    def settings(self) -> dict[str, Any]:
+        try:
+            settings = self.table.state().get("settings", {})
+        except Exception:  # noqa: BLE001
+            settings = {}
+        return dict(settings) if isinstance(settings, Mapping) else {}
+
+    def game_pgn(self, entry: GameEntry) -> str:
+        if entry.pgn is not None:
+            return entry.pgn
+        pgn: str = self.table.pgn()
+        return pgn
+
+    # --- the board ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Open the board (trying again with back-off while it cannot be opened), then
+        feed its events to the table until the hall closes."""
+        delay = OPEN_RETRY_MIN
+        failures = 0
+        while not self.hall.closing:
+            try:
+                transport = self.transport or open_transport(self.config.port)
+                self.transport = transport
+                board = Board(transport, **self.hall.board_options)
+                self.board = board
+                await board.open()
+            except DgtError as exc:
+                failures += 1
+                self.error = str(exc)
+                self._set_link("down")
+                logger.log(
+                    logging.WARNING if failures == 1 else logging.DEBUG,
+                    "table %s: %s (trying again in %.0f s)",
+                    self.id,
+                    exc,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, OPEN_RETRY_MAX)
+                continue
+            self.error = None
+            self._set_link("up")
+            self._ready.set()
+            async for event in board.events():
+                self.hall.board_event(self, event)
+            return
+
+    def _set_link(self, link: str) -> None:
+        if link != self.link:
+            self.link = link
+            self.hall.publish_status(self)
+
+    def connection(self) -> dict[str, Any]:
+        """How the link stands, for the web page."""
+        state = self.link
+        if self.board is not None and self.link == "up":
+            state = "up" if self.board.ready else "reconnecting"
+        return {"state": state, "port": self.config.port, "error": self.error}
+
+    async def close(self) -> None:
+        if self.board is not None:
+            await self.board.close()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+
+@dataclass(slots=True)
+class _Batch:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    source_time: float | None = None
+
+
+class Hall:
+    """Every table of a hall, their boards, the store, and the subscribers to updates."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        table_factory: TableFactory | None = None,
+        tick_interval: float = TICK_INTERVAL,
+        board_options: Mapping[str, Any] | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.table_factory = table_factory or default_table_factory
+        self.tick_interval = tick_interval
+        self.board_options = {"read_memory": False, **(board_options or {})}
+        self._wall_clock = wall_clock
+        self._offset = wall_clock() - time.monotonic()
+        self.runners: dict[str, TableRunner] = {}
+        self._subscribers: list[Callable[[Update], None]] = []
+        self._batches: dict[str, _Batch] = {}
+        self._flush_scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tick_task: asyncio.Task[None] | None = None
+        self._checkpoint_task: asyncio.Task[None] | None = None
+        self.closing = False
+        self.started = False
+        self.store_error: str | None = None
+
+    # --- building -------------------------------------------------------------------
+
+    def add_table(self, config: TableConfig, transport: Transport | None = None) -> TableRunner:
+        """Register a table (or find it in the store), rebuild it from its log, and
+        return its runner.  Its board is opened by :meth:`start`."""
+        if config.id in self.runners:
+            raise HallError(f"table {config.id} is configured twice")
+        if config.bus is not None:
+            raise HallError(
+                f"table {config.id}: bus addresses are not supported by the driver yet "
+                "(connect each board on its own port)"
+            )
+        wanted = settings_dict(config.settings)
+        stored = self.store.register_table(config.id, wanted, self._wall_clock())
+        if stored != wanted:
+            logger.info(
+                "table %s: the log was started with other settings; those are replayed, "
+                "use the admin API to change players or rules",
+                config.id,
+            )
+        try:
+            table = self.table_factory(config.id, stored)
+        except (ValueError, TypeError) as exc:
+            raise HallError(f"table {config.id}: {_one_line(exc)}") from None
+        runner = TableRunner(self, dataclasses.replace(config, settings=stored), table, transport)
+
+        def seen(_item: Any, produced: Sequence[Any]) -> None:
+            runner.inputs += 1
+            if produced:
+                runner.note_outputs([output_json(o) for o in produced])
+
+        report = rebuild(table, config.id, self.store.inputs(config.id), on_input=seen)
+        runner.replay_divergences = report.divergences
+        self._drain_clock_orders(table)
+        if report.inputs:
+            logger.info(
+                "table %s: rebuilt from %d inputs (%d outputs, %d differing)",
+                config.id,
+                report.inputs,
+                report.outputs,
+                report.divergences,
+            )
+        self.store.commit()
+        self.runners[config.id] = runner
+        return runner
+
+    async def start(self) -> None:
+        """Open every board (each on its own task) and start ticking."""
+        self._loop = asyncio.get_running_loop()
+        self.started = True
+        for runner in self.runners.values():
+            runner.task = self._loop.create_task(runner.run(), name=f"table {runner.id}")
+        if self.tick_interval > 0:
+            self._tick_task = self._loop.create_task(self._ticker(), name="hall ticks")
+        self._checkpoint_task = self._loop.create_task(self._checkpointer(), name="checkpoints")
+
+    async def close(self) -> None:
+        """Close every board, commit what is queued."""
+        self.closing = True
+        for task in (self._tick_task, self._checkpoint_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await asyncio.gather(*(runner.close() for runner in self.runners.values()))
+        self._flush()
+
+    # --- subscribers ----------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[Update], None]) -> None:
+        """Call ``callback(update)`` after each commit, for each table that changed."""
+        self._subscribers.append(callback)
+
+    def unsubscribe(self, callback: Callable[[Update], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._subscribers.remove(callback)
+
+    # --- inputs ---------------------------------------------------------------------
+
+    def board_event(self, runner: TableRunner, event: BoardEvent) -> None:
+        """A board event: into the table, into the store's queue, published after the
+        commit."""
+        received = event.time
+        t = received + self._offset
+        data = board_input(event)
+        # The table gets the event exactly as a replay will read it back from the log
+        # (wall-clock time; what the log format keeps), so a rebuild gives the same.
+        event = event_from_json(t, data)
+        try:
+            produced = runner.table.feed(event)
+        except Exception:
+            logger.exception("table %s: the table failed on %r", runner.id, event)
+            return
+        outs = [output_json(o) for o in produced]
+        self.store.append(runner.id, "board", t, data, outs)
+        runner.inputs += 1
+        quiet = False
+        if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
+            quiet = runner.quiet_clock(bool(data["running"]), received)
+        self._queue(runner, outs, received, publish=not quiet)
+
+    def tick(self, now: float | None = None) -> None:
+        """Tick every table (wall-clock ``now``); only ticks that produced something are
+        logged."""
+        now = self._wall_clock() if now is None else now
+        for runner in self.runners.values():
+            try:
+                produced = runner.table.tick(now)
+            except Exception:
+                logger.exception("table %s: tick failed", runner.id)
+                continue
+            if produced:
+                outs = [output_json(o) for o in produced]
+                self.store.append(runner.id, "tick", now, {}, outs)
+                runner.inputs += 1
+                self._queue(runner, outs, None)
+
+    async def admin(
+        self, table_id: str, command: str, args: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Run an admin command on a table; returns its outputs once they are committed.
+        Raises :class:`HallError` (404 unknown table, 400 refused by the table, 503 when
+        the log cannot be written)."""
+        runner = self.runners.get(table_id)
+        if runner is None:
+            raise HallError(f"no table {table_id!r}", 404)
+        if len(args) > MAX_ADMIN_ARGS:
+            raise HallError("too many arguments")
+        now = self._wall_clock()
+        try:
+            produced = runner.table.admin(command, dict(args), now)
+        except (ValueError, KeyError, TypeError) as exc:  # TableError is a ValueError
+            raise HallError(_one_line(exc), 400) from None
+        outs = [output_json(o) for o in produced]
+        self.store.append(runner.id, "admin", now, {"command": command, "args": dict(args)}, outs)
+        runner.inputs += 1
+        self._queue(runner, outs, None)
+        self._flush()
+        if self.store_error is not None:
+            raise HallError(f"not saved: {self.store_error}", 503)
+        return outs
+
+    # --- commit, then publish -------------------------------------------------------
+
+    def _queue(
+        self,
+        runner: TableRunner,
+        outs: list[dict[str, Any]],
+        source: float | None,
+        *,
+        publish: bool = True,
+    ) -> None:
+        runner.note_outputs(outs)
+        self._send_clock_orders(runner)
+        if not outs:
+            return
+        if not publish:
+            # Logged (committed with the next batch) but not pushed on its own.
+            if self.store.pending:
+                self._schedule_flush()
+            return
+        runner.clock_published = time.monotonic()
+        batch = self._batches.get(runner.id)
+        if batch is None:
+            batch = self._batches[runner.id] = _Batch()
+        batch.events.extend(outs)
+        if source is not None and (batch.source_time is None or source < batch.source_time):
+            batch.source_time = source
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if self._flush_scheduled:
+            return
+        loop = self._loop
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._flush()
+                return
+        self._flush_scheduled = True
+        loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Commit the queue; publish what it held only once the commit succeeded."""
+        self._flush_scheduled = False
+        try:
+            self.store.commit()
+        except StoreError as exc:
+            if self.store_error is None:
+                logger.error("%s; nothing more is shown until the log can be written", exc)
+            self.store_error = str(exc)
+            return
+        self.store_error = None
+        batches, self._batches = self._batches, {}
+        for table_id, batch in batches.items():
+            self._publish(Update(table_id, batch.events, batch.source_time))
+
+    def settle(self) -> None:
+        """Commit (and publish) whatever is queued now: call before reading a table for
+        the public, so nothing uncommitted is ever shown."""
+        if self._batches or self.store.pending:
+            self._flush()
+
+    def publish_status(self, runner: TableRunner) -> None:
+        """A change of the link shown on the page (not part of the log).  What is queued
+        is committed first, as the page shows the table's whole state."""
+        self.settle()
+        self._publish(Update(runner.id, [{"type": "connection", **runner.connection()}]))
+
+    def _publish(self, update: Update) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(update)
+            except Exception:
+                logger.exception("update subscriber failed")
+
+    # --- ticks and the clock ----------------------------------------------------------
+
+    async def _checkpointer(self) -> None:
+        while True:
+            await asyncio.sleep(CHECKPOINT_INTERVAL)
+            await asyncio.to_thread(self.store.checkpoint)
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick_interval)
+            self.tick()
+
+    def _send_clock_orders(self, runner: TableRunner) -> None:
+        take = getattr(runner.table, "take_clock_orders", None)
+        if take is None:
+            return
+        orders = take()
+        board = runner.board
+        if not orders or board is None or not board.ready or self._loop is None:
+            return
+        for order in orders:
+            self._loop.create_task(_send_order(runner.id, board, order))
+
+    @staticmethod
+    def _drain_clock_orders(table: Any) -> None:
+        take = getattr(table, "take_clock_orders", None)
+        if take is not None:
+            take()  # orders of the past: the clock already had them
+
+    # --- reading --------------------------------------------------------------------
+
+    def state(self, table_id: str) -> dict[str, Any]:
+        """The table's state for the web, with its connection."""
+        runner = self.runners[table_id]
+        state: dict[str, Any] = dict(runner.table.state())
+        state["connection"] = runner.connection()
+        return state
+
+    def games(self) -> list[tuple[TableRunner, GameEntry]]:
+        """Every game with moves or a result, table by table."""
+        out: list[tuple[TableRunner, GameEntry]] = []
+        for runner in self.runners.values():
+            for entry in runner.games:
+                out.append((runner, entry))
+        return out
+
+
+async def _send_order(table_id: str, board: Board, order: Any) -> None:
+    """Carry out one :class:`~service.table.ClockOrder` on the board's clock."""
+    kind = getattr(order, "kind", "")
+    clock = board.clock
+    try:
+        if kind == "set_and_run":
+            await clock.set_and_run(float(order.left), float(order.right), run=order.run)
+        elif kind == "text":
+            await clock.show_text(str(order.text), beep=_beep_units(order.beep))
+        elif kind == "end_text":
+            await clock.end_text()
+        elif kind == "beep":
+            await clock.beep(float(order.beep) or 0.5)
+        else:
+            logger.debug("table %s: clock order %r not understood", table_id, order)
+    except DgtError as exc:
+        logger.warning("table %s: clock order %s failed: %s", table_id, kind, exc)
+
+
+def _beep_units(seconds: float) -> int:
+    """A beep length in the DGT 3000 text command's units (0-15, 1/16 s each, as
+    ``service.table_link`` sends them)."""
+    return max(0, min(15, round(float(seconds or 0) * 16)))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]

@@ -1,0 +1,16 @@
+"""``service.web``: the hall's mirror on the web.
+
+* ``/`` overview of all tables, ``/tables/ID`` one table (board, clocks, moves, scores,
+  claims, irregularities, link), both live over Server-Sent Events (``/api/stream``);
+* PGN feeds: ``/games.pgn`` (every game), ``/rounds/R.pgn`` (all games of a round),
+  ``/games/ID.pgn`` (one game), ``[%clk]`` on every move;
+* JSON: ``/api/tables``, ``/api/tables/ID``, ``/api/tables/ID/log``, ``/api/games``;
+* admin: ``POST /api/admin/tables/ID/COMMAND`` (start, end, players, rule, correct) with
+  ``Authorization: Bearer TOKEN``.
+
+Public pages are read-only; every error is a one-line JSON ``{"error": ...}``.
+"""
+
+from service.web.app import WebServer, create_app
+
+__all__ = ["WebServer", "create_app"]

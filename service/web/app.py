@@ -1,0 +1,448 @@
+"""The aiohttp application: routes, the admin check, error handling, the server."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from service.config import check_setting, check_text
+from service.hall import GameEntry, Hall, HallError, TableRunner
+from service.web.stream import MAX_CLIENTS, StreamHub, dumps, summary
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 16 * 1024
+"""Largest request body accepted (admin commands are small)."""
+
+ADMIN_COMMANDS = ("start", "end", "players", "rule", "claim", "correct")
+_STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}\.(css|js|svg|html|ico)$")
+_CONTENT_TYPES = {
+    "css": "text/css",
+    "js": "text/javascript",
+    "svg": "image/svg+xml",
+    "html": "text/html",
+    "ico": "image/x-icon",
+}
+_GAME_ID = re.compile(r"^(?P<table>[A-Za-z0-9][A-Za-z0-9_.-]{0,31})-(?P<number>\d{1,6})$")
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    ),
+}
+
+
+class _MalformedRequestFilter(logging.Filter):
+    """aiohttp logs a request it cannot parse at error level with a traceback; the client
+    got its 400 already, so it becomes one line at info level here."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            logger.info("malformed request refused: %s", message[:200])
+            return False
+        return True
+
+
+_FILTER = _MalformedRequestFilter()
+
+
+def quiet_malformed_requests() -> None:
+    """Install the filter on aiohttp's server logger (idempotent)."""
+    server_logger = logging.getLogger("aiohttp.server")
+    if _FILTER not in server_logger.filters:
+        server_logger.addFilter(_FILTER)
+
+
+HALL_KEY: web.AppKey[Hall] = web.AppKey("hall", Hall)
+HUB_KEY: web.AppKey[StreamHub] = web.AppKey("hub", StreamHub)
+TOKEN_KEY: web.AppKey[str] = web.AppKey("token", str)
+
+
+def json_error(status: int, message: str) -> web.Response:
+    """The one error shape: ``{"error": "one line"}``."""
+    line = (message.strip().splitlines() or ["error"])[0][:300]
+    return web.Response(
+        status=status, text=dumps({"error": line}) + "\n", content_type="application/json"
+    )
+
+
+def json_response(obj: Any, status: int = 200) -> web.Response:
+    return web.Response(status=status, text=dumps(obj), content_type="application/json")
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure becomes a one-line JSON error; the service keeps running."""
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        reason = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
+        return json_error(exc.status, reason or "error")
+    except HallError as exc:
+        return json_error(exc.status, str(exc))
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("request %s %s failed", request.method, request.path)
+        return json_error(500, "internal error (see the service log)")
+    return response
+
+
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    for key, value in _SECURITY_HEADERS.items():
+        response.headers.setdefault(key, value)
+
+
+def _hall(request: web.Request) -> Hall:
+    return request.app[HALL_KEY]
+
+
+def _runner(request: web.Request) -> TableRunner:
+    hall = _hall(request)
+    runner = hall.runners.get(request.match_info["table"])
+    if runner is None:
+        raise HallError(f"no table {request.match_info['table'][:40]!r}", 404)
+    return runner
+
+
+# --- pages --------------------------------------------------------------------------
+
+
+async def overview_page(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+async def table_page(request: web.Request) -> web.StreamResponse:
+    _runner(request)
+    return web.FileResponse(STATIC / "table.html")
+
+
+async def static_file(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["name"]
+    match = _STATIC_NAME.match(name)
+    if match is None:
+        raise HallError("no such file", 404)
+    path = (STATIC / name).resolve()
+    if path.parent != STATIC.resolve() or not path.is_file():
+        raise HallError("no such file", 404)
+    response = web.FileResponse(path)
+    response.content_type = _CONTENT_TYPES[match.group(1)]
+    return response
+
+
+# --- JSON ---------------------------------------------------------------------------
+
+
+async def api_tables(request: web.Request) -> web.StreamResponse:
+    hall = _hall(request)
+    hall.settle()
+    return json_response({"tables": [summary(hall.state(tid)) for tid in hall.runners]})
+
+
+async def api_table(request: web.Request) -> web.StreamResponse:
+    runner = _runner(request)
+    hall = _hall(request)
+    hall.settle()
+    return json_response(hall.state(runner.id))
+
+
+async def api_table_log(request: web.Request) -> web.StreamResponse:
+    runner = _runner(request)
+    hall = _hall(request)
+    hall.settle()
+    after = _int_query(request, "after", 0)
+    limit = min(_int_query(request, "limit", 500), 5000)
+    rows = hall.store.outputs(runner.id, after=after, limit=limit)
+    return json_response({"table": runner.id, "events": [{"seq": s, **e} for s, e in rows]})
+
+
+def _int_query(request: web.Request, key: str, default: int) -> int:
+    value = request.query.get(key)
+    if value is None:
+        return default
+    if not value.isdigit() or len(value) > 12:
+        raise HallError(f"{key} must be a whole number", 400)
+    return int(value)
+
+
+def _game_info(runner: TableRunner, entry: GameEntry) -> dict[str, Any]:
+    pgn = runner.game_pgn(entry)
+    headers = {
+        key: re.sub(r"\\(.)", r"\1", value)
+        for key, value in re.findall(r'^\[(\w+) "((?:[^"\\]|\\.)*)"\]$', pgn, re.MULTILINE)
+    }
+    return {
+        "id": f"{runner.id}-{entry.number}",
+        "table": runner.id,
+        "number": entry.number,
+        "round": headers.get("Round", entry.round),
+        "white": headers.get("White", "?"),
+        "black": headers.get("Black", "?"),
+        "result": headers.get("Result", "*"),
+        "finished": entry.pgn is not None,
+        "pgn": f"/games/{runner.id}-{entry.number}.pgn",
+    }
+
+
+async def api_games(request: web.Request) -> web.StreamResponse:
+    hall = _hall(request)
+    hall.settle()
+    return json_response({"games": [_game_info(r, e) for r, e in hall.games()]})
+
+
+# --- PGN ----------------------------------------------------------------------------
+
+
+def _pgn_response(text: str, name: str) -> web.Response:
+    return web.Response(
+        text=text,
+        content_type="application/x-chess-pgn",
+        headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "no-cache"},
+    )
+
+
+def _joined(pgns: list[str]) -> str:
+    return "".join(p.strip() + "\n\n" for p in pgns if p.strip())
+
+
+async def pgn_all(request: web.Request) -> web.StreamResponse:
+    hall = _hall(request)
+    hall.settle()
+    return _pgn_response(_joined([r.game_pgn(e) for r, e in hall.games()]), "games.pgn")
+
+
+async def pgn_round(request: web.Request) -> web.StreamResponse:
+    hall = _hall(request)
+    hall.settle()
+    wanted = request.match_info["round"]
+    pgns = [r.game_pgn(e) for r, e in hall.games() if _game_info(r, e)["round"] == wanted]
+    if not pgns:
+        raise HallError(f"no games in round {wanted[:20]!r}", 404)
+    return _pgn_response(_joined(pgns), f"round-{wanted}.pgn")
+
+
+async def pgn_game(request: web.Request) -> web.StreamResponse:
+    hall = _hall(request)
+    match = _GAME_ID.match(request.match_info["game"])
+    if match is None:
+        raise HallError("a game id is TABLE-NUMBER, like 3-1", 404)
+    runner = hall.runners.get(match["table"])
+    number = int(match["number"])
+    if runner is None or not 1 <= number <= len(runner.games):
+        raise HallError("no such game", 404)
+    hall.settle()
+    return _pgn_response(
+        _joined([runner.game_pgn(runner.games[number - 1])]), f"{runner.id}-{number}.pgn"
+    )
+
+
+# --- the stream ---------------------------------------------------------------------
+
+
+async def stream(request: web.Request) -> web.StreamResponse:
+    """``/api/stream`` (overview: every table, summaries) or ``?table=ID`` (one table,
+    its whole state)."""
+    hall = _hall(request)
+    hub = request.app[HUB_KEY]
+    table = request.query.get("table")
+    if table is not None and table not in hall.runners:
+        raise HallError(f"no table {table[:40]!r}", 404)
+    if len(hub.clients) >= MAX_CLIENTS:
+        raise HallError("too many open streams; try again later", 503)
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "X-Accel-Buffering": "no",
+        }
+    )
+    await response.prepare(request)
+    tables = [table] if table is not None else list(hall.runners)
+    full = table is not None
+    hall.settle()
+    client = hub.open(tables if table is not None else None, full)
+    try:
+        first = "retry: 2000\n" + "".join(
+            f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables
+        )
+        await response.write(first.encode())
+        while True:
+            batch = await hub.next_batch(client)
+            if batch is None:
+                break
+            if not batch:
+                await response.write(b": keep-alive\n\n")
+                continue
+            await response.write(
+                "".join(f"event: state\ndata: {text}\n\n" for text in batch).encode()
+            )
+    except (ConnectionResetError, ConnectionError):
+        pass
+    finally:
+        hub.drop(client)
+    return response
+
+
+# --- admin --------------------------------------------------------------------------
+
+
+def _check_token(request: web.Request) -> None:
+    expected = request.app[TOKEN_KEY]
+    header = request.headers.get("Authorization", "")
+    given = header[7:].strip() if header[:7].lower() == "bearer " else ""
+    given = given or request.headers.get("X-Admin-Token", "")
+    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+        raise web.HTTPUnauthorized(
+            text="admin token missing or wrong (send 'Authorization: Bearer TOKEN')",
+            headers={"WWW-Authenticate": 'Bearer realm="dgt-service"'},
+        )
+
+
+def _clean_args(command: str, body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise HallError("the body must be a JSON object", 400)
+    if len(body) > 32:
+        raise HallError("too many keys in the body", 400)
+    args: dict[str, Any] = {}
+    for key, value in body.items():
+        if not isinstance(key, str) or not re.match(r"^[a-z_][a-z0-9_]{0,31}$", key):
+            raise HallError(f"bad key {str(key)[:40]!r} in the body", 400)
+        try:
+            if key in (
+                "white",
+                "black",
+                "event",
+                "site",
+                "round",
+                "time_control",
+                "rules",
+                "variant",
+            ):
+                args[key] = check_setting(key, value)
+            elif isinstance(value, str):
+                args[key] = check_text(value, key, limit=200)
+            elif value is None or isinstance(value, bool | int | float):
+                args[key] = value
+            else:
+                raise ValueError(f"{key} must be a string, number, true/false or null")
+        except ValueError as exc:
+            raise HallError(str(exc), 400) from None
+    return args
+
+
+async def admin_command(request: web.Request) -> web.StreamResponse:
+    _check_token(request)
+    runner = _runner(request)
+    command = request.match_info["command"]
+    if command not in ADMIN_COMMANDS:
+        raise HallError(f"unknown command {command[:30]!r}: use {', '.join(ADMIN_COMMANDS)}", 404)
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise HallError(f"the body is larger than {MAX_BODY} bytes", 413)
+    raw = await request.read()
+    if len(raw) > MAX_BODY:
+        raise HallError(f"the body is larger than {MAX_BODY} bytes", 413)
+    try:
+        body = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HallError(f"the body is not valid JSON: {exc}", 400) from None
+    args = _clean_args(command, body)
+    events = await _hall(request).admin(runner.id, command, args)
+    return json_response({"table": runner.id, "command": command, "events": events})
+
+
+def create_app(hall: Hall, token: str, *, expose_timing: bool = False) -> web.Application:
+    """The application serving ``hall``; ``token`` guards the admin API."""
+    if len(token) < 8:
+        raise ValueError("the admin token must have at least 8 characters")
+    quiet_malformed_requests()
+    app = web.Application(middlewares=[errors_middleware], client_max_size=MAX_BODY)
+    app[HALL_KEY] = hall
+    hub = StreamHub(hall, expose_timing=expose_timing)
+    app[HUB_KEY] = hub
+    app[TOKEN_KEY] = token
+    app.on_response_prepare.append(_security_headers)
+
+    async def shutdown(_app: web.Application) -> None:
+        hub.close()
+
+    app.on_shutdown.append(shutdown)
+    r = app.router
+    r.add_get("/", overview_page)
+    r.add_get("/tables/{table}", table_page)
+    r.add_get("/static/{name}", static_file)
+    r.add_get("/api/tables", api_tables)
+    r.add_get("/api/tables/{table}", api_table)
+    r.add_get("/api/tables/{table}/log", api_table_log)
+    r.add_get("/api/games", api_games)
+    r.add_get("/api/stream", stream)
+    r.add_get("/games.pgn", pgn_all)
+    r.add_get("/games/{game}.pgn", pgn_game)
+    r.add_get("/rounds/{round}.pgn", pgn_round)
+    r.add_post("/api/admin/tables/{table}/{command}", admin_command)
+    return app
+
+
+class WebServer:
+    """The application on a TCP port (127.0.0.1 unless told otherwise)."""
+
+    def __init__(
+        self,
+        hall: Hall,
+        token: str,
+        *,
+        bind: str = "127.0.0.1",
+        port: int = 8080,
+        expose_timing: bool = False,
+    ) -> None:
+        self.app = create_app(hall, token, expose_timing=expose_timing)
+        self.bind = bind
+        self.port = port
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def hub(self) -> StreamHub:
+        return self.app[HUB_KEY]
+
+    async def start(self) -> str:
+        """Listen; returns the base URL (``http://127.0.0.1:8080/``)."""
+        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.bind, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise OSError(
+                f"cannot listen on {self.bind}:{self.port}: {exc.strerror or exc} "
+                "(use --port to pick another port)"
+            ) from None
+        host, port = self._runner.addresses[0][:2]
+        self.port = port
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}/"
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

@@ -1,0 +1,146 @@
+"use strict";
+// Shared by the overview and the table page: drawing a board, clocks counting down,
+// the live stream.  Text from the server is only ever set with textContent.
+const GLYPHS = { K: "\u265A", Q: "\u265B", R: "\u265C", B: "\u265D", N: "\u265E", P: "\u265F" };
+const FILES = "abcdefgh";
+
+function placementOf(state) {
+  if (!state) return null;
+  for (const key of ["board", "placement"]) {
+    if (typeof state[key] === "string" && state[key].includes("/")) return state[key];
+  }
+  if (typeof state.fen === "string") return state.fen.split(" ")[0];
+  return null;
+}
+
+// {from, to} squares ("e2", "e4") of the last move, from the state's last_move or moves.
+function lastMoveOf(state) {
+  let lm = state && state.last_move;
+  if (!lm && state && Array.isArray(state.moves) && state.moves.length) lm = state.moves[state.moves.length - 1];
+  if (!lm) return null;
+  const uci = typeof lm === "string" ? lm : lm.uci;
+  if (typeof uci !== "string" || !/^[a-h][1-8][a-h][1-8]/.test(uci)) return null;
+  return { from: uci.slice(0, 2), to: uci.slice(2, 4) };
+}
+
+// Draw (or redraw) the 64 squares of `el` from a FEN placement, White at the bottom.
+function drawBoard(el, placement, last) {
+  if (el.children.length !== 64) {
+    el.textContent = "";
+    for (let rank = 7; rank >= 0; rank--) {
+      for (let file = 0; file < 8; file++) {
+        const sq = document.createElement("div");
+        const name = FILES[file] + (rank + 1);
+        sq.className = "sq " + ((file + rank) % 2 ? "l" : "d");
+        sq.dataset.square = name;
+        if (file === 0) {
+          const c = document.createElement("span");
+          c.className = "coord";
+          c.textContent = String(rank + 1);
+          sq.appendChild(c);
+        }
+        el.appendChild(sq);
+      }
+    }
+  }
+  const pieces = {};
+  if (placement) {
+    const rows = placement.split("/");
+    for (let i = 0; i < 8 && i < rows.length; i++) {
+      let file = 0;
+      for (const ch of rows[i]) {
+        if (/[1-8]/.test(ch)) { file += Number(ch); continue; }
+        if (file < 8) pieces[FILES[file] + (8 - i)] = ch;
+        file++;
+      }
+    }
+  }
+  for (const sq of el.children) {
+    const name = sq.dataset.square;
+    const ch = pieces[name];
+    let pc = sq.querySelector(".pc");
+    if (ch) {
+      if (!pc) { pc = document.createElement("span"); sq.appendChild(pc); }
+      const upper = ch.toUpperCase();
+      pc.className = "pc " + (ch === upper ? "w" : "b");
+      pc.dataset.piece = ch;
+      pc.textContent = GLYPHS[upper] || ch;
+    } else if (pc) {
+      pc.remove();
+    }
+    const marked = !!last && (name === last.from || name === last.to);
+    sq.classList.toggle("mark", marked);
+  }
+  el.dataset.placement = placement || "";
+}
+
+function formatClock(seconds) {
+  if (seconds === null || seconds === undefined || !isFinite(seconds)) return "--:--";
+  const s = Math.max(0, seconds);
+  if (s < 10) return s.toFixed(1);
+  const whole = Math.floor(s);
+  const h = Math.floor(whole / 3600), m = Math.floor((whole % 3600) / 60), sec = whole % 60;
+  const mm = String(m).padStart(h ? 2 : 1, "0"), ss = String(sec).padStart(2, "0");
+  return h ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
+}
+
+// Which side's clock runs: "white", "black" or null.
+function runningSide(clocks, state) {
+  if (!clocks) return null;
+  const r = clocks.running;
+  if (r === "white" || r === "black") return r;
+  if (r === true) {
+    const fen = state && state.fen;
+    if (typeof fen === "string" && fen.split(" ")[1]) return fen.split(" ")[1] === "b" ? "black" : "white";
+    return state && state.turn === "black" ? "black" : "white";
+  }
+  return null;
+}
+
+let skew = 0; // server time minus local time, seconds
+function serverNow() { return Date.now() / 1000 + skew; }
+
+// Seconds left for `side` now, counting down from as_of when it runs.
+function clockNow(clocks, state, side) {
+  if (!clocks || typeof clocks[side] !== "number") return null;
+  let left = clocks[side];
+  if (runningSide(clocks, state) === side && typeof clocks.as_of === "number") {
+    left -= Math.max(0, serverNow() - clocks.as_of);
+  }
+  return left;
+}
+
+function setClock(el, clocks, state, side) {
+  const left = clockNow(clocks, state, side);
+  el.textContent = formatClock(left);
+  el.classList.toggle("running", runningSide(clocks, state) === side);
+  el.classList.toggle("low", left !== null && left < 10);
+}
+
+function linkText(state) {
+  const c = state.connection || {};
+  const link = state.link && typeof state.link === "object" ? state.link.state || state.link.status : state.link;
+  if (c.state && c.state !== "up") return { down: true, text: "board " + c.state + (c.error ? ": " + c.error : "") };
+  if (link && link !== "up" && link !== "connected" && link !== true) return { down: true, text: "board link " + link };
+  return { down: false, text: "board connected" };
+}
+
+function resultText(state) {
+  if (!state.result || state.result === "*") return state.phase ? String(state.phase) : "";
+  return state.result + (state.reason ? " (" + state.reason + ")" : "");
+}
+
+// Open the live stream; `onState(tableId, state)` for every table state received.
+function connectStream(query, onState) {
+  const live = document.getElementById("live");
+  const source = new EventSource("/api/stream" + query);
+  source.addEventListener("state", (ev) => {
+    let msg;
+    try { msg = JSON.parse(ev.data); } catch (e) { return; }
+    if (typeof msg.server_time === "number") skew = msg.server_time - Date.now() / 1000;
+    onState(msg.table, msg.state);
+  });
+  source.onopen = () => { live.textContent = "live"; live.classList.remove("off"); };
+  source.onerror = () => { live.textContent = "reconnecting"; live.classList.add("off"); };
+  return source;
+}

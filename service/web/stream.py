@@ -1,0 +1,147 @@
+"""The live stream: Server-Sent Events fed by the hall's updates.
+
+Each update the hall publishes (always after its commit) is turned into the table's state
+*at that moment*, serialised once per kind of subscriber, and queued for each client.  A
+client that reads slowly only ever holds the newest state of each table (older ones are
+replaced), so memory stays bounded whatever it does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from service.hall import Hall, Update
+
+logger = logging.getLogger(__name__)
+
+HEARTBEAT = 15.0
+"""Seconds between keep-alive comments on an idle stream."""
+
+MAX_CLIENTS = 500
+"""Streams served at once; more are refused with 503."""
+
+
+def summary(state: dict[str, Any]) -> dict[str, Any]:
+    """The part of a table's state the overview page shows."""
+    settings = state.get("settings") or {}
+    keys = (
+        "id",
+        "phase",
+        "fen",
+        "board",
+        "orientation",
+        "last_move",
+        "clocks",
+        "scores",
+        "result",
+        "reason",
+        "link",
+        "connection",
+    )
+    out = {key: state.get(key) for key in keys}
+    out["white"] = settings.get("white", "?")
+    out["black"] = settings.get("black", "?")
+    out["round"] = settings.get("round", "?")
+    out["event"] = settings.get("event", "?")
+    out["variant"] = settings.get("variant", "standard")
+    moves = state.get("moves") or []
+    out["ply"] = len(moves)
+    out["claims"] = len(state.get("claims") or state.get("pending_claims") or [])
+    out["irregularities"] = len(state.get("irregularities") or [])
+    return out
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+class StreamClient:
+    """One open stream: which tables it follows and what waits to be sent."""
+
+    def __init__(self, tables: frozenset[str] | None, full: bool) -> None:
+        self.tables = tables
+        self.full = full
+        self.pending: dict[str, str] = {}
+        self.wake = asyncio.Event()
+        self.closed = False
+
+    def wants(self, table_id: str) -> bool:
+        return self.tables is None or table_id in self.tables
+
+
+class StreamHub:
+    """Fans the hall's updates out to the open streams."""
+
+    def __init__(self, hall: Hall, *, expose_timing: bool = False) -> None:
+        self.hall = hall
+        self.expose_timing = expose_timing
+        self.clients: set[StreamClient] = set()
+        self.sent = 0
+        self.merged = 0
+        """Updates replaced by a newer one of the same table before a slow reader got them."""
+        hall.subscribe(self.on_update)
+
+    def close(self) -> None:
+        self.hall.unsubscribe(self.on_update)
+        for client in self.clients:
+            client.closed = True
+            client.wake.set()
+
+    def payload(self, table_id: str, full: bool, update: Update | None = None) -> str:
+        """One ``data:`` line for a table, as it stands now."""
+        state = self.hall.state(table_id)
+        body: dict[str, Any] = {
+            "table": table_id,
+            "state": state if full else summary(state),
+            "server_time": time.time(),
+        }
+        if update is not None:
+            body["events"] = update.events
+            if self.expose_timing and update.source_time is not None:
+                body["t_in"] = update.source_time
+        return dumps(body)
+
+    def on_update(self, update: Update) -> None:
+        """Called by the hall right after a commit."""
+        if not self.clients:
+            return
+        cache: dict[bool, str] = {}
+        for client in self.clients:
+            if not client.wants(update.table_id):
+                continue
+            text = cache.get(client.full)
+            if text is None:
+                text = cache[client.full] = self.payload(update.table_id, client.full, update)
+            if update.table_id in client.pending:
+                self.merged += 1
+            client.pending[update.table_id] = text
+            client.wake.set()
+
+    def open(self, tables: Iterable[str] | None, full: bool) -> StreamClient:
+        client = StreamClient(None if tables is None else frozenset(tables), full)
+        self.clients.add(client)
+        return client
+
+    def drop(self, client: StreamClient) -> None:
+        client.closed = True
+        self.clients.discard(client)
+
+    async def next_batch(self, client: StreamClient) -> list[str] | None:
+        """The messages waiting for ``client`` (an empty list after :data:`HEARTBEAT`
+        quiet seconds; None once the hub closed)."""
+        if not client.pending and not client.closed:
+            try:
+                await asyncio.wait_for(client.wake.wait(), HEARTBEAT)
+            except TimeoutError:
+                return []
+        client.wake.clear()
+        if client.closed:
+            return None
+        items, client.pending = client.pending, {}
+        self.sent += len(items)
+        return list(items.values())

@@ -1,0 +1,240 @@
+"""service.web: routes, the SSE stream, the admin token, PGN feeds and hostile requests,
+against a real server on 127.0.0.1 (ephemeral port) with emulated boards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from test_store import EchoTable
+
+from dgt.protocol import Piece
+from dgt.transports.emulator import EmulatorTransport
+from service.config import TableConfig
+from service.hall import Hall
+from service.store import Store
+from service.web import WebServer
+
+TOKEN = "test-token-0123456789"
+
+
+@dataclass
+class Served:
+    url: str
+    hall: Hall
+    db: Path
+    transports: dict[str, EmulatorTransport]
+    session: aiohttp.ClientSession
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    db = tmp_path / "web.db"
+    store = Store(db)
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    transports = {}
+    for table_id in ("1", "2"):
+        transport = EmulatorTransport(name=f"emu-{table_id}")
+        transports[table_id] = transport
+        hall.add_table(TableConfig(table_id, transport.name, None, {"round": "1"}), transport)
+    server = WebServer(hall, TOKEN, port=0)
+    url = await server.start()
+    await hall.start()
+    for runner in hall.runners.values():
+        assert await runner.wait_ready(5)
+    async with aiohttp.ClientSession() as session:
+        yield Served(url.rstrip("/"), hall, db, transports, session)
+    await server.close()
+    await hall.close()
+    store.close()
+
+
+async def get_json(s: Served, path: str, status: int = 200) -> Any:
+    async with s.session.get(s.url + path) as response:
+        assert response.status == status, await response.text()
+        assert response.content_type == "application/json"
+        return await response.json()
+
+
+async def admin(
+    s: Served, path: str, body: bytes | str, token: str | None = TOKEN
+) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    async with s.session.post(s.url + path, data=body, headers=headers) as response:
+        return response.status, await response.json()
+
+
+async def read_events(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+    """The ``data`` of each SSE message."""
+    data: list[str] = []
+    async for raw in response.content:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("data: "):
+            data.append(line[6:])
+        elif not line and data:
+            yield json.loads("\n".join(data))
+            data = []
+
+
+async def test_pages_and_json(served: Served) -> None:
+    for path in ("/", "/tables/1"):
+        async with served.session.get(served.url + path) as response:
+            assert response.status == 200
+            assert response.content_type == "text/html"
+            assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+            assert response.headers["X-Content-Type-Options"] == "nosniff"
+    tables = await get_json(served, "/api/tables")
+    assert [t["id"] for t in tables["tables"]] == ["1", "2"]
+    state = await get_json(served, "/api/tables/1")
+    assert state["connection"]["state"] == "up"
+    error = await get_json(served, "/api/tables/nope", 404)
+    assert error == {"error": "no table 'nope'"}
+    error = await get_json(served, "/tables/nope", 404)
+    assert "no table" in error["error"]
+    for name in ("app.css", "common.js", "table.js", "overview.js"):
+        async with served.session.get(f"{served.url}/static/{name}") as response:
+            assert response.status == 200
+
+
+async def test_sse_delivers_a_move_only_after_it_is_committed(served: Served) -> None:
+    async with served.session.get(served.url + "/api/stream?table=1") as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        events = read_events(response)
+        first = await asyncio.wait_for(anext(events), 5)
+        assert first["table"] == "1"
+        assert "moves" in first["state"]
+        transport = served.transports["1"]
+        transport.lift(12)
+        transport.place(28, Piece.WPAWN)
+        while True:
+            message = await asyncio.wait_for(anext(events), 5)
+            moves = [e for e in message.get("events", []) if e["type"] == "move"]
+            if moves:
+                break
+        assert moves[0]["data"]["uci"] == "28"
+        assert message["state"]["moves"][-1]["uci"] == "28"
+        # On disk (read through another connection) by the time it was shown:
+        db = sqlite3.connect(served.db)
+        rows = db.execute("SELECT data FROM log WHERE role='out' AND kind='move'").fetchall()
+        db.close()
+        assert any(json.loads(r[0])["data"]["uci"] == "28" for r in rows)
+
+
+async def test_overview_stream_has_every_table(served: Served) -> None:
+    async with served.session.get(served.url + "/api/stream") as response:
+        events = read_events(response)
+        seen = {(await asyncio.wait_for(anext(events), 5))["table"] for _ in range(2)}
+        assert seen == {"1", "2"}
+
+
+async def test_admin_needs_the_token(served: Served) -> None:
+    body = json.dumps({"white": "Ann", "black": "Bob"})
+    status, error = await admin(served, "/api/admin/tables/1/players", body, token=None)
+    assert status == 401
+    assert "admin token" in error["error"]
+    status, _ = await admin(served, "/api/admin/tables/1/players", body, token="wrong-token!")
+    assert status == 401
+    state = await get_json(served, "/api/tables/1")
+    assert state["settings"].get("white") != "Ann"
+    status, answer = await admin(served, "/api/admin/tables/1/players", body)
+    assert status == 200, answer
+    assert answer["events"][0]["type"] == "players"
+    state = await get_json(served, "/api/tables/1")
+    assert state["settings"]["white"] == "Ann"
+    log = await get_json(served, "/api/tables/1/log")
+    assert log["events"][-1]["type"] == "players"
+
+
+async def test_admin_errors(served: Served) -> None:
+    status, error = await admin(served, "/api/admin/tables/1/explode", "{}")
+    assert (status, error["error"][:16]) == (404, "unknown command ")
+    status, error = await admin(served, "/api/admin/tables/9/players", "{}")
+    assert status == 404
+    status, error = await admin(served, "/api/admin/tables/1/start", "{}")
+    assert status == 400  # the table refused: one line back
+    assert "\n" not in error["error"]
+
+
+async def test_hostile_requests(served: Served) -> None:
+    path = "/api/admin/tables/1/players"
+    status, error = await admin(served, path, b"{" + b" " * 100_000 + b"}")
+    assert status == 413
+    assert "larger than" in error["error"]
+    status, error = await admin(served, path, "{not json")
+    assert status == 400
+    assert error["error"].startswith("the body is not valid JSON")
+    status, error = await admin(served, path, "[1, 2]")
+    assert (status, error["error"]) == (400, "the body must be a JSON object")
+    status, error = await admin(served, path, json.dumps({"white": "x" * 500}))
+    assert (status, error["error"]) == (400, "white is longer than 100 characters")
+    status, error = await admin(served, path, json.dumps({"white": {"nested": 1}}))
+    assert status == 400
+    status, error = await admin(served, path, b"\xff\xfe")
+    assert status == 400
+    for bad in ("/static/../hall.py", "/static/%2e%2e/app.py", "/static/..%2fapp.py",
+                "/static/.hidden.js", "/static/app.py", "/static/%2Fetc%2Fpasswd"):  # fmt: skip
+        async with served.session.get(served.url + bad) as response:
+            assert response.status == 404, bad
+            assert "error" in await response.json()
+    error = await get_json(served, "/api/tables/1/log?after=-1", 400)
+    assert error["error"] == "after must be a whole number"
+    # The service is still answering.
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def test_malformed_http_keeps_the_service_running(served: Served) -> None:
+    host, port = served.url.removeprefix("http://").split(":")
+    for garbage in (b"\x00\x01\x02 nonsense\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
+                    b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n\r\n"):  # fmt: skip
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(garbage)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(200), 5)
+        writer.close()
+        await writer.wait_closed()
+        assert answer.startswith(b"HTTP/1."), answer
+        assert b" 4" in answer[:13], answer
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def test_html_in_player_names_is_data_not_markup(served: Served) -> None:
+    name = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    status, _ = await admin(served, "/api/admin/tables/1/players", json.dumps({"white": name}))
+    assert status == 200
+    state = await get_json(served, "/api/tables/1")
+    assert state["settings"]["white"] == name
+    async with served.session.get(served.url + "/tables/1") as response:
+        page = await response.text()
+    assert "<script>alert" not in page
+    for name_js in ("common.js", "table.js", "overview.js"):
+        async with served.session.get(f"{served.url}/static/{name_js}") as response:
+            assert "innerHTML" not in await response.text()
+
+
+async def test_pgn_feeds(served: Served) -> None:
+    served.transports["1"].lift(12)
+    served.transports["1"].place(28, Piece.WPAWN)
+    await asyncio.sleep(0.3)
+    async with served.session.get(served.url + "/games.pgn") as response:
+        assert response.status == 200
+        assert response.content_type == "application/x-chess-pgn"
+        assert (await response.text()).count("[Event ") == 2
+    async with served.session.get(served.url + "/games/1-1.pgn") as response:
+        assert response.status == 200
+        assert (await response.text()).count("[Event ") == 1
+    async with served.session.get(served.url + "/rounds/1.pgn") as response:
+        assert response.status == 200
+    async with served.session.get(served.url + "/games/1-9.pgn") as response:
+        assert response.status == 404
+    games = await get_json(served, "/api/games")
+    assert {g["id"] for g in games["games"]} == {"1-1", "2-1"}
