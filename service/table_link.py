@@ -13,11 +13,16 @@ at a real board:
   ``ILLEGAL``, ``CLAIM?`` or T20 scores) are sent to ``board.clock`` one after another, in
   the order the table issued them (the clock takes one command at a time);
 * :meth:`admin` passes an organiser's or arbiter's command (claims, decisions, a start from a
-  FEN) to the table at the current table time.
+  FEN) to the table at the current table time;
+* on a board with LEDs (``board.info.leds``: the Pegasus, the Revelation II) the squares to
+  light (:mod:`service.leds`: the last move, a mismatch, squares to set right after a
+  ruling) are worked out after every batch of table events and sent only when they changed;
+  a board without LEDs is never sent an LED frame (it would stall a classic board).
 
 Everything the table said is kept in :attr:`events` (and handed to ``on_events``); the orders
-sent are kept in :attr:`sent`.  A clock that does not answer is logged and skipped: the
-game goes on, as it must when a clock is unplugged mid-game.
+sent are kept in :attr:`sent`, the LED plan last shown in :attr:`leds`.  A clock that does
+not answer, or LEDs that cannot be set, are logged and skipped: the game goes on, as it must
+when a clock is unplugged mid-game.
 
 ``scale`` is for tests that play faster than people: the table sees the driver's times
 multiplied by it, so its human delays (the recogniser's settle, FIDE 4.7's release time)
@@ -43,6 +48,7 @@ from typing import Any
 from dgt.board import Board
 from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection
+from service.leds import OFF, LedPlan, SquareMap, fit_to, follow_target, plan_leds
 from service.table import ClockOrder, Table, TableEvent
 
 __all__ = ["TICK", "TableLink"]
@@ -80,8 +86,13 @@ class TableLink:
         """Every table event so far, oldest first."""
         self.sent: list[ClockOrder] = []
         """Clock orders the clock acknowledged, oldest first."""
+        self.leds: LedPlan | None = None
+        """The LED plan the board shows (None: nothing sent yet, or no LEDs)."""
         self._origin: float | None = None
         self._orders: asyncio.Queue[ClockOrder] = asyncio.Queue()
+        self._led_plan: LedPlan = OFF
+        self._led_target: SquareMap | None = None
+        self._led_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- life cycle ----------------------------------------------------------------------
@@ -102,6 +113,8 @@ class TableLink:
             asyncio.create_task(self._send_orders(), name="table-link-clock"),
             asyncio.create_task(self._tick(), name="table-link-tick"),
         ]
+        if self.board.info.leds is not None:
+            self._tasks.append(asyncio.create_task(self._send_leds(), name="table-link-leds"))
 
     async def close(self) -> None:
         """Stop feeding and sending (orders not sent yet are dropped).  Idempotent."""
@@ -157,6 +170,50 @@ class TableLink:
             self.on_events(got)
         for order in self.table.take_clock_orders():
             self._orders.put_nowait(order)
+        if got and self.board.info.leds is not None:
+            try:
+                self._plan_leds(got)
+            except Exception:  # a bug in the LED plan must not stop the game
+                log.exception("LED plan failed; the LEDs are left as they are")
+
+    def _plan_leds(self, got: list[TableEvent]) -> None:
+        """Work out the LED plan after ``got``; wake the LED sender if the board does not
+        show it (a plan that failed to go out is tried again after the next batch)."""
+        kind = self.board.info.leds
+        assert kind is not None
+        table = self.table
+        physical = table.physical()
+        self._led_target = follow_target(
+            self._led_target, got, history=table.history(), plies=len(table.moves()),
+            physical=physical,
+        )  # fmt: skip
+        plan = fit_to(plan_leds(table.state(), physical=physical, target=self._led_target), kind)
+        if any(e.type == "board" and e.data.get("event") == "link_restored" for e in got):
+            self.leds = None  # the board may have been switched off meanwhile: show it again
+        self._led_plan = plan
+        if plan != self.leds:
+            self._led_wake.set()
+
+    async def _send_leds(self) -> None:
+        """Show the latest LED plan whenever it differs from what the board shows (plans
+        made while one is being sent collapse into the newest)."""
+        while True:
+            await self._led_wake.wait()
+            self._led_wake.clear()
+            plan = self._led_plan
+            if plan == self.leds:
+                continue
+            try:
+                if plan.squares:
+                    await self.board.set_leds(
+                        sorted(plan.squares), speed=plan.speed, repeat=plan.repeat,
+                        intensity=plan.intensity,
+                    )  # fmt: skip
+                else:
+                    await self.board.clear_leds()
+                self.leds = plan
+            except DgtError as exc:
+                log.warning("LEDs not set (%s): %s", plan.pattern, exc)
 
     async def _tick(self) -> None:
         while True:

@@ -1,0 +1,237 @@
+"""What a board's square LEDs should show, from a table's state: pure functions, no I/O.
+
+Boards with LEDs are the DGT Pegasus (any set of squares per frame, pulsing or blinking,
+``../shared/protocol/dgt-protocol.md`` §6.4) and the Revelation II (a from/to pair per frame,
+§7.1).  :class:`service.table_link.TableLink` asks :func:`plan_leds` after every batch of
+table events and sends the plan when it changed.
+
+Rules, first match wins:
+
+1. no game being played (set-up, game over): ``off``;
+2. ``fix``, squares to set right after a ruling: while a ruling wants an earlier position
+   back (FIDE 7.5.1 illegal move, an upheld touch-move claim, US speed 11 backing up:
+   a ``restore`` ruling) or wants moves taken back on the board set up again (a takeback
+   irregularity: completed moves stand), the squares where the board differs from that
+   position (the *target*, tracked by :func:`follow_target`), until it matches;
+3. ``fix``, a mismatch: the squares the recogniser reports as differing from the nearest
+   explainable position (``state["mismatch"]``) -- this wins over the last move;
+4. ``last-move``: the from and to squares of the last move, once completed (final); while
+   the next move is still provisional the lights go ``off``;
+5. else ``off``.
+
+Patterns on a Pegasus (choice): ``last-move`` blinks once (``repeat`` 1, like the DGT app's
+confirmation), so the board does not glow through the whole game; ``fix`` keeps pulsing,
+faster, until the plan changes.  The Revelation II has no blink: it lights the pair steadily.
+
+Frames: the table works in the game frame (a1 = White's queen's rook corner); the LEDs in
+the board's own frame, the one its dumps use.  A board turned round (the table's
+``orientation`` is ``"black"``) reports the game's square ``s`` as ``63 - s``, so plans are
+mapped.  (A Revelation II that auto-reverses flips its reports and its LED numbering
+together, so its own frame stays consistent with this.)
+
+Revelation II: one frame lights two squares, and each frame replaces what was lit, so
+:func:`fit_to` keeps at most two squares: a move's from and to, or the two lowest-numbered
+(board frame) squares to set right -- as those are set right the plan changes and the next
+ones light up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import chess
+
+from dgt.board import LedKind
+from service.table import TableEvent
+
+__all__ = [
+    "FIX",
+    "LAST_MOVE",
+    "OFF",
+    "LedPlan",
+    "Pattern",
+    "SquareMap",
+    "differing",
+    "fit_to",
+    "follow_target",
+    "plan_leds",
+]
+
+Pattern = Literal["last-move", "fix", "off"]
+
+SquareMap = tuple[str, ...]
+"""64 symbols in the game frame, index = python-chess square: ``""`` empty, a FEN letter,
+``"*"`` occupied (presence-only boards), ``"?"`` unreadable (as :meth:`Table.physical`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LedPlan:
+    """What the LEDs show: ``squares`` in the board's own frame (python-chess numbers),
+    ``pattern``, and the Pegasus hints ``speed`` (1..7, faster), ``repeat`` (0 keeps
+    pulsing, 1 blinks once) and ``intensity`` (lower is brighter) -- the arguments of
+    :meth:`dgt.Board.set_leds`.  ``off`` plans have no squares."""
+
+    squares: frozenset[int] = frozenset()
+    pattern: Pattern = "off"
+    speed: int = 3
+    repeat: int = 0
+    intensity: int = 1
+
+
+OFF = LedPlan()
+"""All LEDs off."""
+LAST_MOVE = LedPlan(pattern="last-move", speed=3, repeat=1, intensity=1)
+"""Template of a last-move plan: one confirmation blink."""
+FIX = LedPlan(pattern="fix", speed=6, repeat=0, intensity=1)
+"""Template of a set-it-right plan: pulsing until the plan changes."""
+
+
+def _occupied(symbol: str) -> bool:
+    return bool(symbol) and symbol != "?"
+
+
+def _same(target: str, physical: str) -> bool:
+    """A square holds what it should: the same piece, or (presence-only) something where
+    a piece belongs."""
+    if physical == "*":
+        return bool(target)
+    return target == physical
+
+
+def differing(target: Sequence[str], physical: Sequence[str]) -> frozenset[int]:
+    """Game-frame squares where ``physical`` does not hold what ``target`` wants (pieces
+    compared by occupancy where the board reads only occupancy; an unreadable square
+    differs)."""
+    return frozenset(sq for sq in range(64) if not _same(target[sq], physical[sq]))
+
+
+def _physical_of(state: Mapping[str, Any]) -> SquareMap:
+    """The physical board from ``state["board"]`` (a board FEN, piece boards only)."""
+    board = chess.BaseBoard(str(state.get("board") or chess.BaseBoard.empty().board_fen()))
+    return _squares_of(board)
+
+
+def _squares_of(board: chess.BaseBoard) -> SquareMap:
+    cells = [""] * 64
+    for square, piece in board.piece_map().items():
+        cells[square] = piece.symbol()
+    return tuple(cells)
+
+
+def _board_frame(squares: Iterable[int], rotated: bool) -> frozenset[int]:
+    return frozenset(63 - sq if rotated else sq for sq in squares)
+
+
+def _last_final_move(state: Mapping[str, Any]) -> tuple[int, int] | None:
+    moves = state.get("moves") or []
+    if not moves or not moves[-1].get("final"):
+        return None
+    uci = str(moves[-1].get("uci") or "")
+    try:
+        return chess.parse_square(uci[:2]), chess.parse_square(uci[2:4])
+    except ValueError:
+        return None  # a drop or some other action without two squares
+
+
+def plan_leds(
+    state: Mapping[str, Any],
+    *,
+    physical: Sequence[str] | None = None,
+    target: Sequence[str] | None = None,
+) -> LedPlan:
+    """The LED plan for a table ``state`` (:meth:`Table.state`: ``phase``, ``orientation``,
+    ``moves``, ``mismatch``; ``board`` if ``physical`` is not given).  ``physical``: the
+    board as it stands, game frame (:meth:`Table.physical`, needed for presence-only
+    boards); ``target``: the position a ruling wants set up (:func:`follow_target`), or
+    None.  Rules and frames: see the module docstring."""
+    if state.get("phase") != "playing":
+        return OFF
+    rotated = state.get("orientation") == "black"
+    if target is not None:
+        here = tuple(physical) if physical is not None else _physical_of(state)
+        wrong = differing(target, here)
+        if wrong:
+            return replace(FIX, squares=_board_frame(wrong, rotated))
+    mismatch = state.get("mismatch") or []
+    if mismatch:
+        squares = (chess.parse_square(name) for name in mismatch)
+        return replace(FIX, squares=_board_frame(squares, rotated))
+    last = _last_final_move(state)
+    if last is not None:
+        return replace(LAST_MOVE, squares=_board_frame(last, rotated))
+    return OFF
+
+
+def fit_to(plan: LedPlan, kind: LedKind) -> LedPlan:
+    """``plan`` as a board with LEDs of ``kind`` can show it: a Pegasus shows any set; a
+    Revelation II one pair, so at most the two lowest-numbered squares are kept."""
+    if kind is LedKind.REV2 and len(plan.squares) > 2:
+        return replace(plan, squares=frozenset(sorted(plan.squares)[:2]))
+    return plan
+
+
+def _position_at(history: chess.Board, undo: int) -> SquareMap | None:
+    if not 0 <= undo <= len(history.move_stack):
+        return None
+    board = history.copy()
+    for _ in range(undo):
+        board.pop()
+    return _squares_of(board)
+
+
+def _position_after(history: chess.Board, moves: Sequence[str]) -> SquareMap | None:
+    board = history.copy(stack=False)
+    try:
+        for uci in moves:
+            board.push_uci(uci)
+    except ValueError:
+        return None
+    return _squares_of(board)
+
+
+def follow_target(
+    previous: SquareMap | None,
+    events: Iterable[TableEvent],
+    *,
+    history: chess.Board | None,
+    plies: int,
+    physical: Sequence[str],
+) -> SquareMap | None:
+    """The position a ruling wants on the board after ``events`` (game frame), or None.
+
+    ``previous``: the target before them; ``history``: the game as it stands after the
+    events (:meth:`Table.history`); ``plies``: moves in the record (``len(Table.moves())``);
+    ``physical``: the board (:meth:`Table.physical`).
+
+    * a ``restore`` ruling: the position after ``restore_ply`` moves (the moves beyond it
+      are undone from ``history``);
+    * a ``takeback`` irregularity (completed moves taken back stand): the position before
+      the takeback (its moves pushed on ``history`` again);
+    * a new game or a result drops the target; so does a board that matches it.
+
+    A position that cannot be worked out (no history, too few moves) leaves no target:
+    the recogniser's mismatch still shows what it can."""
+    target = previous
+    taken_back: list[str] = []
+    for event in events:
+        data = event.data
+        if event.type in ("new_game", "result"):
+            target = None
+        elif event.type == "takeback":
+            taken_back = [str(uci) for uci in data.get("moves", [])]
+        elif event.type == "ruling" and data.get("kind") == "restore":
+            ply = data.get("restore_ply")
+            if history is not None and isinstance(ply, int):
+                target = _position_at(history, max(0, plies - ply))
+        elif (
+            event.type == "irregularity"
+            and data.get("kind") == "takeback"
+            and history is not None
+            and taken_back
+        ):
+            target = _position_after(history, list(reversed(taken_back)))
+    if target is not None and not differing(target, physical):
+        return None
+    return target
