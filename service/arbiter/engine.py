@@ -102,6 +102,10 @@ class Arbiter:
         self._king_lifted: dict[int, float] = {}
         self._during: dict[Color, list[_Touch]] = {}
         self._move_touches: dict[int, list[_Touch]] = {}
+        # the side whose completed move left pieces displaced (FIDE 7.4.1, US speed 8):
+        # until it presses again, the opponent's press is the lever put back (or pressed
+        # back to enforce the replacement), no press of the opponent's own
+        self._displaced_by: Color | None = None
 
     @property
     def finished(self) -> bool:
@@ -321,23 +325,22 @@ class Arbiter:
         game = self.view.game
         if game is None or self._finished:
             return out
+        displaced_by = self._displaced_by
+        if displaced_by is not None and not completed:
+            if presser != displaced_by:
+                # FIDE 7.4.1: the lever put back after the clock was set running for the
+                # offender again; US speed 8: the opponent presses back to enforce it
+                return out
+            self._displaced_by = None
+            return out + self._still_displaced(time, presser, game.squares)
+        self._displaced_by = None
         for claim, entry in self.claims.lapse(time, presser, "press"):
             out.append(claim)
             out += self._illegal_unclaimed(time, entry.context)
         if self._restore_to is not None:
             return out
         if completed:
-            physical = self.view.physical()
-            presence = self.view.presence_only
-            extra = tuple(
-                sq for sq, symbol in enumerate(game.squares)
-                if ((OCCUPIED if presence and symbol else symbol) != physical[sq])
-            )  # fmt: skip
-            if extra and self.rules.displaced_pieces != "none":
-                out += self._displaced(
-                    time, presser, Reading("unknown", extra=extra, squares=extra)
-                )
-            return out
+            return out + self._still_displaced(time, presser, game.squares)
         mover = self._mover()
         if mover is None or mover != presser:
             return out
@@ -357,6 +360,25 @@ class Arbiter:
                     return out + self._unpromoted(time, presser, reading, promoted)
                 return out + self._illegal(time, presser, reading)
         return out + self._displaced(time, presser, reading)
+
+    def _still_displaced(
+        self, time: float, presser: Color, position: SquareMap
+    ) -> list[ArbiterEvent]:
+        """The press completed ``presser``'s move (or came after a ruling that pieces be
+        restored): pieces the board shows away from the game's ``position`` are displaced
+        (FIDE 7.4.1, US speed 8), and the presser's next press is awaited."""
+        if self.rules.displaced_pieces == "none":
+            return []
+        physical = self.view.physical()
+        presence = self.view.presence_only
+        extra = tuple(
+            sq for sq, symbol in enumerate(position)
+            if ((OCCUPIED if presence and symbol else symbol) != physical[sq])
+        )  # fmt: skip
+        if not extra:
+            return []
+        self._displaced_by = presser
+        return self._displaced(time, presser, Reading("unknown", extra=extra, squares=extra))
 
     def _press_without_move(self, time: float, side: Color) -> list[ArbiterEvent]:
         if self.rules.press_without_move_is_illegal:
@@ -564,7 +586,17 @@ class Arbiter:
         self._flags.add(side)
         end = game.outcome()
         if end is not None and end.reason in ("checkmate", "stalemate"):
-            return []  # made before the flag fell: it takes precedence
+            # made before the flag fell: it takes precedence.  A mating (stalemating) move
+            # the press completed has ended the game already; one on the board but not yet
+            # pressed ends it now (FIDE 5.1.1, 5.2.1: "immediately ends the game")
+            if self.rules.source == "FIDE":
+                article = self._a("5.1.1" if end.reason == "checkmate" else "5.2.1")
+            else:
+                article = self._a("2b")
+            return [
+                Ruling(time, "result", article, f"{end.reason} made before the flag fell: "
+                       "it stands", side=end.winner, result=end.result, reason=end.reason)
+            ]  # fmt: skip
         out: list[ArbiterEvent] = [
             Irregularity(time, "flag", side, self._a("6.9" if self.rules.source == "FIDE"
                                                      else "flag"), "flag fall")
@@ -742,11 +774,17 @@ class Arbiter:
             )
         elif kind == "flag":
             out.append(self._win_or_draw(claimant, time, claim.article, "time-out claimed"))
-        elif kind in ("michigan", "insufficient-losing-chances"):
+        elif kind == "michigan":
             self._michigan = None
             out.append(
+                Ruling(time, "result", self._a("13c"), "the counting player's draw offer "
+                       "accepted during the count", claim=claim_id, result="1/2-1/2",
+                       reason="Michigan twenty-move rule: draw offer accepted")
+            )  # fmt: skip
+        elif kind == "insufficient-losing-chances":
+            out.append(
                 Ruling(time, "result", claim.article, "draw claim upheld", claim=claim_id,
-                       result="1/2-1/2", reason=kind.replace("-", " "))
+                       result="1/2-1/2", reason="insufficient losing chances")
             )  # fmt: skip
         return out
 
