@@ -30,7 +30,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -434,10 +434,14 @@ class Recognised:
     events: list[RecognizerEvent]
 
 
-def recognise(item: Stream, *, timed: bool = False) -> Recognised:
+def recognise(
+    item: Stream, *, timed: bool = False, clock: Callable[[], float] = time.perf_counter
+) -> Recognised:
     """Feed a stream to a fresh :class:`Recognizer` as a service would: ``tick`` at each
     event's time, then the event; the promotion kind told before a promotion on a
-    presence-only board; at the end, a pause of 5 s and :meth:`Recognizer.finish`."""
+    presence-only board; at the end, a pause of 5 s and :meth:`Recognizer.finish`.
+    ``timed``: measure each board event with ``clock`` (e.g. ``time.thread_time`` for the
+    CPU time alone, unaffected by other processes on a shared machine)."""
     game = item.game
     first = item.events[0]
     presence = any(
@@ -454,7 +458,6 @@ def recognise(item: Stream, *, timed: bool = False) -> Recognised:
             (s for s in get_variant(game.variant).start_positions() if s.fen == game.fen), None
         ) or StartPosition(game.variant, game.fen, symbol_map(game.board()))
         out += recognizer.start_game(first.time, start)
-    clock = time.perf_counter
     for index, event in enumerate(item.events[1:], start=1):
         kind = item.promotions.get(index)
         if kind is not None:

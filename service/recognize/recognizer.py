@@ -69,9 +69,10 @@ square, or both kings on the centre squares (see :data:`CENTRE`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 from dgt.events import (
     BoardEvent,
@@ -143,6 +144,7 @@ SCAN_SLACK = 0.1
 """Seconds by which a board may report a place before the lift that physically came first
 (both happened within one scan of the sensors)."""
 PROMOTION_KINDS = frozenset("qrbn")
+_SQUARES = tuple(range(64))
 
 
 class RecognizerError(Exception):
@@ -165,9 +167,9 @@ class NoPromotionError(RecognizerError):
 # -- internal structures -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    """A legal action seen through the board's eyes."""
+class _Candidate(NamedTuple):
+    """A legal action seen through the board's eyes (a tuple: built for every legal action
+    that changes a handled square, so it must be cheap to make)."""
 
     action: LegalAction
     key: frozenset[int]  # squares whose reading changes
@@ -177,6 +179,44 @@ class _Candidate:
     promotion: str | None
 
 
+_Index = dict[frozenset[int], list[_Candidate]]
+"""Candidates by the squares whose reading they change."""
+_NO_SQUARES: frozenset[int] = frozenset()
+
+
+def _candidate(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
+    """``la`` seen through the eyes of a board that reads ``view`` before it."""
+    key = []
+    readings = []
+    same = []
+    emptied = []
+    for change in la.changes:
+        sq, symbol = change
+        if presence:
+            after = OCCUPIED if symbol else EMPTY
+            if after != view[sq]:
+                key.append(sq)
+                readings.append((sq, after))
+            elif symbol:
+                same.append(sq)
+        elif symbol != view[sq]:
+            key.append(sq)
+            readings.append(change)
+        elif symbol:
+            same.append(sq)
+        if not symbol:
+            emptied.append(sq)
+    action = la.action
+    return _Candidate(
+        la,
+        frozenset(key),
+        tuple(readings),
+        tuple(same),
+        tuple(emptied),
+        action.promotion if isinstance(action, Move) else None,
+    )
+
+
 @dataclass(slots=True)
 class _Node:
     """The game's position after ``ply`` actions."""
@@ -184,11 +224,11 @@ class _Node:
     ply: int
     squares: SquareMap
     view: SquareMap  # what the board reads for it
-    candidates: dict[int, list[_Candidate]] = field(default_factory=dict)
+    candidates: dict[int, _Index] = field(default_factory=dict)  # by a square they change
     count: int = 0  # occupied squares
 
     def __post_init__(self) -> None:
-        self.count = sum(1 for symbol in self.view if symbol)
+        self.count = len(self.view) - self.view.count(EMPTY)
 
 
 @dataclass(slots=True)
@@ -589,18 +629,17 @@ class Recognizer:
             if diff and ref is self._top:
                 self._candidates(ref.node, next(iter(diff)))
             return []
+        pool: Sequence[_Candidate]
         if diff:
-            pool = self._candidates(ref.node, next(iter(diff)))
-        else:
-            pool = []
+            pool = self._candidates(ref.node, next(iter(diff))).get(frozenset(diff), ())
+        else:  # only actions that change no reading (a presence-only swap)
+            swaps: list[_Candidate] = []
             for square in ref.first_lift:
                 if square in ref.last_place:
-                    pool += self._candidates(ref.node, square)
-        size = len(diff)
+                    swaps += self._candidates(ref.node, square).get(_NO_SQUARES, ())
+            pool = swaps
         found: list[_Candidate] = []
         for candidate in pool:
-            if len(candidate.key) != size or candidate.key != diff.keys():
-                continue
             if any(board[sq] != reading for sq, reading in candidate.readings):
                 continue
             if candidate.same and not self._order_fits(ref, candidate):
@@ -731,7 +770,10 @@ class Recognizer:
                 return False
         return True
 
-    def _candidates(self, node: _Node, square: int) -> list[_Candidate]:
+    def _candidates(self, node: _Node, square: int) -> _Index:
+        """The legal actions from ``node`` that change ``square``, seen through the board's
+        eyes and indexed by the squares whose reading they change (computed once per
+        position and square)."""
         cached = node.candidates.get(square)
         if cached is not None:
             return cached
@@ -747,28 +789,15 @@ class Recognizer:
             finally:
                 game.apply(last)
         presence = bool(self.presence_only)
-        result = []
+        view = node.view
+        result: _Index = {}
         for la in actions:
-            key = []
-            readings = []
-            same = []
-            emptied = []
-            for sq, symbol in la.changes:
-                after = (OCCUPIED if symbol else EMPTY) if presence else symbol
-                if after != node.view[sq]:
-                    key.append(sq)
-                    readings.append((sq, after))
-                elif symbol:
-                    same.append(sq)
-                if not symbol:
-                    emptied.append(sq)
-            action = la.action
-            promotion = action.promotion if isinstance(action, Move) else None
-            result.append(
-                _Candidate(
-                    la, frozenset(key), tuple(readings), tuple(same), tuple(emptied), promotion
-                )
-            )
+            candidate = _candidate(la, view, presence)
+            same_key = result.get(candidate.key)
+            if same_key is None:
+                result[candidate.key] = [candidate]
+            else:
+                same_key.append(candidate)
         node.candidates[square] = result
         return result
 
@@ -821,7 +850,7 @@ class Recognizer:
 
     def _view(self, squares: SquareMap) -> SquareMap:
         if self.presence_only:
-            return tuple(OCCUPIED if symbol else EMPTY for symbol in squares)
+            return tuple([OCCUPIED if symbol else EMPTY for symbol in squares])
         return squares
 
     def _push_node(self, node: _Node) -> None:
@@ -838,7 +867,7 @@ class Recognizer:
     def _new_ref(self, node: _Node) -> _Ref:
         board = self._board
         view = node.view
-        return _Ref(node, {sq: None for sq in range(64) if board[sq] != view[sq]})
+        return _Ref(node, dict.fromkeys([sq for sq in _SQUARES if board[sq] != view[sq]]))
 
     def _apply(self, la: LegalAction) -> _Played:
         game = self._game
