@@ -12,20 +12,37 @@ Reported per N, over a measuring window after a warm-up:
   to the moment the spectator parsed the SSE message carrying the table's new state,
   p50 / p99 / max (time is not accelerated: the replay runs at human speed);
 * CPU share: CPU seconds of the whole process (emulated boards and replay included) per
-  wall second;
+  wall second, and split into the service's own share and the bench's load: the CPU time
+  (``time.thread_time``) spent in the emulated boards (the replaying tasks, the virtual
+  boards answering the host and running their clocks) and in the spectator's task is
+  charged to the bench (:class:`CpuSplit`), the rest to the service (driver, tables, store,
+  web server);
 * memory per table: growth of the process's resident set from before the tables were
   built to the end of the window, divided by N (emulated boards included);
 * updates and moves seen, and how many updates the stream merged for a slow reader.
 
     .venv/bin/python bench/hall.py                 # N = 100, 500, 1000, 30 s each
+    .venv/bin/python bench/hall.py --sizes 1000 --duration 20
     .venv/bin/python bench/hall.py --quick         # N = 20, 4 s (CI smoke run)
+    .venv/bin/python bench/hall.py --boards-process   # the boards in a second process
+
+``--boards-process`` moves the emulated boards and their replays out of the service's
+process: a child process (pinned to another CPU when there is one) serves each virtual board
+on its own pseudo-terminal (:class:`dgt.emulator.pty.EmulatorServer`, as ``dgt-service demo
+--pty`` does) and the hall opens them as serial ports, as it would real boards.  The
+service's process then holds only the service and the spectator (still charged to the
+bench), its memory growth is the service's alone, and the child's CPU share is printed
+apart.  The replays in the child do not set the players through the admin API (the child
+has no hall); everything else is the same load.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections.abc
 import contextlib
+import functools
 import json
 import os
 import random
@@ -34,20 +51,128 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dgt.emulator.board import VirtualBoard  # noqa: E402
+from dgt.emulator.pty import EmulatorServer  # noqa: E402
+from dgt.emulator.replay import replay_games  # noqa: E402
+from dgt.transports.emulator import EmulatorTransport  # noqa: E402
 from service.commands.demo import emulated_tables, load_games, play  # noqa: E402
+from service.config import TableConfig  # noqa: E402
 from service.hall import Hall  # noqa: E402
 from service.store import Store  # noqa: E402
 from service.web import WebServer  # noqa: E402
 
+SCRIPT = Path(__file__).resolve()
 SHARED_GAMES = ROOT.parent / "shared" / "data" / "games" / "lichess-2012-12-31-100.pgn"
+
+T = TypeVar("T")
+
+
+class CpuSplit:
+    """Charges the CPU time of marked code (the bench's load) to the bench; whatever runs
+    unmarked is the service's.  Sections nest: service code called from bench code (the
+    replay setting players through the hall's admin API) is not charged."""
+
+    def __init__(self) -> None:
+        self.bench = 0.0
+        """CPU seconds spent in bench code."""
+        self._stack: list[bool] = []
+        self._mark = 0.0
+
+    def enter(self, bench: bool) -> None:
+        now = time.thread_time()
+        if self._stack and self._stack[-1]:
+            self.bench += now - self._mark
+        self._stack.append(bench)
+        self._mark = now
+
+    def leave(self) -> None:
+        now = time.thread_time()
+        if self._stack.pop():
+            self.bench += now - self._mark
+        self._mark = now
+
+    def wrap(self, fn: Callable[..., T], *, bench: bool = True) -> Callable[..., T]:
+        """``fn`` with its calls charged to the bench (or, ``bench=False``, not)."""
+
+        @functools.wraps(fn)
+        def charged(*args: Any, **kwargs: Any) -> T:
+            self.enter(bench)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.leave()
+
+        return charged
+
+    def task(self, coro: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+        """``coro`` with every step it runs charged to the bench (for ``create_task``)."""
+        return _ChargedCoroutine(coro, self)
+
+
+class _ChargedCoroutine(collections.abc.Coroutine[Any, Any, T]):
+    """A coroutine whose steps (``send``/``throw``) run inside a bench section."""
+
+    def __init__(self, coro: Coroutine[Any, Any, T], split: CpuSplit) -> None:
+        self._coro = coro
+        self._split = split
+
+    def send(self, value: Any) -> Any:
+        self._split.enter(True)
+        try:
+            return self._coro.send(value)
+        finally:
+            self._split.leave()
+
+    def throw(self, *args: Any) -> Any:
+        self._split.enter(True)
+        try:
+            return self._coro.throw(*args)
+        finally:
+            self._split.leave()
+
+    def close(self) -> None:
+        self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self._coro.__await__()
+
+
+def charge_emulators(split: CpuSplit) -> Callable[[], None]:
+    """Charge the virtual boards and their in-process transports to the bench: the board
+    answering a command the host wrote, and its own timed output (running clock, lever);
+    handing bytes to the host (the driver's parser) stays the service's.  Returns the undo."""
+    saved = (EmulatorTransport.write, EmulatorTransport._poll)
+    EmulatorTransport.write = split.wrap(EmulatorTransport.write)  # type: ignore[method-assign]
+    EmulatorTransport._poll = split.wrap(EmulatorTransport._poll)  # type: ignore[method-assign]
+
+    def undo() -> None:
+        EmulatorTransport.write, EmulatorTransport._poll = saved  # type: ignore[method-assign]
+
+    return undo
+
+
+def not_charged(split: CpuSplit, fn: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """An async service call made from bench code (it must finish without suspending, as
+    ``Hall.admin`` does), kept out of the bench's share."""
+
+    @functools.wraps(fn)
+    async def service(*args: Any, **kwargs: Any) -> T:
+        split.enter(False)
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            split.leave()
+
+    return service
 
 
 def rss_bytes() -> int:
@@ -98,12 +223,123 @@ class Spectator:
                 self.moves += sum(1 for e in body.get("events", ()) if e["type"] == "move")
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) another process used so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class BoardsProcess:
+    """The child process serving the emulated boards on pseudo-terminals (see the module
+    docstring): started with the paths it serves, told when to start replaying, killed at
+    the end."""
+
+    def __init__(self, process: asyncio.subprocess.Process, paths: list[str]) -> None:
+        self.process = process
+        self.paths = paths
+
+    @classmethod
+    async def start(cls, n: int, args: argparse.Namespace) -> BoardsProcess:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(SCRIPT), "--serve-boards", str(n),
+            "--seed", str(args.seed), "--speed", str(args.speed),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stdout is not None
+        line = await process.stdout.readline()
+        if not line:
+            raise RuntimeError("the boards process did not start (see its error output)")
+        return cls(process, list(json.loads(line)["paths"]))
+
+    def go(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"go\n")
+
+    def cpu_seconds(self) -> float:
+        return process_cpu_seconds(self.process.pid)
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+        await self.process.wait()
+
+
+async def serve_boards(n: int, args: argparse.Namespace) -> int:
+    """The child of ``--boards-process``: N virtual boards on pseudo-terminals; prints their
+    paths as one JSON line, waits for ``go`` on stdin, then replays games on every board
+    until stdin closes."""
+    with contextlib.suppress(AttributeError, OSError):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[-1]})
+    rng = random.Random(args.seed)
+    extra = [str(SHARED_GAMES)] if SHARED_GAMES.is_file() else []
+    games = load_games(extra)
+    servers = [
+        EmulatorServer(VirtualBoard(serial=f"{i % 100000:05d}"), seed=rng.randrange(1 << 30))
+        for i in range(1, n + 1)
+    ]
+    paths = [await server.start() for server in servers]
+    print(json.dumps({"paths": paths}), flush=True)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    await reader.readline()
+
+    async def replay_forever(server: EmulatorServer, first: int, seed: int) -> None:
+        own = random.Random(seed)
+        index = first
+        while True:
+            game = games[index % len(games)]
+            index += 1
+            await replay_games(  # type: ignore[arg-type]
+                server, [game], board=server.device, speed=args.speed, rng=own, pause=2.0
+            )
+
+    tasks = [
+        asyncio.create_task(replay_forever(server, i, rng.randrange(1 << 30)))
+        for i, server in enumerate(servers)
+    ]
+    try:
+        await reader.read()  # until the parent closes stdin or kills this process
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for server in servers:
+            await server.close()
+    return 0
+
+
 async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[str, Any]:
+    split = CpuSplit()
+    undo = charge_emulators(split)
+    try:
+        return await _measure(n, args, games, split)
+    finally:
+        undo()
+
+
+async def _measure(
+    n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit
+) -> dict[str, Any]:
+    boards = await BoardsProcess.start(n, args) if args.boards_process else None
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
         store = Store(Path(tmp) / "hall.db")
         rss_before = rss_bytes()
         hall = Hall(store)
-        runners = emulated_tables(hall, n, rules="casual")
+        hall.admin = not_charged(split, hall.admin)  # type: ignore[method-assign]
+        if boards is None:
+            runners = emulated_tables(hall, n, rules="casual")
+        else:
+            settings = {"event": "hall bench", "round": "1", "rules": "casual"}
+            runners = [
+                (hall.add_table(TableConfig(str(i), path, None, settings)), None)
+                for i, path in enumerate(boards.paths, 1)
+            ]
         server = WebServer(hall, "hall-bench-token", port=0, expose_timing=True)
         url = await server.start()
         built = time.monotonic()
@@ -111,22 +347,27 @@ async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[st
         await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
         connected = time.monotonic() - built
         spectator = Spectator()
-        follower = asyncio.create_task(spectator.follow(url))
+        follower = asyncio.create_task(split.task(spectator.follow(url)))
         rng = random.Random(args.seed)
         players = [
-            asyncio.create_task(
+            asyncio.create_task(split.task(
                 play(hall, runner, line, games, first=i, speed=args.speed,
                      rng=random.Random(rng.randrange(1 << 30)), pause=2.0)
-            )
+            ))
             for i, (runner, line) in enumerate(runners)
+            if line is not None
         ]  # fmt: skip
+        if boards is not None:
+            boards.go()
         try:
             await asyncio.sleep(args.warmup)
             spectator.measuring = True
             merged_before = server.hub.merged
-            cpu0, wall0 = cpu_seconds(), time.monotonic()
+            child0 = boards.cpu_seconds() if boards is not None else 0.0
+            cpu0, wall0, bench0 = cpu_seconds(), time.monotonic(), split.bench
             await asyncio.sleep(args.duration)
-            cpu1, wall1 = cpu_seconds(), time.monotonic()
+            cpu1, wall1, bench1 = cpu_seconds(), time.monotonic(), split.bench
+            child1 = boards.cpu_seconds() if boards is not None else 0.0
             spectator.measuring = False
             merged = server.hub.merged - merged_before
             rss_after = rss_bytes()
@@ -138,14 +379,19 @@ async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[st
             await server.close()
             await hall.close()
             store.close()
+            if boards is not None:
+                await boards.stop()
     lat = [x * 1000 for x in spectator.latencies]
     return {
+        "boards_cpu": (child1 - child0) / (wall1 - wall0) if boards is not None else None,
         "n": n,
         "connect_s": connected,
         "p50": statistics.median(lat) if lat else float("nan"),
         "p99": percentile(lat, 0.99),
         "max": max(lat) if lat else float("nan"),
         "cpu": (cpu1 - cpu0) / (wall1 - wall0),
+        "cpu_bench": (bench1 - bench0) / (wall1 - wall0),
+        "cpu_service": (cpu1 - cpu0 - (bench1 - bench0)) / (wall1 - wall0),
         "mb_per_table": (rss_after - rss_before) / n / 1e6,
         "updates": spectator.updates,
         "moves": spectator.moves,
@@ -155,7 +401,19 @@ async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[st
     }
 
 
+def bench_part(r: dict[str, Any]) -> str:
+    """The bench's own share of the figure line."""
+    if r["boards_cpu"] is None:
+        return f"emulated boards, replay and spectator {r['cpu_bench'] * 100:.0f}%"
+    return (
+        f"spectator {r['cpu_bench'] * 100:.0f}%; "
+        f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
+    )
+
+
 async def main_async(args: argparse.Namespace) -> int:
+    if args.serve_boards:
+        return await serve_boards(args.serve_boards, args)
     extra = [str(SHARED_GAMES)] if SHARED_GAMES.is_file() else []
     games = load_games(extra)
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
@@ -165,7 +423,9 @@ async def main_async(args: argparse.Namespace) -> int:
         print(
             f"N={r['n']}: latency p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, "
             f"max {r['max']:.1f} ms; CPU {r['cpu'] * 100:.0f}%; "
-            f"{r['mb_per_table']:.2f} MB/table; {r['updates'] / r['window']:,.0f} updates/s, "
+            f"{r['mb_per_table']:.2f} MB/table; service CPU {r['cpu_service'] * 100:.0f}% "
+            f"({bench_part(r)}); "
+            f"{r['updates'] / r['window']:,.0f} updates/s, "
             f"{r['moves'] / r['window']:,.1f} move events/s, {r['merged']:,} merged; "
             f"connect {r['connect_s']:.1f} s; {r['rows']:,} log rows",
             flush=True,
@@ -182,7 +442,15 @@ def main() -> int:
     parser.add_argument("--speed", type=float, default=1.0, help="replay speed-up (1 = human)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="N = 20 for 4 s (CI smoke run)")
+    parser.add_argument(
+        "--boards-process",
+        action="store_true",
+        help="run the emulated boards in a second process, on pseudo-terminals",
+    )
+    parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_boards:
+        return asyncio.run(main_async(args))
     if args.quick:
         args.sizes, args.duration, args.warmup = [20], 4.0, 2.0
     with contextlib.suppress(AttributeError, OSError):

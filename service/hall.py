@@ -37,6 +37,7 @@ from dgt.errors import DgtError
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json
 from dgt.transports import Transport, open_transport
+from service.clock_orders import ClockOrderSender
 from service.config import TableConfig, settings_dict
 from service.store import Store, StoreError, board_input, output_json, rebuild
 
@@ -133,6 +134,9 @@ class TableRunner:
         self.clock_running: bool | None = None
         self.replay_divergences = 0
         self.inputs = 0
+        self.clock_orders: ClockOrderSender | None = None
+        """Sends the table's clock orders to the clock of :attr:`board` (made on the first
+        order for that board)."""
         self._ready = asyncio.Event()
 
     async def wait_ready(self, timeout: float) -> bool:  # noqa: ASYNC109
@@ -252,7 +256,20 @@ class TableRunner:
             state = "up" if self.board.ready else "reconnecting"
         return {"state": state, "port": self.config.port, "error": self.error}
 
+    def send_clock_orders(self, orders: Sequence[Any]) -> None:
+        """Send ``orders`` (oldest first) to the board's clock, one after another; dropped
+        while the board is not ready (a reconnect re-syncs the clock from the table)."""
+        board = self.board
+        if not orders or board is None or not board.ready:
+            return
+        sender = self.clock_orders
+        if sender is None or sender.clock is not board.clock:
+            sender = self.clock_orders = ClockOrderSender(board.clock, label=self.id)
+        sender.submit(orders)
+
     async def close(self) -> None:
+        if self.clock_orders is not None:
+            await self.clock_orders.close()
         if self.board is not None:
             await self.board.close()
         if self.task is not None and not self.task.done():
@@ -530,11 +547,8 @@ class Hall:
         if take is None:
             return
         orders = take()
-        board = runner.board
-        if not orders or board is None or not board.ready or self._loop is None:
-            return
-        for order in orders:
-            self._loop.create_task(_send_order(runner.id, board, order))
+        if orders and self._loop is not None:
+            runner.send_clock_orders(orders)
 
     @staticmethod
     def _drain_clock_orders(table: Any) -> None:
@@ -558,31 +572,6 @@ class Hall:
             for entry in runner.games:
                 out.append((runner, entry))
         return out
-
-
-async def _send_order(table_id: str, board: Board, order: Any) -> None:
-    """Carry out one :class:`~service.table.ClockOrder` on the board's clock."""
-    kind = getattr(order, "kind", "")
-    clock = board.clock
-    try:
-        if kind == "set_and_run":
-            await clock.set_and_run(float(order.left), float(order.right), run=order.run)
-        elif kind == "text":
-            await clock.show_text(str(order.text), beep=_beep_units(order.beep))
-        elif kind == "end_text":
-            await clock.end_text()
-        elif kind == "beep":
-            await clock.beep(float(order.beep) or 0.5)
-        else:
-            logger.debug("table %s: clock order %r not understood", table_id, order)
-    except DgtError as exc:
-        logger.warning("table %s: clock order %s failed: %s", table_id, kind, exc)
-
-
-def _beep_units(seconds: float) -> int:
-    """A beep length in the DGT 3000 text command's units (0-15, 1/16 s each, as
-    ``service.table_link`` sends them)."""
-    return max(0, min(15, round(float(seconds or 0) * 16)))
 
 
 def _one_line(exc: BaseException) -> str:

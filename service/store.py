@@ -57,6 +57,11 @@ CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 """
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""One encoder for every row: ``json.dumps`` with ``separators`` builds a new encoder on
+each call; the output is the same."""
+_encode = _COMPACT.encode
+
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""
 
@@ -101,7 +106,7 @@ class ReplayReport:
 
 def normalise(obj: Any) -> Any:
     """``obj`` as it reads back from JSON (tuples become lists, keys strings)."""
-    return json.loads(json.dumps(obj, separators=(",", ":")))
+    return json.loads(_encode(obj))
 
 
 def board_input(event: BoardEvent) -> dict[str, Any]:
@@ -193,7 +198,7 @@ class Store:
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
         pending = self._pending
-        pending.append((table_id, "in", kind, t, json.dumps(data, separators=(",", ":"))))
+        pending.append((table_id, "in", kind, t, _encode(data)))
         for out in outputs:
             pending.append(
                 (
@@ -201,7 +206,7 @@ class Store:
                     "out",
                     str(out.get("type", "?")),
                     float(out.get("time", t) or t),
-                    json.dumps(out, separators=(",", ":")),
+                    _encode(out),
                 )
             )
 

@@ -146,8 +146,24 @@ class _Entry:
     fen_after: str | None = None
     """For an illegal move that stood: the position after it."""
     article: str = ""
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    """:meth:`to_json` as last built; any assignment to a field drops it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name != "_json":
+            object.__setattr__(self, "_json", None)
 
     def to_json(self) -> dict[str, Any]:
+        """The move as the web and the log show it.  Built once per change of the entry and
+        shared afterwards: treat it as read-only."""
+        cached = self._json
+        if cached is None:
+            cached = self._build_json()
+            object.__setattr__(self, "_json", cached)
+        return cached
+
+    def _build_json(self) -> dict[str, Any]:
         return {
             "ply": self.ply,
             "number": self.number,
@@ -159,6 +175,31 @@ class _Entry:
             **({"scores": list(self.scores)} if self.scores else {}),
             **({"illegal": True} if self.illegal else {}),
         }
+
+
+_FEN_PIECES = frozenset("PNBRQKpnbrqk")
+
+
+def placement_fen(cells: SquareMap) -> str:
+    """The placement field of a FEN for ``cells`` (``cells[s]``: the symbol on square ``s``,
+    a1 = 0), as ``chess.BaseBoard.board_fen()`` writes it; symbols that are no chess piece
+    (empty, ``*``, ``?``) read as empty squares."""
+    rows: list[str] = []
+    for rank in range(56, -8, -8):
+        row = ""
+        empty = 0
+        for symbol in cells[rank : rank + 8]:
+            if symbol in _FEN_PIECES:
+                if empty:
+                    row += str(empty)
+                    empty = 0
+                row += symbol
+            else:
+                empty += 1
+        if empty:
+            row += str(empty)
+        rows.append(row)
+    return "/".join(rows)
 
 
 def _other(side: Side) -> Side:
@@ -208,6 +249,13 @@ class Table:
         self.settings = settings
         self._rules, self._variant, self._control = _check_settings(settings)
         self._raw: list[Piece] = [Piece.EMPTY] * 64
+        self._raw_version = 0
+        """Bumped on every change of :attr:`_raw` (keys the caches of :meth:`physical`)."""
+        self._position_version = 0
+        """Bumped whenever the game's position may have changed (keys the FEN cache)."""
+        self._physical_cache: tuple[int, bool, SquareMap, str | None] | None = None
+        self._fen_cache: tuple[int, str | None] | None = None
+        self._settings_cache: tuple[TableSettings, dict[str, Any]] | None = None
         self._family: bool | None = None
         self._link = "unknown"
         self._orders: list[ClockOrder] = []
@@ -232,12 +280,16 @@ class Table:
         return bool(self._recognizer.presence_only)
 
     def physical(self) -> SquareMap:
-        rotated = self._recognizer.rotated
-        cells = []
-        for square in range(64):
-            piece = self._raw[63 - square if rotated else square]
-            cells.append(EMPTY if piece is Piece.EMPTY else piece.symbol)
-        return tuple(cells)
+        """What stands on each square of the board (in the game's frame: a board turned
+        round is read turned back).  Kept until the board or its orientation changes."""
+        rotated = bool(self._recognizer.rotated)
+        cache = self._physical_cache
+        if cache is not None and cache[0] == self._raw_version and cache[1] == rotated:
+            return cache[2]
+        raw = self._raw[::-1] if rotated else self._raw
+        cells = tuple(EMPTY if piece is Piece.EMPTY else piece.symbol for piece in raw)
+        self._physical_cache = (self._raw_version, rotated, cells, None)
+        return cells
 
     def history(self) -> chess.Board | None:
         board = getattr(self._game, "board", None)
@@ -252,8 +304,10 @@ class Table:
         had_clock = self._clock_present
         if isinstance(event, SquareChanged):
             self._raw[event.square] = event.piece
+            self._raw_version += 1
         elif isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
+            self._raw_version += 1
         elif isinstance(event, LinkLost):
             self._link = "down"
         elif isinstance(event, LinkRestored):
@@ -336,7 +390,19 @@ class Table:
         return self._result
 
     def moves(self) -> list[dict[str, Any]]:
+        """The record as JSON, one entry a move (each built once per change of the move and
+        shared: treat them as read-only)."""
         return [entry.to_json() for entry in self._record]
+
+    def fen(self) -> str | None:
+        """The game's position as FEN (None before a game), computed once per position."""
+        cache = self._fen_cache
+        if cache is not None and cache[0] == self._position_version:
+            return cache[1]
+        game = self._game
+        fen = game.fen() if game is not None else None
+        self._fen_cache = (self._position_version, fen)
+        return fen
 
     def state(self, now: float | None = None) -> dict[str, Any]:
         """A JSON-able snapshot for the web."""
@@ -347,12 +413,11 @@ class Table:
             last_move = {
                 "from": last.uci[:2], "to": last.uci[2:4], "uci": last.uci, "san": last.san,
             }  # fmt: skip
-        game = self._game
         return {
             "id": self.id,
-            "settings": asdict(self.settings),
+            "settings": self._settings_json(),
             "phase": self._phase,
-            "fen": game.fen() if game is not None else None,
+            "fen": self.fen(),
             "board": self._placement(),
             "orientation": "black" if self._recognizer.rotated else "white",
             "last_move": last_move,
@@ -473,6 +538,7 @@ class Table:
         return Recognizer(variant=variant, presence_only=self._family)
 
     def _reset_game(self) -> None:
+        self._position_version += 1
         self._phase = "setup"
         self._game: VariantGame | None = None
         self._start: StartPosition | None = None
@@ -497,6 +563,7 @@ class Table:
         if self.settings.variant == "chess960" and start.variant == "standard":
             variant = get_variant("chess960")
         self._game = variant.new_game(start)
+        self._position_version += 1
         self._start = start
         self._phase = "playing"
         data = event.to_json() if event is not None else {"variant": variant.id, "fen": start.fen}
@@ -568,6 +635,7 @@ class Table:
             before = game.squares
             self._arbiter.before_action(t, ply, action, legal, before)
             scores = game.apply(action.action)
+            self._position_version += 1
             entry = _Entry(ply, item.number, item.side, item.uci, item.san)
             entry.scores = tuple(
                 {"side": _name(s.side), "points": s.points, "reason": s.reason} for s in scores
@@ -615,6 +683,7 @@ class Table:
         if ply != len(self._record):
             return [TableEvent(t, "amend", data)]
         game.undo()
+        self._position_version += 1
         legal = list(game.legal_actions())
         action = next((la for la in legal if la.uci == item.uci), None)
         if action is None:
@@ -639,6 +708,7 @@ class Table:
         data["ply"] = ply
         while len(self._record) > ply and game.ply > 0:
             game.undo()
+            self._position_version += 1
             self._record.pop()
         out = [TableEvent(t, "takeback", data)]
         if self._phase == "finished" and self._rules.takebacks and self._reason_source == "board":
@@ -726,6 +796,7 @@ class Table:
         board = chess.Board(ruling.fen, chess960=game.variant.id == "chess960")
         start = StartPosition(game.variant.id, ruling.fen, squares_of(board))
         self._game = game.variant.new_game(start)
+        self._position_version += 1
         return self._restart_recognition(start, t)
 
     def _restart_recognition(self, start: StartPosition, t: float) -> list[TableEvent]:
@@ -864,11 +935,23 @@ class Table:
         return {"white": scores.get(WHITE, 0), "black": scores.get(BLACK, 0)}
 
     def _placement(self) -> str:
-        board = chess.BaseBoard.empty()
-        for square, symbol in enumerate(self.physical()):
-            if symbol and symbol in "PNBRQKpnbrqk":
-                board.set_piece_at(square, chess.Piece.from_symbol(symbol))
-        return board.board_fen()
+        """The pieces on the board as the placement field of a FEN (other symbols, such as
+        a presence-only board's ``*``, read as empty), kept with :meth:`physical`."""
+        cells = self.physical()
+        cache = self._physical_cache
+        assert cache is not None
+        placement = cache[3]
+        if placement is None:
+            placement = placement_fen(cells)
+            self._physical_cache = (cache[0], cache[1], cells, placement)
+        return placement
+
+    def _settings_json(self) -> dict[str, Any]:
+        """The settings as JSON (a fresh copy; built once per change of the settings)."""
+        cache = self._settings_cache
+        if cache is None or cache[0] is not self.settings:
+            cache = self._settings_cache = (self.settings, asdict(self.settings))
+        return dict(cache[1])
 
     # -- admin commands ------------------------------------------------------------------------
 
@@ -985,6 +1068,7 @@ class Table:
             entry.final = previous.final
             record.append(entry)
         self._game = game
+        self._position_version += 1
         self._record = record
         current = squares_of(game.board) if hasattr(game, "board") else game.squares
         start = StartPosition(game.variant.id, game.fen(), current)

@@ -56,8 +56,13 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""Built once: ``json.dumps`` with options builds a new encoder on every call."""
+
+
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """``obj`` as compact JSON (UTF-8 text, not ASCII escapes), as every response has it."""
+    return _ENCODER.encode(obj)
 
 
 class StreamClient:
