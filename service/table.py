@@ -758,6 +758,12 @@ class Table:
     def _rule(self, ruling: Ruling, t: float) -> list[TableEvent]:
         kind = ruling.kind
         if kind == "result" and ruling.result is not None:
+            last = self._record[-1] if self._record else None
+            if last is not None and not last.final and ruling.reason in ("checkmate", "stalemate"):
+                # FIDE 5.1.1 / 5.2.1: the move ended the game before the clock was pressed.
+                last.final = True
+                if self._control.timed:
+                    last.clock = max(0.0, self._clocks.remaining(last.side, t))
             return self._end(ruling.result, ruling.reason or "", t, "arbiter")
         if kind == "penalty-time":
             for color, seconds in ruling.add_time.items():

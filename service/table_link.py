@@ -48,6 +48,7 @@ from typing import Any
 from dgt.board import Board
 from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection
+from service.clock_orders import ClockOrderSender
 from service.leds import OFF, LedPlan, SquareMap, fit_to, follow_target, plan_leds
 from service.table import ClockOrder, Table, TableEvent
 
@@ -57,10 +58,6 @@ log = logging.getLogger(__name__)
 
 TICK = 0.1
 """Seconds between :meth:`Table.tick` calls."""
-
-BEEP_UNIT = 1 / 16
-"""Seconds per step of the DGT 3000 text beep (0..15)."""
-
 
 class TableLink:
     """Feeds ``board``'s events into ``table`` and sends the table's clock orders to
@@ -89,7 +86,7 @@ class TableLink:
         self.leds: LedPlan | None = None
         """The LED plan the board shows (None: nothing sent yet, or no LEDs)."""
         self._origin: float | None = None
-        self._orders: asyncio.Queue[ClockOrder] = asyncio.Queue()
+        self._clock_orders = ClockOrderSender(board.clock, on_sent=self.sent.append)
         self._led_plan: LedPlan = OFF
         self._led_target: SquareMap | None = None
         self._led_wake = asyncio.Event()
@@ -110,7 +107,6 @@ class TableLink:
         self._feed(self.board.mirror.snapshot(0.0, "connect"))
         self.board.add_listener(self._on_event)
         self._tasks = [
-            asyncio.create_task(self._send_orders(), name="table-link-clock"),
             asyncio.create_task(self._tick(), name="table-link-tick"),
         ]
         if self.board.info.leds is not None:
@@ -125,6 +121,7 @@ class TableLink:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
+        await self._clock_orders.close()
 
     async def __aenter__(self) -> TableLink:
         await self.start()
@@ -153,7 +150,7 @@ class TableLink:
 
     async def flush(self) -> None:
         """Wait until every clock order issued so far was sent and acknowledged."""
-        await self._orders.join()
+        await self._clock_orders.flush()
 
     # -- internals -------------------------------------------------------------------------
 
@@ -168,8 +165,7 @@ class TableLink:
         self.events += got
         if got and self.on_events is not None:
             self.on_events(got)
-        for order in self.table.take_clock_orders():
-            self._orders.put_nowait(order)
+        self._clock_orders.submit(self.table.take_clock_orders())
         if got and self.board.info.leds is not None:
             try:
                 self._plan_leds(got)
@@ -220,26 +216,3 @@ class TableLink:
             await asyncio.sleep(self.tick)
             self._record(self.table.tick(self.now()))
 
-    async def _send_orders(self) -> None:
-        while True:
-            order = await self._orders.get()
-            try:
-                await self._send(order)
-                self.sent.append(order)
-            except DgtError as exc:
-                log.warning("clock order %s not sent: %s", order.kind, exc)
-            finally:
-                self._orders.task_done()
-
-    async def _send(self, order: ClockOrder) -> None:
-        clock = self.board.clock
-        if order.kind == "set_and_run":
-            await clock.set_and_run(order.left, order.right, run=order.run)
-        elif order.kind == "text":
-            await clock.show_text(order.text, beep=min(15, round(order.beep / BEEP_UNIT)))
-        elif order.kind == "end_text":
-            await clock.end_text()
-        elif order.kind == "beep":
-            await clock.beep(order.beep or 0.5)
-        else:
-            log.warning("unknown clock order %r ignored", order.kind)
