@@ -39,6 +39,7 @@ from dgt.recording import event_from_json
 from dgt.transports import Transport, open_transport
 from service.clock_orders import ClockOrderSender
 from service.config import TableConfig, settings_dict
+from service.led_driver import LedDriver
 from service.store import Store, StoreError, board_input, output_json, rebuild
 
 logger = logging.getLogger(__name__)
@@ -137,6 +138,9 @@ class TableRunner:
         self.clock_orders: ClockOrderSender | None = None
         """Sends the table's clock orders to the clock of :attr:`board` (made on the first
         order for that board)."""
+        self.leds: LedDriver | None = None
+        """Keeps the board's LEDs on the game (boards with LEDs only)."""
+        self._led_task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
     async def wait_ready(self, timeout: float) -> bool:  # noqa: ASYNC109
@@ -239,6 +243,9 @@ class TableRunner:
                 continue
             self.error = None
             self._set_link("up")
+            if board.info.leds is not None and self.leds is None:
+                self.leds = LedDriver(board, self.table)
+                self._led_task = asyncio.create_task(self.leds.run(), name=f"leds {self.id}")
             self._ready.set()
             async for event in board.events():
                 self.hall.board_event(self, event)
@@ -267,7 +274,16 @@ class TableRunner:
             sender = self.clock_orders = ClockOrderSender(board.clock, label=self.id)
         sender.submit(orders)
 
+    def update_leds(self, produced: Sequence[Any]) -> None:
+        """Show what the table's new events mean on the board's LEDs, if it has any."""
+        if self.leds is not None and produced:
+            self.leds.update(produced)
+
     async def close(self) -> None:
+        if self._led_task is not None:
+            self._led_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._led_task
         if self.clock_orders is not None:
             await self.clock_orders.close()
         if self.board is not None:
@@ -407,6 +423,7 @@ class Hall:
             logger.exception("table %s: the table failed on %r", runner.id, event)
             return
         outs = [output_json(o) for o in produced]
+        runner.update_leds(produced)
         self.store.append(runner.id, "board", t, data, outs)
         runner.inputs += 1
         quiet = False
@@ -426,6 +443,7 @@ class Hall:
                 continue
             if produced:
                 outs = [output_json(o) for o in produced]
+                runner.update_leds(produced)
                 self.store.append(runner.id, "tick", now, {}, outs)
                 runner.inputs += 1
                 self._queue(runner, outs, None)
@@ -447,6 +465,7 @@ class Hall:
         except (ValueError, KeyError, TypeError) as exc:  # TableError is a ValueError
             raise HallError(_one_line(exc), 400) from None
         outs = [output_json(o) for o in produced]
+        runner.update_leds(produced)
         self.store.append(runner.id, "admin", now, {"command": command, "args": dict(args)}, outs)
         runner.inputs += 1
         self._queue(runner, outs, None)

@@ -46,10 +46,10 @@ from dataclasses import replace
 from typing import Any
 
 from dgt.board import Board
-from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection
 from service.clock_orders import ClockOrderSender
-from service.leds import OFF, LedPlan, SquareMap, fit_to, follow_target, plan_leds
+from service.led_driver import LedDriver
+from service.leds import LedPlan
 from service.table import ClockOrder, Table, TableEvent
 
 __all__ = ["TICK", "TableLink"]
@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 
 TICK = 0.1
 """Seconds between :meth:`Table.tick` calls."""
+
 
 class TableLink:
     """Feeds ``board``'s events into ``table`` and sends the table's clock orders to
@@ -83,13 +84,9 @@ class TableLink:
         """Every table event so far, oldest first."""
         self.sent: list[ClockOrder] = []
         """Clock orders the clock acknowledged, oldest first."""
-        self.leds: LedPlan | None = None
-        """The LED plan the board shows (None: nothing sent yet, or no LEDs)."""
+        self._leds = LedDriver(board, table) if board.info.leds is not None else None
         self._origin: float | None = None
         self._clock_orders = ClockOrderSender(board.clock, on_sent=self.sent.append)
-        self._led_plan: LedPlan = OFF
-        self._led_target: SquareMap | None = None
-        self._led_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- life cycle ----------------------------------------------------------------------
@@ -109,8 +106,8 @@ class TableLink:
         self._tasks = [
             asyncio.create_task(self._tick(), name="table-link-tick"),
         ]
-        if self.board.info.leds is not None:
-            self._tasks.append(asyncio.create_task(self._send_leds(), name="table-link-leds"))
+        if self._leds is not None:
+            self._tasks.append(asyncio.create_task(self._leds.run(), name="table-link-leds"))
 
     async def close(self) -> None:
         """Stop feeding and sending (orders not sent yet are dropped).  Idempotent."""
@@ -129,6 +126,11 @@ class TableLink:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    @property
+    def leds(self) -> LedPlan | None:
+        """The LED plan the board shows (None: nothing sent yet, or no LEDs)."""
+        return self._leds.leds if self._leds is not None else None
 
     # -- time and commands ---------------------------------------------------------------
 
@@ -166,53 +168,10 @@ class TableLink:
         if got and self.on_events is not None:
             self.on_events(got)
         self._clock_orders.submit(self.table.take_clock_orders())
-        if got and self.board.info.leds is not None:
-            try:
-                self._plan_leds(got)
-            except Exception:  # a bug in the LED plan must not stop the game
-                log.exception("LED plan failed; the LEDs are left as they are")
-
-    def _plan_leds(self, got: list[TableEvent]) -> None:
-        """Work out the LED plan after ``got``; wake the LED sender if the board does not
-        show it (a plan that failed to go out is tried again after the next batch)."""
-        kind = self.board.info.leds
-        assert kind is not None
-        table = self.table
-        physical = table.physical()
-        self._led_target = follow_target(
-            self._led_target, got, history=table.history(), plies=len(table.moves()),
-            physical=physical,
-        )  # fmt: skip
-        plan = fit_to(plan_leds(table.state(), physical=physical, target=self._led_target), kind)
-        if any(e.type == "board" and e.data.get("event") == "link_restored" for e in got):
-            self.leds = None  # the board may have been switched off meanwhile: show it again
-        self._led_plan = plan
-        if plan != self.leds:
-            self._led_wake.set()
-
-    async def _send_leds(self) -> None:
-        """Show the latest LED plan whenever it differs from what the board shows (plans
-        made while one is being sent collapse into the newest)."""
-        while True:
-            await self._led_wake.wait()
-            self._led_wake.clear()
-            plan = self._led_plan
-            if plan == self.leds:
-                continue
-            try:
-                if plan.squares:
-                    await self.board.set_leds(
-                        sorted(plan.squares), speed=plan.speed, repeat=plan.repeat,
-                        intensity=plan.intensity,
-                    )  # fmt: skip
-                else:
-                    await self.board.clear_leds()
-                self.leds = plan
-            except DgtError as exc:
-                log.warning("LEDs not set (%s): %s", plan.pattern, exc)
+        if self._leds is not None:
+            self._leds.update(got)
 
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(self.tick)
             self._record(self.table.tick(self.now()))
-

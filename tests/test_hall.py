@@ -159,3 +159,33 @@ async def test_ticks_that_produce_something_are_logged(tmp_path: Path) -> None:
     hall.settle()
     assert [i.kind for i in store.inputs("1")] == ["tick"]
     store.close()
+
+
+async def test_the_hall_lights_the_last_move_on_a_pegasus_and_never_on_a_classic_board(
+    tmp_path: Path,
+) -> None:
+    """Issue 6: ``dgt-service run`` drives the LEDs of boards that have them (the last move
+    here); a classic board gets no LED frame (0x60 would stall it)."""
+    store = Store(tmp_path / "leds.db")
+    hall = Hall(store, tick_interval=0.1)
+    pegasus = EmulatorTransport(name="emu-pegasus", pegasus=True)
+    classic = EmulatorTransport(name="emu-classic")
+    hall.add_table(TableConfig("p", pegasus.name, None, {}), pegasus)
+    hall.add_table(TableConfig("c", classic.name, None, {}), classic)
+    await hall.start()
+    try:
+        for runner in hall.runners.values():
+            assert await runner.wait_ready(5)
+        assert hall.runners["p"].leds is not None
+        assert hall.runners["c"].leds is None
+        for transport, piece in ((pegasus, Piece.OCCUPIED), (classic, Piece.WPAWN)):
+            transport.lift(12)  # e2
+            transport.place(28, piece)  # e4
+        # No clock on the Pegasus: the move is final after the recogniser's settle delay.
+        await wait_for(lambda: pegasus.board.leds == {12, 28}, 8.0)
+        assert classic.board.leds == set()
+        moves = hall.state("p")["moves"]
+        assert [m["uci"] for m in moves] == ["e2e4"]
+    finally:
+        await hall.close()
+        store.close()
