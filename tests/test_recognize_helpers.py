@@ -226,26 +226,3 @@ def replay(
         expected.append(uci_board.uci(move))
         uci_board.push(move)
     return Replay(expected, got, out, costs)
-
-
-def random_game(rng: random.Random, board: chess.Board, plies: int) -> list[chess.Move]:
-    """A seeded game that castles, takes en passant and promotes whenever it can."""
-    position = board.copy()
-    moves: list[chess.Move] = []
-    for _ in range(plies):
-        legal = list(position.legal_moves)
-        if not legal:
-            break
-        special = [
-            m for m in legal if position.is_castling(m) or position.is_en_passant(m) or m.promotion
-        ]
-        pawns = [m for m in legal if position.piece_type_at(m.from_square) == chess.PAWN]
-        if special and rng.random() < 0.8:
-            move = rng.choice(special)
-        elif pawns and rng.random() < 0.4:
-            move = rng.choice(pawns)
-        else:
-            move = rng.choice(legal)
-        moves.append(move)
-        position.push(move)
-    return moves

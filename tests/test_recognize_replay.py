@@ -13,7 +13,8 @@ import chess
 import chess.pgn
 import games
 import pytest
-from test_recognize_helpers import random_game, replay
+from games import random_game
+from test_recognize_helpers import replay
 
 from dgt.emulator.human import Handling
 
