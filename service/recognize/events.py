@@ -27,10 +27,10 @@ def _squares(squares: tuple[int, ...]) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class Lift:
-    """A piece left a square (``piece`` is what stood there, as far as is known)."""
+class _OnSquare:
+    """A piece event on one square (``piece``: what stands or stood there, as far as known)."""
 
-    type: ClassVar[str] = "lift"
+    type: ClassVar[str]
     time: float
     square: int
     piece: str
@@ -45,21 +45,17 @@ class Lift:
 
 
 @dataclass(frozen=True, slots=True)
-class Place:
+class Lift(_OnSquare):
+    """A piece left a square (``piece`` is what stood there, as far as is known)."""
+
+    type: ClassVar[str] = "lift"
+
+
+@dataclass(frozen=True, slots=True)
+class Place(_OnSquare):
     """A piece was set on a square."""
 
     type: ClassVar[str] = "place"
-    time: float
-    square: int
-    piece: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "time": self.time,
-            "square": chess.square_name(self.square),
-            "piece": self.piece,
-        }
 
 
 @dataclass(frozen=True, slots=True)
