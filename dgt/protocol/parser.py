@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from dgt.protocol.bus import BUS_HEADER_SIZE, BusMessage, bus_size_allowed, checksum
-from dgt.protocol.clock_codec import decode_bwtime
+from dgt.protocol.clock_codec import ClockTimes, decode_bwtime
 from dgt.protocol.constants import HEADER_SIZE, Command, MessageId
 from dgt.protocol.messages import FieldUpdate, Message, decode_message, size_allowed
 
@@ -52,7 +52,7 @@ class FrameParser:
 
     def feed(self, data: bytes) -> list[Message]:
         # Work on the new bytes directly when nothing is pending (the usual case): no copy.
-        buf: bytes | bytearray = self._buffer + data if self._buffer else data
+        buf = bytes(self._buffer) + data if self._buffer else bytes(data)
         out: list[Message] = []
         n = len(buf)
         i = 0
@@ -68,15 +68,18 @@ class FrameParser:
                 i = m.start()
             if n - i < HEADER_SIZE:
                 break
-            hit = field_updates.get(bytes(buf[i : i + 5]))
+            hit = field_updates.get(buf[i : i + 5])
             if hit is not None:
                 out.append(hit)
                 i += 5
                 continue
             if buf[i] == 0x8D and n - i >= 10 and buf[i + 1] == 0 and buf[i + 2] == 10:
-                payload = bytes(buf[i + 3 : i + 10])
+                payload = buf[i + 3 : i + 10]
                 if payload.isascii():  # no byte with bit 7 set: a whole clock frame
-                    out.append(decode_bwtime(payload))
+                    if (payload[0] & 0x0F) == 0x0A or (payload[3] & 0x0F) == 0x0A:
+                        out.append(decode_bwtime(payload))  # an acknowledgement
+                    else:
+                        out.append(ClockTimes(payload))
                     i += 10
                     continue
             msg_id = buf[i]
@@ -99,7 +102,7 @@ class FrameParser:
                 continue
             if end > n:
                 break
-            out.append(decode_message(msg_id, bytes(buf[i + HEADER_SIZE : end])))
+            out.append(decode_message(msg_id, buf[i + HEADER_SIZE : end]))
             i = end
         self._buffer = bytearray(buf[i:]) if i < n else bytearray()
         return out
