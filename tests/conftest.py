@@ -20,6 +20,7 @@ import time
 import tty
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import chess
 import pytest
@@ -42,6 +43,14 @@ from dgt.protocol import (
     square_to_index,
 )
 from dgt.protocol.eeprom import EEPieceChange, EETag, EETagRecord
+
+FAST: dict[str, Any] = {
+    "handshake_retry": 0.3,
+    "settle_delay": 0.05,
+    "reconnect_min": 0.05,
+    "reconnect_max": 0.2,
+}
+"""dgt.Board options for tests: quick retries, settle and reconnect back-off."""
 
 
 @pytest.fixture

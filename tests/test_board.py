@@ -9,7 +9,7 @@ from typing import Any
 
 import chess
 import pytest
-from conftest import FakePtyBoard, wait_until
+from conftest import FAST, FakePtyBoard, wait_until
 
 from dgt import Board, BoardState, LedKind
 from dgt.errors import ClockNotAnswering, LinkClosed, NotADgtBoard, NotSupported, PortNotFound
@@ -31,12 +31,6 @@ from dgt.protocol import ClockCommand, Command, FieldUpdate, Piece, encode_pegas
 
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
-FAST: dict[str, Any] = {
-    "handshake_retry": 0.3,
-    "settle_delay": 0.05,
-    "reconnect_min": 0.05,
-    "reconnect_max": 0.2,
-}
 
 
 class Collector:

@@ -8,12 +8,11 @@ import io
 import random
 import threading
 from pathlib import Path
-from typing import Any
 
 import chess
 import chess.pgn
 import pytest
-from conftest import wait_until
+from conftest import FAST, wait_until
 
 from dgt import Board, LedKind, SyncBoard
 from dgt.emulator.board import VirtualBoard
@@ -38,12 +37,6 @@ from dgt.transports.emulator import EmulatorTransport
 
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
-FAST: dict[str, Any] = {
-    "handshake_retry": 0.3,
-    "settle_delay": 0.05,
-    "reconnect_min": 0.05,
-    "reconnect_max": 0.2,
-}
 DEMO = Path(__file__).parent.parent / "dgt" / "emulator" / "data" / "demo.pgn"
 
 

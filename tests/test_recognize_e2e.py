@@ -16,12 +16,11 @@ import asyncio
 import random
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import chess
 import games
 import pytest
-from conftest import wait_until
+from conftest import FAST, wait_until
 
 from dgt import Board
 from dgt.emulator.board import VirtualBoard
@@ -36,12 +35,6 @@ from service.variants import get_variant
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
 SPEED = 15.0
-FAST: dict[str, Any] = {
-    "handshake_retry": 0.3,
-    "settle_delay": 0.05,
-    "reconnect_min": 0.05,
-    "reconnect_max": 0.2,
-}
 HANDLING = replace(Handling.noisy(), think_time=(0.4, 1.2))
 """Noisy hands, quick thinkers (the games are short on time)."""
 

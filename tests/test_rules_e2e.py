@@ -21,7 +21,7 @@ from typing import Any
 import chess
 import chess.pgn
 import pytest
-from conftest import wait_until
+from conftest import FAST, wait_until
 
 from dgt import Board
 from dgt.emulator.board import VirtualBoard
@@ -35,12 +35,6 @@ from service.table_link import TableLink
 
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
-FAST: dict[str, Any] = {
-    "handshake_retry": 0.3,
-    "settle_delay": 0.05,
-    "reconnect_min": 0.05,
-    "reconnect_max": 0.2,
-}
 GAP = 0.2
 """Seconds between a hand's steps: slower than the sensors' flicker filters (0.15 s)."""
 T20 = "rbnqbrk1/pppppppp/6n1/8/8/6N1/PPPPPPPP/RBNQBRK1 w - - 0 1"
