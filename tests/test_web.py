@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -238,3 +239,52 @@ async def test_pgn_feeds(served: Served) -> None:
         assert response.status == 404
     games = await get_json(served, "/api/games")
     assert {g["id"] for g in games["games"]} == {"1-1", "2-1"}
+
+
+async def test_hostile_admin_requests_get_one_line_errors(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = "/api/admin/tables/1/players"
+    # The token is checked first: a stranger learns nothing about tables or bodies.
+    for body in ("{not json", "[" * 5000):
+        status, error = await admin(served, path, body, token="wrong-token!")
+        assert (status, error["error"][:19]) == (401, "admin token missing")
+    status, _ = await admin(served, "/api/admin/tables/nope/explode", "{}", token=None)
+    assert status == 401
+    headers = {"Authorization": "Bearer "}
+    async with served.session.post(served.url + path, data="{}", headers=headers) as response:
+        assert response.status == 401
+    # Bodies no JSON reader should choke on.
+    status, error = await admin(served, path, "[" * 15000)
+    assert (status, error["error"]) == (400, "the body is not valid JSON: nested too deeply")
+    status, error = await admin(served, path, '{"white": ' + "9" * 5000 + "}")
+    assert status == 400
+    assert error["error"].startswith("the body is not valid JSON")
+    status, error = await admin(served, path, json.dumps({"White!": "Ann"}))
+    assert (status, error["error"]) == (400, "bad key 'White!' in the body")
+    status, error = await admin(served, path, json.dumps({"white": "Ann\x07"}))
+    assert (status, error["error"]) == (400, "white contains control characters")
+
+    # An oversized body without a Content-Length (chunked) is refused too.
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"white": "'
+        for _ in range(40):
+            yield b"x" * 1024
+        yield b'"}'
+
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    async with served.session.post(served.url + path, data=chunks(), headers=headers) as response:
+        assert response.status == 413
+        assert "\n" not in (await response.json())["error"]
+    # The wrong method on the admin route, and the options without the token.
+    async with served.session.get(served.url + path, headers=headers) as response:
+        assert response.status == 405
+        assert response.content_type == "application/json"
+        assert (await response.json())["error"]
+    async with served.session.get(served.url + "/api/admin/options") as response:
+        assert response.status == 401
+    # Nothing reached the table, nothing was logged as an error, the service answers.
+    state = await get_json(served, "/api/tables/1")
+    assert state["settings"].get("white") in (None, "?")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2

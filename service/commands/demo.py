@@ -233,6 +233,7 @@ def run(args: argparse.Namespace) -> int:
             seconds=args.seconds,
             what=f"demo on {args.boards} emulated board(s)",
             after_start=start_replays,
+            durable=args.durable,
         )
     finally:
         if tmp is not None:

@@ -76,6 +76,13 @@ def add_service_options(p: argparse.ArgumentParser) -> None:
         help="read the admin token from FILE (created with a new token if missing)",
     )
     p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
+    p.add_argument(
+        "--durable",
+        action="store_true",
+        help="write the store with SQLite synchronous=FULL: every committed move survives a "
+        "power cut or OS crash, at the cost of slower writes (default NORMAL: survives a crash "
+        "of the service, may lose the last moments on a power cut)",
+    )
 
 
 def resolve_token(args: argparse.Namespace, config_file: Path | None = None) -> tuple[str, bool]:
@@ -153,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         port=port,
         seconds=args.seconds,
         what=f"{len(tables)} table(s)",
+        durable=args.durable,
     )
 
 
@@ -174,16 +182,20 @@ def serve(
     seconds: float | None,
     what: str,
     after_start: Callable[[Hall], Awaitable[None]] | None = None,
+    durable: bool = False,
 ) -> int:
-    """Open the store, build the hall, serve until Ctrl-C, SIGTERM or ``seconds``."""
+    """Open the store (``durable``: synchronous=FULL), build the hall, serve until Ctrl-C,
+    SIGTERM or ``seconds``."""
     try:
-        store = Store(db)
+        store = Store(db, durable=durable)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(
-                _serve(store, setup, token, generated, bind, port, seconds, what, after_start)
+                _serve(
+                    store, setup, token, generated, bind, port, seconds, what, after_start, durable
+                )
             )
     finally:
         with contextlib.suppress(StoreError):
@@ -201,6 +213,7 @@ async def _serve(
     seconds: float | None,
     what: str,
     after_start: Callable[[Hall], Awaitable[None]] | None,
+    durable: bool = False,
 ) -> None:
     hall = Hall(store)
     try:
@@ -216,8 +229,10 @@ async def _serve(
             loop.add_signal_handler(sig, stop.set)
     try:
         await hall.start()
-        print(f"dgt-service: {what}, store {store.path}", flush=True)
+        mode = " (durable: synchronous=FULL)" if durable else ""
+        print(f"dgt-service: {what}, store {store.path}{mode}", flush=True)
         print(f"open {url} (a page per table at {url}tables/ID)", flush=True)
+        print(f"admin page {url}admin (asks for the admin token)", flush=True)
         if generated:
             print(f"admin token (shown once): {token}", flush=True)
         if bind not in ("127.0.0.1", "localhost", "::1"):

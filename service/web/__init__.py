@@ -5,7 +5,8 @@
 * PGN feeds: ``/games.pgn`` (every game), ``/rounds/R.pgn`` (all games of a round),
   ``/games/ID.pgn`` (one game), ``[%clk]`` on every move;
 * JSON: ``/api/tables``, ``/api/tables/ID``, ``/api/tables/ID/log``, ``/api/games``;
-* admin: ``POST /api/admin/tables/ID/COMMAND`` (start, end, players, rule, correct) with
+* admin: ``/admin`` the organiser's page; ``POST /api/admin/tables/ID/COMMAND`` (start, end,
+  players, claim, rule, correct) and ``GET /api/admin/options``, both with
   ``Authorization: Bearer TOKEN``.
 
 Public pages are read-only; every error is a one-line JSON ``{"error": ...}``.

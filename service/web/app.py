@@ -14,8 +14,9 @@ from typing import Any
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from service.config import check_setting, check_text
+from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
+from service.table import RESULTS
 from service.web.stream import MAX_CLIENTS, StreamHub, dumps, summary
 
 logger = logging.getLogger(__name__)
@@ -25,6 +26,11 @@ MAX_BODY = 16 * 1024
 """Largest request body accepted (admin commands are small)."""
 
 ADMIN_COMMANDS = ("start", "end", "players", "rule", "claim", "correct")
+CLAIM_KINDS = ("threefold", "fifty-moves", "insufficient-losing-chances", "michigan", "flag")
+"""The claims a player may make through the arbiter (``claim``); the rule set says which
+of them it knows."""
+DECISIONS = ("accept", "reject")
+"""What ``rule`` decides on a pending claim."""
 _STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}\.(css|js|svg|html|ico)$")
 _CONTENT_TYPES = {
     "css": "text/css",
@@ -130,6 +136,13 @@ def _runner(request: web.Request) -> TableRunner:
 
 async def overview_page(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(STATIC / "index.html")
+
+
+async def admin_page(request: web.Request) -> web.StreamResponse:
+    """The organiser's page: public like the others; the token guards the API it calls."""
+    response = web.FileResponse(STATIC / "admin.html")
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 async def table_page(request: web.Request) -> web.StreamResponse:
@@ -363,11 +376,28 @@ async def admin_command(request: web.Request) -> web.StreamResponse:
         raise HallError(f"the body is larger than {MAX_BODY} bytes", 413)
     try:
         body = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise HallError("the body is not valid JSON: nested too deeply", 400) from None
+    except ValueError as exc:  # bad UTF-8, bad JSON, a number of too many digits
         raise HallError(f"the body is not valid JSON: {exc}", 400) from None
     args = _clean_args(command, body)
     events = await _hall(request).admin(runner.id, command, args)
     return json_response({"table": runner.id, "command": command, "events": events})
+
+
+async def admin_options(request: web.Request) -> web.StreamResponse:
+    """What the admin commands accept (also how the admin page checks its token)."""
+    _check_token(request)
+    return json_response(
+        {
+            "commands": list(ADMIN_COMMANDS),
+            "rules": list(RULE_SETS),
+            "variants": list(VARIANTS),
+            "results": list(RESULTS),
+            "decisions": list(DECISIONS),
+            "claim_kinds": list(CLAIM_KINDS),
+        }
+    )
 
 
 def create_app(hall: Hall, token: str, *, expose_timing: bool = False) -> web.Application:
@@ -389,6 +419,7 @@ def create_app(hall: Hall, token: str, *, expose_timing: bool = False) -> web.Ap
     r = app.router
     r.add_get("/", overview_page)
     r.add_get("/tables/{table}", table_page)
+    r.add_get("/admin", admin_page)
     r.add_get("/static/{name}", static_file)
     r.add_get("/api/tables", api_tables)
     r.add_get("/api/tables/{table}", api_table)
@@ -398,6 +429,7 @@ def create_app(hall: Hall, token: str, *, expose_timing: bool = False) -> web.Ap
     r.add_get("/games.pgn", pgn_all)
     r.add_get("/games/{game}.pgn", pgn_game)
     r.add_get("/rounds/{round}.pgn", pgn_round)
+    r.add_get("/api/admin/options", admin_options)
     r.add_post("/api/admin/tables/{table}/{command}", admin_command)
     return app
 

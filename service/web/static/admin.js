@@ -1,0 +1,458 @@
+"use strict";
+// The organiser's page: the admin token (kept in this tab's sessionStorage, sent as
+// "Authorization: Bearer ..." and never in an address), the tables live from the overview
+// stream, and the admin commands of one selected table.  Text from the server or the user is
+// only ever inserted with textContent.
+
+const TOKEN_KEY = "dgt-admin-token";
+const $ = (id) => document.getElementById(id);
+
+let token = "";
+let options = null;
+let overviewStream = null;
+let detailStream = null;
+let selected = null;
+let prefilled = false;
+const summaries = new Map();
+const rows = new Map();
+
+function oneLine(text) {
+  return String(text).split("\n")[0].slice(0, 300);
+}
+
+function say(el, ok, text) {
+  el.textContent = text;
+  el.classList.toggle("ok", ok);
+  el.classList.toggle("error", !ok);
+}
+
+function setLive(on, text) {
+  const live = $("live");
+  live.textContent = text;
+  live.classList.toggle("off", !on);
+}
+
+// One request to the service; resolves to {ok, status, data} or {ok: false, status, error}
+// with the service's one-line error.
+async function call(method, path, body) {
+  const init = {
+    method,
+    headers: { Authorization: "Bearer " + token },
+    cache: "no-store",
+    credentials: "same-origin",
+  };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (err) {
+    return { ok: false, status: 0, error: "the service does not answer: " + oneLine(err.message || err) };
+  }
+  let data = null;
+  try {
+    data = await response.json();
+  } catch (err) {
+    data = null;
+  }
+  if (response.ok && data !== null) return { ok: true, status: response.status, data };
+  const error = data && typeof data.error === "string" ? data.error : "HTTP " + response.status + " " + response.statusText;
+  return { ok: false, status: response.status, error: oneLine(error) };
+}
+
+// --- the token ----------------------------------------------------------------------
+
+function showLogin(message) {
+  $("desk").hidden = true;
+  $("forget").hidden = true;
+  $("login").hidden = false;
+  if (message) say($("login-answer"), false, message);
+  $("token").focus();
+}
+
+async function useToken(candidate) {
+  token = candidate;
+  say($("login-answer"), true, "checking the token\u2026");
+  const answer = await call("GET", "/api/admin/options");
+  if (!answer.ok) {
+    if (answer.status === 401) {
+      token = "";
+      sessionStorage.removeItem(TOKEN_KEY);
+    }
+    showLogin(answer.error);
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, candidate);
+  options = answer.data;
+  $("token").value = "";
+  say($("login-answer"), true, "");
+  $("login").hidden = true;
+  $("forget").hidden = false;
+  $("desk").hidden = false;
+  fillOptions();
+  connectOverview();
+}
+
+function forgetToken() {
+  token = "";
+  sessionStorage.removeItem(TOKEN_KEY);
+  if (overviewStream) overviewStream.close();
+  if (detailStream) detailStream.close();
+  overviewStream = detailStream = null;
+  setLive(false, "not connected");
+  say($("login-answer"), true, "The token is forgotten.");
+  showLogin();
+}
+
+function fillSelect(select, values, placeholder) {
+  select.textContent = "";
+  if (placeholder) {
+    const option = document.createElement("option");
+    option.value = "";
+    option.textContent = placeholder;
+    select.appendChild(option);
+  }
+  for (const value of values) {
+    const option = document.createElement("option");
+    option.value = value;
+    option.textContent = value;
+    select.appendChild(option);
+  }
+}
+
+function fillOptions() {
+  fillSelect($("start-variant"), options.variants || []);
+  fillSelect($("start-rules"), options.rules || []);
+  fillSelect($("end-result"), options.results || [], "choose\u2026");
+  fillSelect($("claim-kind"), options.claim_kinds || []);
+}
+
+// --- the tables ---------------------------------------------------------------------
+
+function parse(text) {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return null;
+  }
+}
+
+function connectOverview() {
+  if (overviewStream) overviewStream.close();
+  setLive(false, "connecting");
+  overviewStream = new EventSource("/api/stream");
+  overviewStream.onopen = () => setLive(true, "live");
+  overviewStream.onerror = () => setLive(false, "reconnecting");
+  overviewStream.addEventListener("state", (event) => {
+    const message = parse(event.data);
+    if (!message || typeof message.table !== "string" || !message.state) return;
+    summaries.set(message.table, message.state);
+    renderRow(message.table);
+  });
+}
+
+function shown(value) {
+  return value === null || value === undefined ? "" : String(value);
+}
+
+function attentionOf(s) {
+  const parts = [];
+  if (s.claims) parts.push(s.claims + (s.claims === 1 ? " claim" : " claims"));
+  if (s.irregularities) parts.push(s.irregularities + (s.irregularities === 1 ? " irregularity" : " irregularities"));
+  return parts.join(", ");
+}
+
+// A table's row: built once, its cells' texts updated with each summary.
+function rowOf(id) {
+  let tr = rows.get(id);
+  if (tr) return tr;
+  tr = document.createElement("tr");
+  tr.dataset.table = id;
+  const first = document.createElement("td");
+  const pick = document.createElement("button");
+  pick.type = "button";
+  pick.className = "pick";
+  pick.textContent = id;
+  pick.addEventListener("click", () => select(id));
+  first.appendChild(pick);
+  tr.appendChild(first);
+  for (const name of ["round", "white", "black", "phase", "ply", "result", "board", "attention"]) {
+    const td = document.createElement("td");
+    td.className = name;
+    tr.appendChild(td);
+  }
+  rows.set(id, tr);
+  $("table-rows").appendChild(tr);
+  $("no-tables").hidden = true;
+  return tr;
+}
+
+function renderRow(id) {
+  const s = summaries.get(id);
+  const tr = rowOf(id);
+  const connection = (s.connection && s.connection.state) || s.link || "?";
+  const attention = attentionOf(s);
+  const texts = {
+    round: s.round,
+    white: s.white,
+    black: s.black,
+    phase: s.phase,
+    ply: s.ply || 0,
+    result: s.result && s.result !== "*" ? s.result : "",
+    board: connection,
+    attention,
+  };
+  for (const [name, value] of Object.entries(texts)) tr.querySelector("td." + name).textContent = shown(value);
+  tr.classList.toggle("selected", id === selected);
+  tr.classList.toggle("attention", attention !== "");
+  tr.classList.toggle("down", connection !== "up");
+}
+
+// --- one table ----------------------------------------------------------------------
+
+function select(id) {
+  if (selected === id && detailStream) return;
+  selected = id;
+  prefilled = false;
+  drawnClaims = drawnMoves = "";
+  for (const [other, tr] of rows) tr.classList.toggle("selected", other === id);
+  $("detail").hidden = false;
+  $("detail-title").textContent = "Table " + id;
+  for (const answer of document.querySelectorAll("#detail .answer")) say(answer, true, "");
+  if (detailStream) detailStream.close();
+  detailStream = new EventSource("/api/stream?table=" + encodeURIComponent(id));
+  detailStream.addEventListener("state", (event) => {
+    const message = parse(event.data);
+    if (!message || message.table !== selected || !message.state) return;
+    renderDetail(message.state);
+  });
+}
+
+function addTerm(dl, term, value) {
+  const dt = document.createElement("dt");
+  dt.textContent = term;
+  const dd = document.createElement("dd");
+  dd.textContent = shown(value) === "" ? "\u2013" : shown(value);
+  dl.append(dt, dd);
+}
+
+function renderDetail(state) {
+  const settings = state.settings || {};
+  const dl = $("detail-state");
+  dl.textContent = "";
+  addTerm(dl, "Phase", state.phase);
+  addTerm(dl, "Result", state.result && state.result !== "*" ? state.result + (state.reason ? " (" + state.reason + ")" : "") : "");
+  addTerm(dl, "White", settings.white);
+  addTerm(dl, "Black", settings.black);
+  addTerm(dl, "Round", settings.round);
+  addTerm(dl, "Event", settings.event);
+  addTerm(dl, "Variant", settings.variant);
+  addTerm(dl, "Rules", settings.rules);
+  addTerm(dl, "Time control", settings.time_control);
+  addTerm(dl, "Start FEN", settings.start);
+  addTerm(dl, "Moves", Array.isArray(state.moves) ? state.moves.length : 0);
+  const connection = state.connection || {};
+  addTerm(dl, "Board", (connection.state || state.link || "?") + (connection.error ? ": " + connection.error : ""));
+  renderClaims(Array.isArray(state.claims) ? state.claims : []);
+  renderIrregularities(Array.isArray(state.irregularities) ? state.irregularities : []);
+  renderMoves(Array.isArray(state.moves) ? state.moves : []);
+  if (!prefilled) {
+    prefilled = true;
+    prefill(settings);
+  }
+}
+
+function prefill(settings) {
+  const values = {
+    "start-variant": settings.variant,
+    "start-rules": settings.rules,
+    "start-time-control": settings.time_control,
+    "start-white": settings.white,
+    "start-black": settings.black,
+    "start-round": settings.round,
+    "start-event": settings.event,
+    "start-fen": settings.start,
+    "players-white": settings.white,
+    "players-black": settings.black,
+  };
+  for (const [id, value] of Object.entries(values)) {
+    $(id).value = typeof value === "string" && value !== "?" ? value : "";
+  }
+  if (!$("start-variant").value && $("start-variant").options.length) $("start-variant").selectedIndex = 0;
+  if (!$("start-rules").value && $("start-rules").options.length) $("start-rules").selectedIndex = 0;
+}
+
+// What "accept" and "reject" mean for a claim: the claimant decides an offered claim, the
+// arbiter rules on a claim that was made.
+function decisionLabel(claim, decision) {
+  if (claim.status === "offered") return decision === "accept" ? "Claim it (accept)" : "Decline (reject)";
+  return decision === "accept" ? "Uphold (accept)" : "Reject";
+}
+
+let drawnClaims = "";
+let drawnMoves = "";
+
+function renderClaims(claims) {
+  const key = JSON.stringify(claims);
+  if (key === drawnClaims) return;
+  drawnClaims = key;
+  const list = $("claims");
+  list.textContent = "";
+  $("no-claims").hidden = claims.length > 0;
+  for (const claim of claims) {
+    const li = document.createElement("li");
+    li.dataset.claim = String(claim.id);
+    const text = document.createElement("span");
+    const who = claim.claimant ? claim.claimant + " " : "";
+    const against = claim.against ? " against " + claim.against : "";
+    const article = claim.article ? " [" + claim.article + "]" : "";
+    text.textContent = who + claim.kind + against + " (" + claim.status + ")" + article + ": " + (claim.message || "");
+    li.appendChild(text);
+    for (const decision of (options && options.decisions) || ["accept", "reject"]) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.decision = decision;
+      button.textContent = decisionLabel(claim, decision);
+      button.addEventListener("click", () => rule(claim.id, decision));
+      li.appendChild(button);
+    }
+    list.appendChild(li);
+  }
+}
+
+function renderIrregularities(items) {
+  const list = $("irregularities");
+  list.textContent = "";
+  $("no-irregularities").hidden = items.length > 0;
+  for (const item of items.slice(-20)) {
+    const li = document.createElement("li");
+    const side = item.side ? item.side + ": " : "";
+    const article = item.article ? " [" + item.article + "]" : "";
+    li.textContent = side + item.kind + article + " \u2013 " + (item.message || "");
+    list.appendChild(li);
+  }
+}
+
+function renderMoves(moves) {
+  const key = JSON.stringify(moves.map((m) => [m.ply, m.uci, m.san, m.illegal]));
+  if (key === drawnMoves) return;
+  drawnMoves = key;
+  const list = $("moves");
+  list.textContent = "";
+  for (const move of moves) {
+    const li = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "move";
+    button.dataset.ply = String(move.ply);
+    const dots = move.side === "black" ? "\u2026 " : ". ";
+    button.textContent = move.number + dots + move.san + " (ply " + move.ply + ", " + move.uci + ")" + (move.illegal ? " illegal" : "");
+    button.addEventListener("click", () => {
+      $("correct-ply").value = String(move.ply);
+      $("correct-uci").focus();
+    });
+    li.appendChild(button);
+    list.appendChild(li);
+  }
+}
+
+// --- commands -----------------------------------------------------------------------
+
+function text(id) {
+  return $(id).value.trim();
+}
+
+// The arguments of a form's command; empty fields are left out (the table keeps its
+// setting), except the start FEN: empty means the variant's start position.
+function argsOf(command) {
+  const args = {};
+  const put = (key, id) => {
+    const value = text(id);
+    if (value !== "") args[key] = value;
+  };
+  if (command === "start") {
+    put("variant", "start-variant");
+    put("rules", "start-rules");
+    put("time_control", "start-time-control");
+    put("white", "start-white");
+    put("black", "start-black");
+    put("round", "start-round");
+    put("event", "start-event");
+    args.start = text("start-fen") || null;
+  } else if (command === "players") {
+    put("white", "players-white");
+    put("black", "players-black");
+  } else if (command === "end") {
+    put("result", "end-result");
+    put("reason", "end-reason");
+  } else if (command === "correct") {
+    const ply = Number(text("correct-ply"));
+    args.ply = Number.isInteger(ply) ? ply : text("correct-ply");
+    put("uci", "correct-uci");
+  } else if (command === "claim") {
+    put("side", "claim-side");
+    put("kind", "claim-kind");
+    put("uci", "claim-uci");
+  }
+  return args;
+}
+
+function describe(command, data) {
+  const events = Array.isArray(data.events) ? data.events : [];
+  const notes = events.map((e) => (e.message ? e.type + ": " + e.message : e.type)).filter(Boolean);
+  return command + " on table " + data.table + ": done" + (notes.length ? " \u2013 " + notes.join("; ") : "");
+}
+
+async function send(command, args, answer, button) {
+  if (selected === null) return;
+  const table = selected;
+  if (button) button.disabled = true;
+  say(answer, true, command + ": sending\u2026");
+  try {
+    const result = await call("POST", "/api/admin/tables/" + encodeURIComponent(table) + "/" + command, args);
+    if (result.ok) {
+      say(answer, true, oneLine(describe(command, result.data)));
+      if (command === "start" || command === "players") await refill(table);
+    } else {
+      say(answer, false, "refused (" + (result.status || "no answer") + "): " + result.error);
+      if (result.status === 401) showLogin(result.error);
+    }
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+// The forms show the table's settings again after they changed.
+async function refill(table) {
+  const answer = await call("GET", "/api/tables/" + encodeURIComponent(table));
+  if (!answer.ok || table !== selected) return;
+  prefilled = false;
+  renderDetail(answer.data);
+}
+
+function rule(claimId, decision) {
+  send("rule", { claim: String(claimId), decision }, $("rule-answer"), null);
+}
+
+function wireForm(form) {
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const command = form.dataset.command;
+    send(command, argsOf(command), form.querySelector(".answer"), form.querySelector("button[type=submit]"));
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const candidate = $("token").value.trim();
+    if (candidate) useToken(candidate);
+  });
+  $("forget").addEventListener("click", forgetToken);
+  for (const form of document.querySelectorAll("form[data-command]")) wireForm(form);
+  const kept = sessionStorage.getItem(TOKEN_KEY);
+  if (kept) useToken(kept);
+  else showLogin();
+});
