@@ -4,6 +4,7 @@ board and clock, and a faithful emulator.  It knows bytes and squares, not chess
 import logging
 
 from dgt.board import Board, BoardInfo, BoardState, LedKind
+from dgt.bus_master import BusBoard, BusMaster
 from dgt.clock import Clock, ClockSender, ClockState
 from dgt.mirror import Mirror
 from dgt.sync import SyncBoard
@@ -15,6 +16,8 @@ __all__ = [
     "Board",
     "BoardInfo",
     "BoardState",
+    "BusBoard",
+    "BusMaster",
     "Clock",
     "ClockSender",
     "ClockState",

@@ -40,6 +40,12 @@ SCRIPTS: dict[str, list[str]] = {
         r"^  of which, to read : p50 \d+ us",
         r"^goal p99 < 1000 us: (meets|misses)",
     ],
+    "bus.py": [
+        r"^3 boards:$",
+        r"^  poll cycle \(busy\) on the pty: median [\d.]+ ms +p99 [\d.]+ ms",
+        r"^  board 10002: latency median [\d.]+ ms",
+        r"^  all boards: latency median [\d.]+ ms +p99 [\d.]+ ms",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 
