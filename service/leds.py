@@ -8,6 +8,10 @@ table events and sends the plan when it changed.
 Rules, first match wins:
 
 1. no game being played (set-up, game over): ``off``;
+1a. realtime chess (``state["realtime"]``): ``fix`` on the squares of the corrections the
+   players must make (a refused move: the square to clear and the one to put the piece
+   back on; a piece captured by collision: its square; a piece to put on: its square),
+   until the board matches the virtual game -- else the rules below (last move);
 2. ``fix``, squares to set right after a ruling: while a ruling wants an earlier position
    back (FIDE 7.5.1 illegal move, an upheld touch-move claim, US speed 11 backing up:
    a ``restore`` ruling) or wants moves taken back on the board set up again (a takeback
@@ -149,6 +153,11 @@ def plan_leds(
     if state.get("phase") != "playing":
         return OFF
     rotated = state.get("orientation") == "black"
+    realtime = state.get("realtime")
+    if isinstance(realtime, Mapping):
+        pending = _correction_squares(realtime.get("corrections") or ())
+        if pending:
+            return replace(FIX, squares=_board_frame(pending, rotated))
     if target is not None:
         here = tuple(physical) if physical is not None else _physical_of(state)
         wrong = differing(target, here)
@@ -162,6 +171,22 @@ def plan_leds(
     if last is not None:
         return replace(LAST_MOVE, squares=_board_frame(last, rotated))
     return OFF
+
+
+def _correction_squares(corrections: Iterable[Any]) -> frozenset[int]:
+    """The squares of realtime corrections (``square`` and, for a move back, ``from``)."""
+    out: set[int] = set()
+    for item in corrections:
+        if not isinstance(item, Mapping):
+            continue
+        for key in ("square", "from"):
+            name = item.get(key)
+            if isinstance(name, str):
+                try:
+                    out.add(chess.parse_square(name))
+                except ValueError:
+                    continue
+    return frozenset(out)
 
 
 def fit_to(plan: LedPlan, kind: LedKind) -> LedPlan:

@@ -385,3 +385,32 @@ async def test_leds_are_sent_only_when_the_plan_changes_and_failures_do_not_stop
         await p.move("g1f3", "N")  # the game went on; LEDs work again
         await p.lit("g1", "f3")
         assert [m["uci"] for m in p.link.table.moves()] == ["e2e4", "e7e5", "g1f3"]
+
+
+def realtime_state(corrections: Sequence[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
+    """A realtime table's state (:meth:`RealtimeTable.state`): the corrections to make."""
+    return {**state(**kwargs), "realtime": {"corrections": list(corrections)}}
+
+
+def test_realtime_corrections_light_their_squares_until_done() -> None:
+    move_back = {"kind": "move", "square": "f3", "from": "e5", "piece": "N"}
+    take_off = {"kind": "remove", "square": "a4", "piece": "n"}
+    plan = plan_leds(realtime_state([move_back, take_off], moves=[("g1f3", True)]))
+    assert plan == replace_squares(FIX, "f3", "e5", "a4")
+    assert plan_leds(realtime_state([], moves=[("g1f3", True)])) == replace_squares(
+        LAST_MOVE, "g1", "f3"
+    )
+    assert plan_leds(realtime_state([take_off], phase="finished")) == OFF
+
+
+def test_realtime_corrections_on_a_board_turned_round_and_on_a_revelation() -> None:
+    put_on = {"kind": "place", "square": "e4", "piece": "P"}
+    plan = plan_leds(realtime_state([put_on], orientation="black"))
+    assert plan.squares == frozenset({63 - SQ("e4")})
+    many = [{"kind": "remove", "square": n, "piece": "p"} for n in ("h7", "a2", "c3")]
+    assert fit_to(plan_leds(realtime_state(many)), LedKind.REV2).squares == squares("a2", "c3")
+
+
+def replace_squares(template: LedPlan, *names: str) -> LedPlan:
+    return LedPlan(squares(*names), template.pattern, template.speed, template.repeat,
+                   template.intensity)  # fmt: skip

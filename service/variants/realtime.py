@@ -103,7 +103,8 @@ class RealtimeEvent:
     standing piece was removed), ``"in-move"`` (rule 4.2: a moving piece was removed),
     ``"dodge"`` (rule 4.4), ``"en-passant"``, ``"promotion"``, ``"refused"`` (a move the
     rules did not allow when it started), ``"end"``.  ``square`` is where it happened,
-    ``piece`` the piece concerned."""
+    ``piece`` the piece concerned; ``detail`` for collisions starts with the rule number
+    (``"4.1 by R"``, ``"4.3 by Q"``, ``"4.2 by B"``, ``"4.4 with n"``)."""
 
     time: float
     kind: str
@@ -597,13 +598,13 @@ class RealtimeGame(VariantGame):
         world.end = end
         world.log.append(RealtimeEvent(t / 1000, "end", None, "", f"{end.result} {end.reason}"))
 
-    def _take(self, world: _World, square: int, t: int, kind: str) -> str:
+    def _take(self, world: _World, square: int, t: int, kind: str, detail: str = "") -> str:
         symbol = world.standing.pop(square)
         world.ready.pop(square, None)
         world.doubled.discard(square)
         world.castling.discard(square)
         world.last_capture = t
-        world.log.append(RealtimeEvent(t / 1000, kind, square, symbol))
+        world.log.append(RealtimeEvent(t / 1000, kind, square, symbol, detail))
         return symbol
 
     def _motion(self, world: _World, t: int) -> None:
@@ -615,7 +616,8 @@ class RealtimeGame(VariantGame):
                 continue
             victim = world.standing.get(f)
             if victim and _color(victim) != _color(leg.piece):
-                self._take(world, f, t, "capture")  # 4.1 and 4.3
+                rule = "4.1" if f == leg.target else "4.3"  # on arrival / passing through
+                self._take(world, f, t, "capture", f"{rule} by {leg.piece}")
                 if f == leg.target:
                     leg.took_on_entry = True
                 if victim.lower() == "k":
@@ -629,13 +631,23 @@ class RealtimeGame(VariantGame):
                 fa = a.field(t)
                 if fa is None or fa != b.field(t):
                     continue
-                if a.start == b.start:  # 4.4 double dodge
-                    world.log.append(RealtimeEvent(t / 1000, "dodge", fa, a.piece, b.piece))
+                if a.start == b.start:  # 4.4 double dodge, logged once per meeting
+                    dodge = RealtimeEvent(t / 1000, "dodge", fa, a.piece, f"4.4 with {b.piece}")
+                    since = a.start / 1000
+                    if not any(
+                        replace(e, time=dodge.time) == dodge
+                        for e in world.log
+                        if e.kind == "dodge" and e.time >= since
+                    ):
+                        world.log.append(dodge)
                     continue
                 loser = b if (b.start, b.seq) > (a.start, a.seq) else a  # 4.2 in-move
                 removed.add(id(loser))
                 world.last_capture = t
-                world.log.append(RealtimeEvent(t / 1000, "in-move", fa, loser.piece))
+                winner = a if loser is b else b
+                world.log.append(
+                    RealtimeEvent(t / 1000, "in-move", fa, loser.piece, f"4.2 by {winner.piece}")
+                )
                 if loser.piece.lower() == "k":
                     kings.append(loser.piece)
         world.legs = [leg for leg in legs if id(leg) not in removed]
@@ -844,7 +856,7 @@ class Realtime(Variant):
     ``draw_after``: seconds without a capture that draw the game (rule 5.4)."""
 
     id = "realtime"
-    pgn_name = "Realtime chess"
+    pgn_name = "Realtime"
 
     def __init__(self, tick: float = STANDARD_TICK, *, draw_after: float = DRAW_AFTER) -> None:
         if not FASTEST_TICK <= tick <= STANDARD_TICK:

@@ -1,0 +1,645 @@
+"""One game of realtime chess at one board: ``service.realtime_table.RealtimeTable``.
+
+The realtime counterpart of :class:`service.table.Table`, with the same public interface
+(``feed``, ``tick``, ``admin``, ``take_clock_orders``, ``state``, ``pgn``, ``moves``,
+``phase``, ``result``, ``fen``, ``game``, ``presence_only``, ``physical``, ``history``),
+so the hall, :class:`service.table_link.TableLink`, the web and the LEDs run it alike.
+Rules: ../shared/rules/003; the game is kept by :mod:`service.variants.realtime` in virtual
+time, the board is read by :class:`service.recognize.realtime.RealtimeRecognizer`.
+
+Pure and deterministic like ``Table``: board events, ticks and admin commands in (each with
+its time), table events out; replaying the inputs rebuilds the table.
+
+What differs from the turn-based table:
+
+* no turns, so no touch-move or clock-press rules and no arbiter claims: the rulings are
+  the model's -- a move refused (rules 3.1, 3.3-3.6, a piece still moving), a capture by
+  collision (4.2 in-move, 4.3 in-move capture), a double dodge (4.4) -- each a ``ruling``
+  event; captures on arrival (4.1) and en passant are ``capture`` events;
+* what the board must set right (a refused move put back, a piece captured by collision
+  taken off) is a ``corrections`` event and ``state()["realtime"]["corrections"]``; a DGT
+  3000, if there is one, shows the first of them (``PUT E4``, ``OFF E4``, ``E4 TO E2``)
+  until it is done, and the LEDs light its squares (:mod:`service.leds`);
+* the clock is not run: realtime chess has no clock times, only the five-minute rule
+  (5.4), which the model keeps;
+* settings: those of ``Table`` plus ``tick`` (seconds per tick, 0.1 to 1; rule 6).  The
+  classical start (rule 1.1) unless ``start`` gives a FEN (problems, tests); a game starts
+  when its start position stands on the board, or on the ``start`` command.
+
+PGN: ``Variant "Realtime"``, ``RealtimeTick``; the moves in the order they started, each
+numbered on its own (``1. e2-e4 2... e7-e5``: there are no turns to pair them), with a
+comment ``{[%vt 1.250] arrives 3.250}``: the virtual start time (the lift) and the arrival,
+seconds from the start of the game.  Rulings (refused moves, collisions) are comments at
+the time they happened, with the same ``[%vt]``.  A move refused after it was recorded is
+left out of the moves and named in a comment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import chess
+
+from dgt.events import (
+    BoardEvent,
+    BoardSnapshot,
+    ClockConnection,
+    ClockUpdate,
+    LinkLost,
+    LinkRestored,
+)
+from dgt.protocol.constants import Piece
+from dgt.recording import event_to_json
+from service.recognize.events import Amend, Lift, NewGame, Place, Result
+from service.recognize.realtime import (
+    Collision,
+    Corrections,
+    RealtimeRecognizer,
+    Refused,
+    StartedMove,
+    correction_json,
+)
+from service.table import ClockOrder, TableError, TableEvent, TableSettings, placement_fen
+from service.variants.base import WHITE, Color, SquareMap, StartPosition
+from service.variants.realtime import (
+    DRAW_AFTER,
+    FASTEST_TICK,
+    STANDARD_TICK,
+    Correction,
+    RealtimeGame,
+    realtime_start,
+)
+from service.variants.standard import squares_of
+
+__all__ = ["RealtimeSettings", "RealtimeTable", "clock_text", "realtime_settings"]
+
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+TEXT_WIDTH = 8
+"""Characters on the DGT 3000 display."""
+
+
+@dataclass(frozen=True, slots=True)
+class RealtimeSettings:
+    """:class:`service.table.TableSettings` plus ``tick`` (seconds per tick, rule 6)."""
+
+    white: str = "?"
+    black: str = "?"
+    event: str = "?"
+    site: str = "?"
+    round: str = "?"
+    time_control: str = "-"
+    rules: str = "casual"
+    variant: str = "realtime"
+    start: str | None = None
+    tick: float = STANDARD_TICK
+
+
+_KEYS = frozenset(f.name for f in fields(RealtimeSettings))
+
+
+def _tick(value: Any) -> float:
+    try:
+        tick = float(value)
+    except (TypeError, ValueError):
+        raise TableError(f"tick must be a number of seconds, not {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(tick):
+        raise TableError(f"tick must be a number of seconds, not {value!r}")
+    if not FASTEST_TICK <= tick <= STANDARD_TICK:
+        raise TableError(
+            f"tick must be {FASTEST_TICK} to {STANDARD_TICK} seconds (realtime rule 6), "
+            f"not {tick:g}"
+        )
+    return tick
+
+
+def realtime_settings(
+    settings: RealtimeSettings | TableSettings | Mapping[str, Any] | None = None,
+    **changes: Any,
+) -> RealtimeSettings:
+    """Checked settings from a :class:`RealtimeSettings`, a :class:`TableSettings` or a
+    mapping (keys that are no setting are ignored, as the hall's config carries others),
+    with ``changes`` applied (unknown keys there are an error).  Raises
+    :class:`TableError` with a one-line message."""
+    if settings is None:
+        base: dict[str, Any] = {}
+    elif isinstance(settings, (RealtimeSettings, TableSettings)):
+        base = asdict(settings)
+    elif isinstance(settings, Mapping):
+        base = {k: v for k, v in settings.items() if k in _KEYS and v is not None}
+    else:
+        raise TableError("settings must be a mapping")
+    unknown = set(changes) - _KEYS
+    if unknown:
+        raise TableError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    base.update(changes)
+    base.setdefault("variant", "realtime")
+    if base.get("variant") != "realtime":
+        raise TableError(f"a realtime table plays variant realtime, not {base['variant']!r}")
+    if base.get("start") is not None:
+        _start_position(base["start"])
+    if "time_control" in base and base["time_control"] in ("", None):
+        base["time_control"] = "-"
+    base["tick"] = _tick(base.get("tick", STANDARD_TICK))
+    for key, value in base.items():
+        if key in ("tick", "start"):
+            continue
+        if not isinstance(value, str):
+            raise TableError(f"setting {key} must be a string")
+        if len(value) > 200 or any(ord(c) < 32 for c in value):
+            raise TableError(f"setting {key} is too long or has control characters")
+    return RealtimeSettings(**base)
+
+
+def _start_position(fen: Any) -> StartPosition:
+    """A start FEN (problems, tests; rule 1.1's game starts from the classical position)."""
+    if not isinstance(fen, str) or len(fen) > 200:
+        raise TableError("start must be a FEN of at most 200 characters")
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise TableError(f"bad start FEN: {exc}") from None
+    if not (board.kings & board.occupied_co[chess.WHITE]) or not (
+        board.kings & board.occupied_co[chess.BLACK]
+    ):
+        raise TableError("bad start FEN: each side needs a king (rule 5.1)")
+    if board.board_fen() == chess.STARTING_BOARD_FEN:
+        return realtime_start()
+    return StartPosition("realtime", board.fen(), squares_of(board))
+
+
+def clock_text(item: Correction) -> str:
+    """A correction as the DGT 3000 shows it (at most 8 characters): ``PUT E4``,
+    ``OFF E4``, ``E4 TO E2`` (move the piece on e4 back to e2)."""
+    square = chess.square_name(item.square).upper()
+    if item.kind == "move" and item.from_square is not None:
+        return f"{chess.square_name(item.from_square).upper()} TO {square}"
+    if item.kind == "remove":
+        return f"OFF {square}"
+    return f"PUT {square}"
+
+
+def _side(color: Color | None) -> str | None:
+    return None if color is None else ("white" if color else "black")
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A move of the record."""
+
+    ply: int
+    side: Color
+    uci: str
+    san: str
+    start: float
+    arrives: float
+    refused: str = ""
+
+    def to_json(self, number: int) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "ply": self.ply,
+            "number": number,
+            "side": "white" if self.side else "black",
+            "san": self.san,
+            "uci": self.uci,
+            "final": True,
+            "clock_seconds": None,
+            "start": self.start,
+            "arrives": self.arrives,
+        }
+        if self.refused:
+            data["refused"] = self.refused
+        return data
+
+
+class RealtimeTable:
+    """One game of realtime chess at one board (see the module docstring).
+
+    ``settings``: :class:`RealtimeSettings`, :class:`TableSettings` or a mapping (the
+    hall's); ``draw_after``: seconds without a capture that draw (rule 5.4; tests shorten
+    it)."""
+
+    def __init__(
+        self,
+        table_id: str,
+        settings: RealtimeSettings | TableSettings | Mapping[str, Any] | None = None,
+        *,
+        draw_after: float = DRAW_AFTER,
+    ) -> None:
+        if not isinstance(table_id, str) or not table_id or len(table_id) > 100:
+            raise TableError("a table id is a non-empty string of at most 100 characters")
+        self.id = table_id
+        self.settings = realtime_settings(settings)
+        self._draw_after = draw_after
+        self._raw: list[Piece] = [Piece.EMPTY] * 64
+        self._link = "unknown"
+        self._clock_present = False
+        self._orders: list[ClockOrder] = []
+        self._shown: str | None = None
+        self._recognizer = RealtimeRecognizer(
+            self.settings.tick, draw_after=draw_after, start=self._start()
+        )
+        self._reset()
+
+    def _reset(self) -> None:
+        self._phase = "setup"
+        self._record: list[_Entry] = []
+        self._notes: list[tuple[float, str]] = []  # (virtual seconds, text) for the PGN
+        self._rulings: list[dict[str, Any]] = []
+        self._result = "*"
+        self._reason = ""
+        self._as_of = 0.0
+
+    def _start(self) -> StartPosition:
+        fen = self.settings.start
+        return realtime_start() if fen is None else _start_position(fen)
+
+    # -- the view others read ----------------------------------------------------------------
+
+    @property
+    def game(self) -> RealtimeGame | None:
+        return self._recognizer.game
+
+    @property
+    def presence_only(self) -> bool:
+        return bool(self._recognizer.presence_only)
+
+    @property
+    def tick_seconds(self) -> float:
+        return self.settings.tick
+
+    def physical(self) -> SquareMap:
+        """What stands on each square, in the game's frame (``*`` on a presence-only board)."""
+        return self._recognizer.board()
+
+    def history(self) -> chess.Board | None:
+        """No chess history: realtime chess has no turns (the LEDs follow the corrections)."""
+        return None
+
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    @property
+    def result(self) -> str:
+        return self._result
+
+    def corrections(self) -> list[dict[str, Any]]:
+        """What to set right on the board now, in order (JSON)."""
+        if self._phase != "playing":
+            return []
+        return [correction_json(item) for item in self._recognizer.corrections]
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def feed(self, event: BoardEvent) -> list[TableEvent]:
+        """One driver event; returns what it caused (the event itself first)."""
+        t = event.time
+        self._as_of = max(self._as_of, t)
+        out = [TableEvent(t, "board", event_to_json(event))]
+        if isinstance(event, LinkLost):
+            self._link = "down"
+        elif isinstance(event, LinkRestored):
+            self._link = "up"
+        elif isinstance(event, ClockConnection):
+            self._clock_present = event.connected
+        elif isinstance(event, ClockUpdate):
+            self._clock_present = True
+        if self._link == "unknown" and not isinstance(event, LinkLost):
+            self._link = "up"
+        if isinstance(event, BoardSnapshot):
+            self._raw = list(event.squares)
+        elif hasattr(event, "square") and hasattr(event, "piece"):
+            self._raw[event.square] = event.piece  # type: ignore[attr-defined]
+        for item in self._recognizer.feed(event):
+            out += self._recognized(item)
+        self._show_correction()
+        return out
+
+    def tick(self, now: float) -> list[TableEvent]:
+        """Time passes: pieces travel, collide and arrive; the game may end (5.4)."""
+        self._as_of = max(self._as_of, now)
+        out: list[TableEvent] = []
+        for item in self._recognizer.tick(now):
+            out += self._recognized(item)
+        self._show_correction()
+        return out
+
+    def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """``start`` (settings, ``tick`` among them: a new game now), ``end`` (``result``,
+        optional ``reason``), ``players`` (``white``/``black``).  Bad commands or arguments
+        raise :class:`TableError`."""
+        if not isinstance(args, Mapping):
+            raise TableError("admin arguments must be a mapping")
+        handler = {
+            "start": self._admin_start,
+            "end": self._admin_end,
+            "players": self._admin_players,
+        }.get(command)
+        if handler is None:
+            if command in ("rule", "claim", "correct"):
+                raise TableError(
+                    f"{command!r} does not apply to realtime chess: it has no turns, claims or "
+                    "moves by ply; the service rules on the board itself"
+                )
+            raise TableError(f"unknown command {command!r}: use start, end or players")
+        self._as_of = max(self._as_of, now)
+        out = handler(args, now)
+        self._show_correction()
+        return out
+
+    def take_clock_orders(self) -> list[ClockOrder]:
+        """Clock commands issued since the last call (texts only: the clock is not run)."""
+        orders, self._orders = self._orders, []
+        return orders
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def _ordered(self) -> list[_Entry]:
+        return sorted(self._record, key=lambda e: (e.start, e.ply))
+
+    def moves(self) -> list[dict[str, Any]]:
+        """The record in order of start time (refused moves marked ``refused``)."""
+        return [entry.to_json(n) for n, entry in enumerate(self._ordered(), 1)]
+
+    def fen(self) -> str | None:
+        game = self.game
+        return game.fen() if game is not None and self._phase != "setup" else None
+
+    def state(self, now: float | None = None) -> dict[str, Any]:
+        """A JSON-able snapshot for the web: ``board`` as it should stand, ``physical`` as
+        it stands, and ``realtime``: the tick, the virtual time, each piece's remaining
+        delay (seconds, by square), the pieces under way, the corrections to make."""
+        as_of = self._as_of if now is None else now
+        game = self.game
+        moves = self.moves()
+        live = [m for m in moves if not m.get("refused")]
+        last = live[-1] if live else None
+        last_move = (
+            {"from": last["uci"][:2], "to": last["uci"][2:4], "uci": last["uci"],
+             "san": last["san"]}
+            if last is not None else None
+        )  # fmt: skip
+        physical = placement_fen(self.physical())
+        playing = game is not None and self._phase != "setup"
+        realtime: dict[str, Any] = {
+            "tick": self.settings.tick,
+            "virtual_time": round(game.now - self._recognizer.origin, 3) if playing else None,
+            "as_of": as_of,
+            "delays": {},
+            "travels": [],
+            "corrections": self.corrections(),
+        }
+        if playing and game is not None:
+            origin = self._recognizer.origin
+            realtime["delays"] = {
+                chess.square_name(sq): round(left, 3) for sq, left in sorted(game.delays().items())
+            }
+            realtime["travels"] = [
+                {
+                    "piece": t.piece,
+                    "from": chess.square_name(t.origin),
+                    "to": chess.square_name(t.target),
+                    "at": chess.square_name(t.field) if t.field is not None else None,
+                    "started": round(t.started - origin, 3),
+                    "arrives": round(t.arrives - origin, 3),
+                }
+                for t in game.travels()
+            ]
+        return {
+            "id": self.id,
+            "settings": asdict(self.settings),
+            "variant": "realtime",
+            "phase": self._phase,
+            "fen": self.fen(),
+            "board": placement_fen(game.squares) if playing and game is not None else physical,
+            "physical": physical,
+            "orientation": "black" if self._recognizer.rotated else "white",
+            "last_move": last_move,
+            "moves": moves,
+            "clocks": {"white": None, "black": None, "running": None, "as_of": as_of},
+            "clock_present": self._clock_present,
+            "scores": {},
+            "claims": [],
+            "irregularities": [],
+            "rulings": list(self._rulings),
+            "obligations": {},
+            "result": self._result,
+            "reason": self._reason,
+            "link": self._link,
+            "mismatch": [],
+            "realtime": realtime,
+        }
+
+    def pgn(self) -> str:
+        """The record as PGN (format: the module docstring)."""
+        s = self.settings
+        tags = {
+            "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
+            "White": s.white, "Black": s.black, "Result": self._result,
+            "Variant": "Realtime", "TimeControl": "-", "RealtimeTick": f"{s.tick:g}",
+        }  # fmt: skip
+        if self._reason:
+            tags["Termination"] = self._reason
+        start = self._start()
+        if not start.classical:
+            tags["SetUp"] = "1"
+            tags["FEN"] = start.fen
+        lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
+        items: list[tuple[float, int, list[str]]] = []
+        number = 0
+        for entry in self._ordered():
+            if entry.refused:
+                continue
+            number += 1
+            dots = "." if entry.side == WHITE else "..."
+            comment = _comment(f"[%vt {entry.start:.3f}] arrives {entry.arrives:.3f}")
+            items.append((entry.start, 0, [f"{number}{dots}", entry.san, comment]))
+        for when, text in self._notes:
+            items.append((when, 1, [_comment(f"[%vt {when:.3f}] {text}")]))
+        tokens = [
+            token for _, _, group in sorted(items, key=lambda i: (i[0], i[1])) for token in group
+        ]
+        tokens.append(self._result)
+        text = "\n".join(lines) + "\n\n"
+        line = ""
+        for token in tokens:
+            if line and len(line) + 1 + len(token) > 79:
+                text += line + "\n"
+                line = token
+            else:
+                line = f"{line} {token}" if line else token
+        return text + line + "\n"
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _virtual(self, t: float) -> float:
+        return round(t - self._recognizer.origin, 3)
+
+    def _recognized(self, item: Any) -> list[TableEvent]:
+        t = item.time
+        data = item.to_json()
+        data.pop("type", None)
+        data.pop("time", None)
+        if isinstance(item, NewGame):
+            return self._begin(t, data)
+        if isinstance(item, (Lift, Place)):
+            return [TableEvent(t, item.type, data)]
+        if self._phase != "playing":
+            return []
+        if isinstance(item, StartedMove):
+            entry = _Entry(item.ply, item.side, item.uci, item.san, item.start, item.arrives)
+            self._record.append(entry)
+            return [TableEvent(t, "move", {**data, "final": True})]
+        if isinstance(item, Amend):
+            for entry in self._record:
+                if entry.ply == item.ply:
+                    entry.uci, entry.san = item.uci, item.san
+                    moved = next((m for m in self._recognizer.moves if m.ply == item.ply), None)
+                    if moved is not None:
+                        entry.start = self._virtual(moved.lifted)
+                        entry.arrives = round(entry.start + 2 * self.settings.tick, 3)
+            return [TableEvent(t, "amend", data)]
+        if isinstance(item, Refused):
+            return [self._refused(item, data)]
+        if isinstance(item, Collision):
+            return [self._collision(item, data)]
+        if isinstance(item, Corrections):
+            return [TableEvent(t, "corrections", data)]
+        if isinstance(item, Result):
+            return self._end(item.result, item.reason, t)
+        return []
+
+    def _refused(self, item: Refused, data: dict[str, Any]) -> TableEvent:
+        who = (_side(item.side) or "a").capitalize()
+        where = f"{item.uci[:2]}-{item.uci[2:4]}"
+        message = f"{who}'s move {where} is refused ({item.reason}): put the piece back"
+        if item.ply is not None:
+            for entry in self._record:
+                if entry.ply == item.ply:
+                    entry.refused = item.reason
+                    message = (
+                        f"{who}'s move {where} no longer stands ({item.reason}): an earlier "
+                        "lift came first; put the piece back"
+                    )
+        ruling = {
+            "kind": "refused",
+            "article": f"realtime {item.rule}" if item.rule else "realtime",
+            **{k: v for k, v in data.items() if k not in ("rule",)},
+            "message": message,
+        }
+        self._rulings.append(ruling)
+        self._notes.append((self._virtual(item.time), message))
+        return TableEvent(item.time, "ruling", ruling)
+
+    def _collision(self, item: Collision, data: dict[str, Any]) -> TableEvent:
+        square = chess.square_name(item.square)
+        at = self._virtual(item.time)
+        if item.kind == "dodge":
+            text = f"{item.piece} and {item.by} dodge each other on {square} (rule 4.4)"
+        elif item.kind == "en-passant":
+            text = f"{item.piece} on {square} taken en passant (rule 3.6)"
+        elif item.kind == "in-move":
+            text = f"{item.piece} taken in move on {square} by {item.by} (rule 4.2)"
+        elif item.rule == "4.3":
+            text = f"{item.piece} on {square} taken by {item.by} passing through (rule 4.3)"
+        else:
+            text = f"{item.piece} on {square} taken by {item.by} (rule 4.1)"
+        payload = {**data, "virtual_time": at, "message": text}
+        if item.rule in ("4.1", "3.6"):
+            if item.kind == "en-passant":
+                self._notes.append((at, text))
+            return TableEvent(item.time, "capture", payload)
+        ruling = {**payload, "kind": "collision", "collision": item.kind,
+                  "article": f"realtime {item.rule}"}  # fmt: skip
+        self._rulings.append(ruling)
+        self._notes.append((at, text))
+        return TableEvent(item.time, "ruling", ruling)
+
+    def _begin(self, t: float, data: dict[str, Any]) -> list[TableEvent]:
+        self._reset()
+        self._phase = "playing"
+        self._shown = None
+        return [TableEvent(t, "new_game", {**data, "tick": self.settings.tick})]
+
+    def _end(self, result: str, reason: str, t: float) -> list[TableEvent]:
+        if self._phase != "playing":
+            return []
+        self._phase = "finished"
+        self._result = result
+        self._reason = reason
+        if self._clock_present:
+            self._orders.append(
+                ClockOrder("text", text=result if result != "1/2-1/2" else "DRAW", beep=1.0)
+            )
+            self._shown = result
+        return [TableEvent(t, "result", {"result": result, "reason": reason})]
+
+    def _show_correction(self) -> None:
+        """The DGT 3000 shows the first correction while there is one."""
+        if not self._clock_present or self._phase != "playing":
+            return
+        items = self._recognizer.corrections
+        text = clock_text(items[0])[:TEXT_WIDTH] if items else None
+        if text == self._shown:
+            return
+        if text is not None:
+            self._orders.append(ClockOrder("text", text=text, beep=0.2))
+        else:
+            self._orders.append(ClockOrder("end_text"))
+        self._shown = text
+
+    # -- admin commands ------------------------------------------------------------------------
+
+    def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        settings = realtime_settings(self.settings, **dict(args))
+        self.settings = settings
+        old = self._recognizer
+        self._recognizer = RealtimeRecognizer(
+            settings.tick, presence_only=old.presence_only, draw_after=self._draw_after,
+            rotated=old.rotated, start=self._start(),
+        )  # fmt: skip
+        got = self._recognizer.feed(BoardSnapshot(now, tuple(self._raw), "resync"))
+        if not any(isinstance(item, NewGame) for item in got):
+            got += self._recognizer.start_game(now)
+        out: list[TableEvent] = []
+        for item in got:
+            if not isinstance(item, (Lift, Place)):
+                out += self._recognized(item)
+        return out
+
+    def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        result = args.get("result")
+        if result not in RESULTS:
+            raise TableError(f"result must be one of {', '.join(RESULTS)}")
+        reason = args.get("reason", "arbiter")
+        if not isinstance(reason, str) or len(reason) > 200:
+            raise TableError("reason must be a string of at most 200 characters")
+        if self._phase != "playing":
+            raise TableError("no game in progress")
+        out: list[TableEvent] = []
+        for item in self._recognizer.tick(now):
+            out += self._recognized(item)
+        if self._phase != "playing":  # the game ended on the board first
+            raise TableError(f"the game is already over: {self._result} ({self._reason})")
+        self._recognizer.stop()
+        return out + self._end(result, reason, now)
+
+    def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        changes = {k: args[k] for k in ("white", "black") if k in args}
+        if not changes or set(args) - {"white", "black"}:
+            raise TableError("players takes white and/or black")
+        self.settings = realtime_settings(replace(self.settings, **changes))
+        return [
+            TableEvent(now, "players", {"white": self.settings.white, "black": self.settings.black})
+        ]
+
+
+def _comment(text: str) -> str:
+    return "{" + text.replace("}", ")") + "}"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,131 @@
+"""The realtime table on its own (pure): settings, the record and its PGN, the state for
+the mirror, clock texts, admin commands, and replay (the same inputs give the same
+outputs).  The scenarios per rule through the emulator are in test_realtime_scenarios.py."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import chess
+import pytest
+
+from dgt.events import BoardSnapshot, ClockConnection, SquareChanged
+from dgt.protocol.constants import Piece
+from service.realtime_table import RealtimeTable, clock_text, realtime_settings
+from service.table import TableError, TableSettings
+from service.variants.realtime import Correction
+
+sq = chess.parse_square
+
+
+def start() -> tuple[Piece, ...]:
+    cells = [Piece.EMPTY] * 64
+    for square, piece in chess.Board().piece_map().items():
+        cells[square] = Piece.from_symbol(piece.symbol())
+    return tuple(cells)
+
+
+def inputs() -> list[Any]:
+    """A short game: the clock is there, both sides move at once, a move is refused."""
+    out: list[Any] = [
+        ClockConnection(0.0, True, "1.0", "link"),
+        BoardSnapshot(0.0, start(), "connect"),
+    ]
+
+    def move(a: str, b: str, symbol: str, t: float) -> None:
+        piece = Piece.from_symbol(symbol)
+        out.append(SquareChanged(t, sq(a), Piece.EMPTY, piece))
+        out.append(SquareChanged(t + 0.2, sq(b), piece, Piece.EMPTY))
+
+    move("e2", "e4", "P", 1.0)
+    move("e7", "e5", "p", 1.1)
+    move("g1", "f3", "N", 1.5)
+    move("f3", "g5", "N", 3.0)  # the knight rests until 3.9: refused (3.1)
+    return out
+
+
+def play(table: RealtimeTable) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for event in inputs():
+        events += [e.to_json() for e in table.tick(event.time) + table.feed(event)]
+    events += [e.to_json() for e in table.tick(3.3)]
+    return events
+
+
+def test_settings_tick_range_and_errors_are_one_line() -> None:
+    assert realtime_settings({"tick": "0.1"}).tick == 0.1
+    assert realtime_settings(None).tick == 1.0
+    assert realtime_settings({"tick": 0.5, "port": "/dev/x"}).tick == 0.5  # others ignored
+    for bad in ("0.05", "2", "fast", True):
+        with pytest.raises(TableError, match="tick must be") as info:
+            realtime_settings({"tick": bad})
+        assert "\n" not in str(info.value)
+    with pytest.raises(TableError, match="variant realtime"):
+        realtime_settings(TableSettings())
+    with pytest.raises(TableError, match="each side needs a king"):
+        realtime_settings({"start": "8/8/8/8/8/8/8/4K3 w - - 0 1"})
+    with pytest.raises(TableError, match="unknown setting"):
+        realtime_settings(None, colour="red")
+
+
+def test_record_pgn_and_state() -> None:
+    table = RealtimeTable("t", {"tick": "0.2", "white": "Ann", "black": "Bob"})
+    events = play(table)
+    assert [m["uci"] for m in table.moves()] == ["e2e4", "e7e5", "g1f3"]
+    refused = [e for e in events if e["type"] == "ruling"]
+    assert [(r["kind"], r["article"], r["uci"]) for r in refused] == [
+        ("refused", "realtime 3.1", "f3g5")
+    ]
+    state = table.state()
+    json.dumps(state)  # JSON-able
+    rt = state["realtime"]
+    assert rt["corrections"] == [
+        {"kind": "move", "square": "f3", "piece": "N", "from": "g5",
+         "text": "move N from g5 to f3"}
+    ]  # fmt: skip
+    assert set(rt["delays"]) == {"e4", "e5", "f3"}
+    assert state["board"] == "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R"
+    assert state["physical"] == "rnbqkbnr/pppp1ppp/8/4p1N1/4P3/8/PPPP1PPP/RNBQKB1R"
+    pgn = table.pgn()
+    assert '[Variant "Realtime"]' in pgn
+    assert '[RealtimeTick "0.2"]' in pgn
+    assert "1. e2-e4 {[%vt 1.000] arrives 1.400} 2... e7-e5 {[%vt 1.100] arrives 1.500}" in pgn
+    assert "refused (rule 3.1" in pgn
+    texts = [o.text for o in table.take_clock_orders() if o.kind == "text"]
+    assert texts == ["G5 TO F3"]
+
+
+def test_replaying_the_inputs_gives_the_same_outputs() -> None:
+    first, second = RealtimeTable("t", {"tick": "0.2"}), RealtimeTable("t", {"tick": "0.2"})
+    assert play(first) == play(second)
+    assert first.pgn() == second.pgn()
+
+
+def test_admin_commands() -> None:
+    table = RealtimeTable("t", {"tick": "0.2"})
+    play(table)
+    with pytest.raises(TableError, match="does not apply to realtime chess"):
+        table.admin("claim", {"side": "white", "kind": "threefold"}, 6.0)
+    with pytest.raises(TableError, match="result must be"):
+        table.admin("end", {"result": "2-0"}, 6.0)
+    [players] = table.admin("players", {"white": "Cy"}, 6.0)
+    assert players.data == {"white": "Cy", "black": "?"}
+    [result] = table.admin("end", {"result": "1/2-1/2", "reason": "agreement"}, 6.0)
+    assert (result.type, table.phase, table.result) == ("result", "finished", "1/2-1/2")
+    assert '[Termination "agreement"]' in table.pgn()
+    events = table.admin("start", {"tick": "0.1"}, 7.0)
+    assert events[0].type == "new_game"
+    assert table.phase == "playing"
+    assert table.moves() == []
+    assert "move P from e4 to e2" in [c["text"] for c in table.corrections()]
+
+
+def test_clock_texts_fit_the_dgt_3000() -> None:
+    texts = [
+        clock_text(Correction("move", sq("e2"), "P", sq("e4"))),
+        clock_text(Correction("remove", sq("a4"), "n")),
+        clock_text(Correction("place", sq("h8"), "Q")),
+    ]
+    assert texts == ["E4 TO E2", "OFF A4", "PUT H8"]
+    assert all(len(t) <= 8 for t in texts)
