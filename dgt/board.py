@@ -12,7 +12,9 @@ What it does:
   the board answers (a port that never answers like a DGT board raises
   :class:`~dgt.errors.NotADgtBoard` after ``handshake_timeout``); then serial numbers and
   trademark (which tells a Pegasus), the update mode (UPDATE_NICE for classic boards, so the
-  clock talks; UPDATE_BRD on a Pegasus, after its developer key), and a full dump;
+  clock talks; UPDATE_BRD on a Pegasus, after its developer key), and a full dump; then, on
+  a classic board, the clock's times (SEND_CLK, asked again until they come, because in
+  UPDATE_NICE a clock that stands still never reports) and the clock's version;
 * a 64-square :class:`~dgt.mirror.Mirror` patched by field updates, and checked against a
   fresh dump whenever the updates settle or something looks wrong (the parser skipped
   garbage): differences are reported as :class:`~dgt.events.SquareChanged`, so the mirror
@@ -122,6 +124,17 @@ RECONNECT_MIN = 0.5
 RECONNECT_MAX = 10.0
 """...up to this cap."""
 
+CLOCK_TIMES_RETRY = 1.0
+"""Seconds to wait for the answer to a clock-times request (SEND_CLK) before asking again:
+in UPDATE_NICE mode a clock reports only when its display changes, so an idle clock that
+already shows the time control would otherwise stay unseen (fact sheet §2: SEND_CLK is
+answered with one BWTIME in any mode; §5.5: Bluetooth firmware may answer it with a clock
+ack, or send an all-zero BWTIME, for about a second after a clock command)."""
+
+CLOCK_TIMES_TRIES = 3
+"""Clock-times requests after each handshake before giving up (silence then means the board
+does not report its clock; nothing else depends on the answer)."""
+
 _PEGASUS_TRADEMARK = re.compile(r"pegasus|serial no:\s*P", re.IGNORECASE)
 _REV2_TRADEMARK = re.compile(r"revelation|rev\s*-?\s*ii|pcs-rev", re.IGNORECASE)
 
@@ -186,6 +199,7 @@ class Board:
         reconnect_min: float = RECONNECT_MIN,
         reconnect_max: float = RECONNECT_MAX,
         clock_timeout: float | None = None,
+        clock_times_retry: float = CLOCK_TIMES_RETRY,
     ) -> None:
         self.transport: Transport = open_transport(port) if isinstance(port, str) else port
         self._forced_family = family
@@ -199,6 +213,7 @@ class Board:
         self.liveness_timeout = liveness_timeout
         self.reconnect_min = reconnect_min
         self.reconnect_max = reconnect_max
+        self.clock_times_retry = clock_times_retry
 
         self.state = BoardState.DISCONNECTED
         self.info = BoardInfo()
@@ -214,6 +229,10 @@ class Board:
         self._sender = ClockSender(**sender_kwargs)
         self.clock = Clock(self._clock_submit)
         self._clock_timer: asyncio.TimerHandle | None = None
+        self._times_timer: asyncio.TimerHandle | None = None
+        self._times_tries = 0
+        """Clock-times requests sent since the handshake and not answered yet (0: none
+        pending)."""
         self._resync_timer: asyncio.TimerHandle | None = None
         self._resync_due: float | None = None
         self._last_update: float = 0.0
@@ -416,6 +435,10 @@ class Board:
         self._probe_sent = None
         self._arm_liveness(now)
         if self.info.family is BoardFamily.PIECE_IDENTITY:
+            # The clock's times first, before any clock command (a command in flight may make
+            # some firmware answer SEND_CLK with its ack instead of the times).
+            self._times_tries = 0
+            self._ask_clock_times()
             self._sender.set_active(True, now)
             self._pump_clock()
             if self.clock.version is None and self.clock.connected is not False:
@@ -584,6 +607,8 @@ class Board:
         elif isinstance(message, BoardDump):
             self._on_dump(message, now)
         elif isinstance(message, ClockTimes):
+            if self._times_tries and (not message.clock_connected or message.valid):
+                self._clock_times_answered()
             for event in self.clock.state.feed(message, now):
                 self._emit(event)
         elif isinstance(message, ClockAck):
@@ -813,6 +838,40 @@ class Board:
             self._clock_connection(event)
         self._pump_clock()
 
+    def _ask_clock_times(self) -> None:
+        """Ask for the clock's times (one BWTIME comes back, whatever the mode) and arm a
+        retry in case the answer is lost, garbled, an ack or an all-zero frame."""
+        self._times_tries += 1
+        self._write(encode_command(Command.SEND_CLK))
+        if self._times_timer is not None:
+            self._times_timer.cancel()
+            self._times_timer = None
+        if self._loop is not None and self.state is BoardState.READY:
+            self._times_timer = self._loop.call_later(
+                self.clock_times_retry, self._clock_times_retry
+            )
+
+    def _clock_times_answered(self) -> None:
+        """A readable times frame came (a clock's times, or "no clock"): stop asking."""
+        self._times_tries = 0
+        if self._times_timer is not None:
+            self._times_timer.cancel()
+            self._times_timer = None
+
+    def _clock_times_retry(self) -> None:
+        self._times_timer = None
+        if self.state is not BoardState.READY or not self._times_tries:
+            return
+        if self._times_tries >= CLOCK_TIMES_TRIES:
+            logger.debug(
+                "%s: no clock times after %d requests; waiting for the clock to report",
+                self.name, self._times_tries,
+            )  # fmt: skip
+            self._times_tries = 0
+            return
+        logger.debug("%s: no clock times yet: asking again", self.name)
+        self._ask_clock_times()
+
     # --- liveness ---------------------------------------------------------------------
 
     def _arm_liveness(self, now: float) -> None:
@@ -847,12 +906,15 @@ class Board:
 
     def _stop_timers(self) -> None:
         timers = (
-            self._clock_timer, self._resync_timer, self._liveness_timer, self._dump_retry_timer
+            self._clock_timer, self._resync_timer, self._liveness_timer, self._dump_retry_timer,
+            self._times_timer,
         )  # fmt: skip
         for timer in timers:
             if timer is not None:
                 timer.cancel()
         self._clock_timer = self._resync_timer = self._liveness_timer = None
+        self._times_timer = None
+        self._times_tries = 0
         self._dump_retry_timer = None
         self._dump_requested = None
         self._resync_due = None
