@@ -19,6 +19,11 @@ Reported per N, over a measuring window after a warm-up:
   web server);
 * memory per table: growth of the process's resident set from before the tables were
   built to the end of the window, divided by N (emulated boards included);
+* service CPU per input: the service's CPU seconds in the window divided by the inputs the
+  tables took (board events, ticks that produced something, admin commands), a cost figure
+  that other load on the machine disturbs far less than the latency;
+* the cycle collector: its share of the window, the full collections in it and the longest
+  of their pauses (wall time; see ``service.hall.CollectorPacer``);
 * updates and moves seen, and how many updates the stream merged for a slow reader.
 
     .venv/bin/python bench/hall.py                 # N = 100, 500, 1000, 30 s each
@@ -43,6 +48,7 @@ import asyncio
 import collections.abc
 import contextlib
 import functools
+import gc
 import json
 import os
 import random
@@ -173,6 +179,37 @@ def not_charged(split: CpuSplit, fn: Callable[..., Awaitable[T]]) -> Callable[..
             split.leave()
 
     return service
+
+
+class GcWatch:
+    """Pauses of the cycle collector's full collections while :attr:`on`."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.full = 0
+        self.longest = 0.0
+        self.total = 0.0
+        """Seconds spent in collections of any generation while on."""
+        self._start = 0.0
+
+    def __enter__(self) -> GcWatch:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+            return
+        if not self.on:
+            return
+        pause = time.perf_counter() - self._start
+        self.total += pause
+        if info.get("generation") == 2:
+            self.full += 1
+            self.longest = max(self.longest, pause)
 
 
 def rss_bytes() -> int:
@@ -359,20 +396,28 @@ async def _measure(
         ]  # fmt: skip
         if boards is not None:
             boards.go()
+        watch = GcWatch()
         try:
             await asyncio.sleep(args.warmup)
             spectator.measuring = True
+            watch.__enter__()
+            watch.on = True
+            inputs0 = sum(runner.inputs for runner in hall.runners.values())
             merged_before = server.hub.merged
             child0 = boards.cpu_seconds() if boards is not None else 0.0
             cpu0, wall0, bench0 = cpu_seconds(), time.monotonic(), split.bench
             await asyncio.sleep(args.duration)
             cpu1, wall1, bench1 = cpu_seconds(), time.monotonic(), split.bench
             child1 = boards.cpu_seconds() if boards is not None else 0.0
+            inputs = sum(runner.inputs for runner in hall.runners.values()) - inputs0
+            watch.on = False
             spectator.measuring = False
             merged = server.hub.merged - merged_before
             rss_after = rss_bytes()
             rows = store.rows_written
         finally:
+            with contextlib.suppress(ValueError):
+                watch.__exit__()
             for task in [*players, follower]:
                 task.cancel()
             await asyncio.gather(*players, follower, return_exceptions=True)
@@ -398,6 +443,11 @@ async def _measure(
         "merged": merged,
         "window": wall1 - wall0,
         "rows": rows,
+        "inputs": inputs,
+        "us_per_input": (cpu1 - cpu0 - (bench1 - bench0)) / max(inputs, 1) * 1e6,
+        "gc_full": watch.full,
+        "gc_longest": watch.longest,
+        "gc_share": watch.total / (wall1 - wall0),
     }
 
 
@@ -428,6 +478,13 @@ async def main_async(args: argparse.Namespace) -> int:
             f"{r['updates'] / r['window']:,.0f} updates/s, "
             f"{r['moves'] / r['window']:,.1f} move events/s, {r['merged']:,} merged; "
             f"connect {r['connect_s']:.1f} s; {r['rows']:,} log rows",
+            flush=True,
+        )
+        print(
+            f"N={r['n']}: service CPU per input {r['us_per_input']:.0f} us "
+            f"({r['inputs'] / r['window']:,.0f} inputs/s); cycle collector "
+            f"{r['gc_share'] * 100:.1f}% of the time, {r['gc_full']} full collections, "
+            f"longest {r['gc_longest'] * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
     print("goal: 1,000 tables on one core, p99 < 50 ms, < 1 MB/table")

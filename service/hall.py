@@ -7,9 +7,12 @@ a :class:`~service.table.Table` (pure, deterministic) and its log in the
 * every board event, every tick that produced something and every admin command is an
   *input*: it goes into the table, and the input with the table's answer is queued in the
   store;
-* once per turn of the event loop the queue is committed in one transaction, and only then
-  are the updates handed to subscribers (the web mirror): nothing is shown that is not on
-  disk;
+* the queue is committed in one transaction once per turn of the event loop, but no sooner
+  than :data:`COMMIT_SPACING` after the previous commit (inputs arriving meanwhile share the
+  next one), and only then are the updates handed to subscribers (the web mirror): nothing
+  is shown that is not on disk.  Rows that are shown to nobody (a clock report that changed
+  only the times) may wait up to :data:`QUIET_COMMIT_DELAY` for a commit; any commit takes
+  the whole queue, so they are on disk before anything that follows them is shown;
 * at start each table is rebuilt from its log (:func:`service.store.rebuild`) before its
   board is opened; the board's first snapshot is then just the next input.
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,10 +37,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dgt.board import Board
+from dgt.bus_master import BusBoard
 from dgt.errors import DgtError
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json
 from dgt.transports import Transport, open_transport
+from service.bus_links import BusConfigError, BusLinks
 from service.clock_orders import ClockOrderSender
 from service.config import TableConfig, settings_dict
 from service.led_driver import LedDriver
@@ -58,6 +64,19 @@ OPEN_RETRY_MAX = 15.0
 
 MAX_ADMIN_ARGS = 32
 """Keys an admin command may carry."""
+
+COMMIT_SPACING = 0.005
+"""Shortest time in seconds between two commits of the queue.  When many boards talk at
+once, inputs arriving within it share one transaction (and one wake-up of each stream)
+instead of paying a commit each; an input waits at most this long before it is shown."""
+
+QUIET_COMMIT_DELAY = 1.0
+"""Longest time in seconds a row that is shown to nobody (a clock report that changed only
+the times) waits in the queue for a commit.  Losing it in a crash loses nothing shown."""
+
+THAW_INTERVAL = 600.0
+"""Seconds between thaws of the objects the hall froze out of the cycle collector's way
+(see :class:`CollectorPacer`)."""
 
 
 _RECORD_EVENTS = frozenset({"move", "amend", "takeback", "result", "ruling", "players", "score"})
@@ -107,10 +126,17 @@ TableFactory = Callable[[str, Mapping[str, Any]], Any]
 
 
 def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> Any:
-    """A :class:`service.table.Table` with :class:`~service.table.TableSettings`."""
+    """The table for ``settings``: a :class:`service.realtime_table.RealtimeTable` for
+    realtime chess (no turns), else a :class:`service.table.Table`."""
+    chosen = settings_dict(settings)
+    if chosen.get("variant") == "realtime":
+        from service.realtime_table import RealtimeTable
+
+        return RealtimeTable(table_id, chosen)
     from service.table import Table, TableSettings
 
-    return Table(table_id, TableSettings(**settings_dict(settings)))
+    chosen.pop("tick", None)  # realtime only
+    return Table(table_id, TableSettings(**chosen))
 
 
 class TableRunner:
@@ -124,7 +150,7 @@ class TableRunner:
         self.id = config.id
         self.table = table
         self.transport = transport
-        self.board: Board | None = None
+        self.board: Board | BusBoard | None = None
         self.link = "connecting"
         self.error: str | None = None
         self.task: asyncio.Task[None] | None = None
@@ -222,9 +248,13 @@ class TableRunner:
         failures = 0
         while not self.hall.closing:
             try:
-                transport = self.transport or open_transport(self.config.port)
-                self.transport = transport
-                board = Board(transport, **self.hall.board_options)
+                board: Board | BusBoard
+                if self.config.bus is not None:
+                    board = self.hall.bus_links.board(self.config, self.transport)
+                else:
+                    transport = self.transport or open_transport(self.config.port)
+                    self.transport = transport
+                    board = Board(transport, **self.hall.board_options)
                 self.board = board
                 await board.open()
             except DgtError as exc:
@@ -269,6 +299,8 @@ class TableRunner:
         board = self.board
         if not orders or board is None or not board.ready:
             return
+        if not getattr(board, "clock_commands", True):
+            return  # a bus line has no clock commands (BusBoard logs it once)
         sender = self.clock_orders
         if sender is None or sender.clock is not board.clock:
             sender = self.clock_orders = ClockOrderSender(board.clock, label=self.id)
@@ -294,6 +326,64 @@ class TableRunner:
                 await self.task
 
 
+class CollectorPacer:
+    """Keeps the pauses of Python's cycle collector short while a hall runs.
+
+    A full collection walks every live container object: with 1,000 tables (their games,
+    recognisers, boards, the web server) that stops the event loop for a few hundred
+    milliseconds, several times a minute, and every update waiting meanwhile is late.
+    While any hall runs, what survives a collection of the middle or the oldest generation
+    is frozen (:func:`gc.freeze`): full collections then walk only what was made since the
+    last one, which is short, and the young collections stay as they are.  Frozen objects
+    are still freed by reference counting as usual; only garbage *cycles* among them (a
+    service that runs long makes next to none: in the hall bench no full collection ever
+    found any) wait for the next thaw: every :data:`THAW_INTERVAL` seconds the frozen
+    objects go back to the collector, whose next full collection makes one long pass and
+    frees them.  The last hall to close thaws everything."""
+
+    _halls = 0
+    _thawed_at = 0.0
+    _thawing = False
+
+    @classmethod
+    def start(cls) -> None:
+        """A hall starts: collect once (before any board talks), freeze what is left."""
+        if cls._halls == 0:
+            gc.callbacks.append(cls._after_collection)
+            gc.collect()
+            gc.freeze()
+            cls._thawed_at = time.monotonic()
+            cls._thawing = False
+        cls._halls += 1
+
+    @classmethod
+    def stop(cls) -> None:
+        """A hall closed: the last one gives everything back to the collector."""
+        if cls._halls == 0:
+            return
+        cls._halls -= 1
+        if cls._halls == 0:
+            with contextlib.suppress(ValueError):
+                gc.callbacks.remove(cls._after_collection)
+            gc.unfreeze()
+
+    @classmethod
+    def _after_collection(cls, phase: str, info: Mapping[str, Any]) -> None:
+        generation = info.get("generation", 0)
+        if phase != "stop" or not generation:
+            return
+        if cls._thawing:
+            if generation < 2:
+                return  # the long pass of a full collection after the thaw is still due
+            cls._thawing = False
+            cls._thawed_at = time.monotonic()
+        elif time.monotonic() - cls._thawed_at >= THAW_INTERVAL:
+            gc.unfreeze()  # the next full collection walks (and frees) everything
+            cls._thawing = True
+            return
+        gc.freeze()
+
+
 @dataclass(slots=True)
 class _Batch:
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -311,17 +401,25 @@ class Hall:
         tick_interval: float = TICK_INTERVAL,
         board_options: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        pace_collector: bool = True,
     ) -> None:
         self.store = store
         self.table_factory = table_factory or default_table_factory
         self.tick_interval = tick_interval
         self.board_options = {"read_memory": False, **(board_options or {})}
+        self.bus_links = BusLinks(self.board_options)
         self._wall_clock = wall_clock
         self._offset = wall_clock() - time.monotonic()
         self.runners: dict[str, TableRunner] = {}
         self._subscribers: list[Callable[[Update], None]] = []
         self._batches: dict[str, _Batch] = {}
-        self._flush_scheduled = False
+        self._flush_handle: asyncio.Handle | None = None
+        self._flush_due = 0.0
+        self._last_commit = float("-inf")
+        self.pace_collector = pace_collector
+        """Run :class:`CollectorPacer` while started (off for a hall inside a process that
+        keeps its own collector settings)."""
+        self._pacing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tick_task: asyncio.Task[None] | None = None
         self._checkpoint_task: asyncio.Task[None] | None = None
@@ -336,11 +434,10 @@ class Hall:
         return its runner.  Its board is opened by :meth:`start`."""
         if config.id in self.runners:
             raise HallError(f"table {config.id} is configured twice")
-        if config.bus is not None:
-            raise HallError(
-                f"table {config.id}: bus addresses are not supported by the driver yet "
-                "(connect each board on its own port)"
-            )
+        try:
+            self.bus_links.check(config)
+        except BusConfigError as exc:
+            raise HallError(f"table {config.id}: {exc}") from None
         wanted = settings_dict(config.settings)
         stored = self.store.register_table(config.id, wanted, self._wall_clock())
         if stored != wanted:
@@ -379,6 +476,9 @@ class Hall:
         """Open every board (each on its own task) and start ticking."""
         self._loop = asyncio.get_running_loop()
         self.started = True
+        if self.pace_collector and not self._pacing:
+            CollectorPacer.start()
+            self._pacing = True
         for runner in self.runners.values():
             runner.task = self._loop.create_task(runner.run(), name=f"table {runner.id}")
         if self.tick_interval > 0:
@@ -394,7 +494,11 @@ class Hall:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
+        await self.bus_links.close()
         self._flush()
+        if self._pacing:
+            self._pacing = False
+            CollectorPacer.stop()
 
     # --- subscribers ----------------------------------------------------------------
 
@@ -489,9 +593,10 @@ class Hall:
         if not outs:
             return
         if not publish:
-            # Logged (committed with the next batch) but not pushed on its own.
+            # Logged (committed with the next commit, at the latest after
+            # QUIET_COMMIT_DELAY) but not pushed on its own.
             if self.store.pending:
-                self._schedule_flush()
+                self._schedule_flush(QUIET_COMMIT_DELAY)
             return
         runner.clock_published = time.monotonic()
         batch = self._batches.get(runner.id)
@@ -502,9 +607,10 @@ class Hall:
             batch.source_time = source
         self._schedule_flush()
 
-    def _schedule_flush(self) -> None:
-        if self._flush_scheduled:
-            return
+    def _schedule_flush(self, delay: float = 0.0) -> None:
+        """Have the queue committed (and published) ``delay`` seconds from now, on a later
+        turn of the event loop, and never sooner than :data:`COMMIT_SPACING` after the last
+        commit; an earlier commit already due is kept."""
         loop = self._loop
         if loop is None:
             try:
@@ -512,14 +618,29 @@ class Hall:
             except RuntimeError:
                 self._flush()
                 return
-        self._flush_scheduled = True
-        loop.call_soon(self._flush)
+        now = loop.time()
+        due = max(now + delay, self._last_commit + COMMIT_SPACING)
+        handle = self._flush_handle
+        if handle is not None:
+            if self._flush_due <= due:
+                return
+            handle.cancel()
+        self._flush_due = due
+        if due <= now:
+            self._flush_handle = loop.call_soon(self._flush)
+        else:
+            self._flush_handle = loop.call_at(due, self._flush)
 
     def _flush(self) -> None:
         """Commit the queue; publish what it held only once the commit succeeded."""
-        self._flush_scheduled = False
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
         try:
-            self.store.commit()
+            if self.store.pending:
+                self.store.commit()
+                loop = self._loop
+                self._last_commit = loop.time() if loop is not None else time.monotonic()
         except StoreError as exc:
             if self.store_error is None:
                 logger.error("%s; nothing more is shown until the log can be written", exc)

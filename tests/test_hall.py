@@ -4,17 +4,23 @@ a restart; a board that cannot be opened does not disturb the others."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import sqlite3
+import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_store import EchoTable
 
+import service.hall
+from dgt.events import BoardEvent, ClockUpdate, Side, SquareChanged
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.config import TableConfig
-from service.hall import Hall, HallError, Update
+from service.hall import CollectorPacer, Hall, HallError, Update
 from service.store import Store
 
 
@@ -143,8 +149,8 @@ async def test_admin_errors_are_hall_errors(tmp_path: Path) -> None:
     assert info.value.status == 400
     with pytest.raises(HallError, match="configured twice"):
         hall.add_table(TableConfig("1", "emulator", None, {}))
-    with pytest.raises(HallError, match="bus addresses are not supported"):
-        hall.add_table(TableConfig("2", "/dev/ttyUSB0", 3, {}))
+    with pytest.raises(HallError, match="used by table 1 without a bus address"):
+        hall.add_table(TableConfig("2", "emulator", 3, {}))
     store.close()
 
 
@@ -189,3 +195,130 @@ async def test_the_hall_lights_the_last_move_on_a_pegasus_and_never_on_a_classic
     finally:
         await hall.close()
         store.close()
+
+
+async def test_inputs_close_together_share_a_commit_and_are_shown_only_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service.hall, "COMMIT_SPACING", 0.3)
+    db = tmp_path / "hall.db"
+    store = Store(db)
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    runner = hall.add_table(TableConfig("1", "emulator", None, {}), EmulatorTransport())
+    shown: list[tuple[int, int]] = []  # (moves shown so far, rows on disk then)
+
+    def on_update(update: Update) -> None:
+        moves = sum(1 for e in update.events if e["type"] == "move")
+        shown.append((moves + (shown[-1][0] if shown else 0), committed_rows(db)))
+
+    hall.subscribe(on_update)
+    commits = store.commits
+    for i in range(30):
+        hall.board_event(runner, SquareChanged(time.monotonic(), i, Piece.WPAWN, Piece.EMPTY))
+        await asyncio.sleep(0)  # a turn of the loop between two inputs
+    await wait_for(lambda: bool(shown) and shown[-1][0] == 30)
+    # The first input is committed at once, the other 29 wait for the spacing together.
+    assert store.commits - commits <= 3
+    for moves, rows in shown:
+        assert rows >= 2 * moves  # each move's input and output row were on disk first
+    assert [i.kind for i in store.inputs("1")] == ["board"] * 30
+    store.close()
+
+
+class ClockTable(EchoTable):
+    """:class:`EchoTable` that echoes clock reports as ``board`` outputs, as the real table
+    does."""
+
+    def feed(self, event: BoardEvent) -> list[dict[str, Any]]:
+        if isinstance(event, ClockUpdate):
+            return [{"time": event.time, "type": "board", "data": {"left": event.left}}]
+        return super().feed(event)
+
+
+async def test_a_clock_report_shown_to_nobody_waits_for_a_commit_but_not_forever(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service.hall, "QUIET_COMMIT_DELAY", 0.5)
+    db = tmp_path / "hall.db"
+    store = Store(db)
+    hall = Hall(store, table_factory=ClockTable, tick_interval=0)
+    runner = hall.add_table(TableConfig("1", "emulator", None, {}), EmulatorTransport())
+    updates: list[Update] = []
+    hall.subscribe(updates.append)
+
+    def report(left: float) -> None:
+        event = ClockUpdate(time.monotonic(), left, 300.0, True, Side.LEFT)
+        hall.board_event(runner, event)
+
+    report(299.0)  # the clock starts running: shown (so committed first)
+    await wait_for(lambda: len(updates) == 1)
+    on_disk = committed_rows(db)
+    assert on_disk == 2
+    report(298.0)  # only the times changed: logged, not shown, no commit of its own
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert store.pending == 2
+    assert committed_rows(db) == on_disk
+    await wait_for(lambda: store.pending == 0)  # committed after QUIET_COMMIT_DELAY
+    assert committed_rows(db) == on_disk + 2
+    assert len(updates) == 1
+    # A page reading the table commits whatever waits first.
+    report(297.0)
+    assert store.pending == 2
+    hall.settle()
+    assert committed_rows(db) == on_disk + 4
+    store.close()
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(service.hall, "THAW_INTERVAL", 3600.0)
+    CollectorPacer.start()
+    try:
+        assert gc.get_freeze_count() > 0  # what was there at start is out of the way
+        frozen = gc.get_freeze_count()
+        young = [[] for _ in range(100)]
+        gc.collect(1)  # the survivors of a collection of the middle generation are frozen
+        assert gc.get_freeze_count() >= frozen + 100
+        del young
+        cycle = _Cycle()
+        alive = weakref.ref(cycle)
+        frozen = gc.get_freeze_count()
+        gc.collect()  # a full collection: the survivors (the cycle among them) are frozen
+        assert gc.get_freeze_count() > frozen
+        del cycle
+        gc.collect()
+        assert alive() is not None  # frozen garbage cycles wait for the thaw...
+        monkeypatch.setattr(service.hall, "THAW_INTERVAL", 0.0)
+        gc.collect()  # ...which is due: everything goes back to the collector
+        assert gc.get_freeze_count() == 0
+        gc.collect()  # the long pass frees the cycle, its survivors are frozen again
+        assert alive() is None
+        assert gc.get_freeze_count() > 0
+    finally:
+        CollectorPacer.stop()
+    assert gc.get_freeze_count() == 0
+
+
+async def test_a_running_hall_paces_the_collector_until_it_closes(tmp_path: Path) -> None:
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    hall.add_table(TableConfig("1", "emulator", None, {}), EmulatorTransport())
+    await hall.start()
+    try:
+        assert gc.get_freeze_count() > 0
+    finally:
+        await hall.close()
+        store.close()
+    assert gc.get_freeze_count() == 0
+    quiet = Hall(Store(tmp_path / "other.db"), table_factory=EchoTable, pace_collector=False)
+    await quiet.start()
+    assert gc.get_freeze_count() == 0
+    await quiet.close()
+    quiet.store.close()

@@ -18,6 +18,8 @@ SCRIPTS: dict[str, list[str]] = {
     "hall.py": [
         r"^games: \d+ real games replayed",
         r"^N=20: latency p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms; CPU \d+%; [\d.]+ MB/table",
+        r"^N=20: service CPU per input \d+ us \([\d,]+ inputs/s\); cycle collector [\d.]+% "
+        r"of the time, \d+ full collections, longest \d+ ms",
         r"^goal: 1,000 tables on one core",
     ],
     "crash.py": [
