@@ -14,7 +14,9 @@
     round = "1"
     time_control = "5400+30"       # seconds + increment seconds
     rules = "fide-standard"        # fide-standard, fide-rapid, fide-blitz, uscf-speed, casual
-    variant = "standard"           # standard, chess960, t20
+    variant = "standard"           # standard, chess960, t20, twenty-chess, realtime
+    # tick = 1.0                   # realtime only: seconds per tick, 0.1 to 1
+    # options = "cast"             # twenty-chess only: schedule=..., cast, stand-ins=...
 
     [[table]]
     id = "1"                       # optional: the table's position (1, 2, ...) otherwise
@@ -40,14 +42,16 @@ from service.errors import UsageError
 
 RULE_SETS = ("fide-standard", "fide-rapid", "fide-blitz", "uscf-speed", "casual")
 """The rule sets a table knows (``service.table.RULES``)."""
-VARIANTS = ("standard", "chess960", "t20")
+VARIANTS = ("standard", "chess960", "t20", "twenty-chess", "realtime")
 """The variants a table plays (``service.table.VARIANTS``)."""
 TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 MAX_TEXT = 100
 MAX_TABLES = 5000
 
 _SERVICE_KEYS = {"bind", "port", "database", "admin_token_file"}
-_SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant"}
+_SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
+TICK_RANGE = (0.1, 1.0)
+"""Seconds per tick a realtime table may use (realtime rule 6)."""
 _TABLE_KEYS = _SETTING_KEYS | {"id", "port", "bus", "white", "black"}
 
 
@@ -91,6 +95,8 @@ def check_text(value: object, where: str, *, limit: int = MAX_TEXT) -> str:
 
 def check_setting(key: str, value: object) -> str:
     """Validate one table setting (also used by the admin API).  Raises ValueError."""
+    if key == "tick":
+        return _check_tick(value)
     text = check_text(value, key)
     if key == "time_control":
         from service.time_control import TimeControl
@@ -109,6 +115,20 @@ def check_setting(key: str, value: object) -> str:
     if key == "variant" and text not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {text!r}")
     return text
+
+
+def _check_tick(value: object) -> str:
+    """Seconds per tick of a realtime table, a number (or its text) from 0.1 to 1."""
+    low, high = TICK_RANGE
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError
+        tick = float(value)
+    except ValueError:
+        raise ValueError(f"tick must be a number of seconds, not {value!r}") from None
+    if not low <= tick <= high:
+        raise ValueError(f"tick must be {low:g} to {high:g} seconds, not {value!r}")
+    return f"{tick:g}"
 
 
 def check_table_id(value: object) -> str:

@@ -15,6 +15,7 @@ rebuilt after a crash by replaying its logged inputs.  Commands for the board's 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -55,6 +56,7 @@ from service.variants.base import (
     BLACK,
     EMPTY,
     WHITE,
+    Choice,
     Color,
     SquareMap,
     StartPosition,
@@ -63,9 +65,12 @@ from service.variants.base import (
     VariantGame,
 )
 from service.variants.standard import squares_of
+from service.variants.twenty_chess import TwentyChess
+
+logger = logging.getLogger(__name__)
 
 RULES = ("casual", "fide-standard", "fide-rapid", "fide-blitz", "uscf-speed")
-VARIANTS = ("standard", "chess960", "t20")
+VARIANTS = ("standard", "chess960", "t20", "twenty-chess")
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 TEXT_WIDTH = 8
 """Characters on the DGT 3000 display."""
@@ -80,7 +85,9 @@ class TableError(ValueError):
 @dataclass(frozen=True, slots=True)
 class TableSettings:
     """What a table plays: players, event, time control (PGN ``TimeControl`` form), rule set,
-    variant, and optionally a start FEN (e.g. a Chess960 position)."""
+    variant, optionally a start FEN (e.g. a Chess960 position) and the variant's options
+    (20-chess: ``schedule=12,13 cast stand-ins=special``, see
+    :meth:`service.variants.twenty_chess.TwentyChess.from_options`)."""
 
     white: str = "?"
     black: str = "?"
@@ -91,6 +98,7 @@ class TableSettings:
     rules: str = "casual"
     variant: str = "standard"
     start: str | None = None
+    options: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +210,20 @@ def placement_fen(cells: SquareMap) -> str:
     return "/".join(rows)
 
 
+def _move_squares(uci: str) -> tuple[str | None, str | None]:
+    """The from- and to-square names of an action's text: ``e2e4`` (the first move of a
+    tandem ``e2e4&g1f3``), a drop ``N@e4`` (no from-square); None where there is none."""
+    names = [uci[i : i + 2] for i in range(len(uci) - 1) if uci[i : i + 2] in _SQUARE_NAMES]
+    if "@" in uci[:2]:
+        return None, names[0] if names else None
+    if len(names) >= 2 and uci[:4] == names[0] + names[1]:
+        return names[0], names[1]
+    return (names[0] if names else None), None
+
+
+_SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
+
+
 def _other(side: Side) -> Side:
     return Side.RIGHT if side is Side.LEFT else Side.LEFT
 
@@ -225,6 +247,15 @@ def _check_settings(settings: TableSettings) -> tuple[RuleSet, Variant, TimeCont
         variant = get_variant(settings.variant)
     except VariantError as exc:
         raise TableError(str(exc)) from None
+    if variant.id == TwentyChess.id:
+        if settings.start is not None:
+            raise TableError("20-chess starts from the classical position: leave start unset")
+        try:
+            variant = TwentyChess.from_options(settings.options)
+        except ValueError as exc:
+            raise TableError(str(exc)) from None
+    elif settings.options:
+        raise TableError(f"variant {variant.id} takes no options")
     try:
         control = TimeControl.parse(settings.time_control)
     except TimeControlError as exc:
@@ -353,7 +384,8 @@ class Table:
 
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """An organiser's or arbiter's command (see the module docs of the contract):
-        ``start``, ``end``, ``players``, ``rule``, ``claim``, ``correct``.  Bad commands or
+        ``start``, ``end``, ``players``, ``rule``, ``claim``, ``correct``, ``choose`` (a
+        decision the board cannot show: ``value``, optionally ``what``).  Bad commands or
         arguments raise :class:`TableError`."""
         if not isinstance(args, Mapping):
             raise TableError("admin arguments must be a mapping")
@@ -364,10 +396,12 @@ class Table:
             "rule": self._admin_rule,
             "claim": self._admin_claim,
             "correct": self._admin_correct,
+            "choose": self._admin_choose,
         }.get(command)
         if handler is None:
             raise TableError(
-                f"unknown command {command!r}: use start, end, players, rule, claim or correct"
+                f"unknown command {command!r}: use start, end, players, rule, claim, correct "
+                "or choose"
             )
         return handler(args, now)
 
@@ -410,8 +444,9 @@ class Table:
         last = self._record[-1] if self._record else None
         last_move = None
         if last is not None:
+            origin, target = _move_squares(last.uci)
             last_move = {
-                "from": last.uci[:2], "to": last.uci[2:4], "uci": last.uci, "san": last.san,
+                "from": origin, "to": target, "uci": last.uci, "san": last.san,
             }  # fmt: skip
         return {
             "id": self.id,
@@ -432,7 +467,14 @@ class Table:
             "reason": self._reason,
             "link": self._link,
             "mismatch": list(self._mismatch),
+            "variant_panel": self._variant_panel(),
         }
+
+    def _variant_panel(self) -> dict[str, Any] | None:
+        """What the mirror shows of a variant's own state (20-chess: the rule, the step,
+        the hands, a pending choice, the extra pieces); None for the others."""
+        panel = getattr(self._game, "panel", None)
+        return panel() if callable(panel) else None
 
     def pgn(self) -> str:
         """The record as PGN: the seven tag roster, TimeControl, Termination, the variant's
@@ -501,11 +543,22 @@ class Table:
         if previous_illegal is not None:
             tokens.append(_comment([f"after {_stood(previous_illegal)}"]))
         previous: _Entry | None = None
+        part = 0  # actions in the side's part so far
         for number, entry in enumerate(entries, 1):
-            if entry.side == WHITE:
+            # a side's part of several actions (20-chess) is written under one number
+            new_part = (
+                previous is None or previous.side != entry.side or previous.number != entry.number
+            )
+            if new_part and entry.side == WHITE:
                 tokens.append(f"{entry.number}.")
-            elif previous is None or previous.side == BLACK or previous.number != entry.number:
+            elif new_part and (
+                previous is None
+                or previous.side == BLACK
+                or previous.number != entry.number
+                or part > 1
+            ):
                 tokens.append(f"{entry.number}...")
+            part = 1 if new_part else part + 1
             tokens.append(entry.san)
             comment = []
             if entry.clock is not None:
@@ -534,7 +587,7 @@ class Table:
     # -- internals: games ----------------------------------------------------------------------
 
     def _new_recognizer(self) -> Recognizer:
-        variant = self.settings.variant if self.settings.variant != "t20" else "standard"
+        variant: str | Variant = self._variant if self._variant.id != "t20" else "standard"
         return Recognizer(variant=variant, presence_only=self._family)
 
     def _reset_game(self) -> None:
@@ -551,6 +604,7 @@ class Table:
         self._restarting = False
         self._complete_next: dict[Color, bool] = {}
         self._reason_source = ""
+        self._announced: tuple[object, str] | None = None
         self._arbiter.reset()
 
     def _game_variant_id(self) -> str:
@@ -559,9 +613,9 @@ class Table:
     def _begin(self, start: StartPosition, t: float, event: NewGame | None) -> list[TableEvent]:
         """A new game from ``start``: the record, the arbiter and the clocks start afresh."""
         self._reset_game()
-        variant = get_variant(start.variant)
-        if self.settings.variant == "chess960" and start.variant == "standard":
-            variant = get_variant("chess960")
+        variant = self._variant if start.variant == self._variant.id else get_variant(start.variant)
+        if self._variant.id in ("chess960", "twenty-chess") and start.variant == "standard":
+            variant = self._variant  # the classical set-up starts the table's variant
         self._game = variant.new_game(start)
         self._position_version += 1
         self._start = start
@@ -577,7 +631,19 @@ class Table:
                 self._white_side = self._lever_high  # White's clock runs first: its lever is up
             self._order_times(t)
         out.append(self._clock_event(t))
+        self._announce(t)
         return out
+
+    def _announce(self, t: float) -> None:
+        """A variant that names each turn's rule on the clock (20-chess: ``RULE 12``): show
+        it when a turn begins or a decision is due."""
+        hint = getattr(self._game, "clock_hint", None)
+        if not callable(hint):
+            return
+        key = (getattr(self._game, "turn", None), hint())
+        if key != self._announced:
+            self._announced = key
+            self._text(key[1], 0.0, t)
 
     def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
         t = item.time
@@ -634,17 +700,23 @@ class Table:
                 return out
             before = game.squares
             self._arbiter.before_action(t, ply, action, legal, before)
+            note_of = getattr(game, "record_note", None)
+            note = note_of() if callable(note_of) else None
             scores = game.apply(action.action)
             self._position_version += 1
             entry = _Entry(ply, item.number, item.side, item.uci, item.san)
+            if note:
+                entry.notes.append(note)
             entry.scores = tuple(
                 {"side": _name(s.side), "points": s.points, "reason": s.reason} for s in scores
             )
             self._record.append(entry)
             if not self._clock_present and self._control.timed:
                 entry.clock = self._clocks.remaining(item.side, t)
-                self._clocks.run(not item.side, t)
+                sides = game.sides_to_act()  # a part of several actions keeps its clock
+                self._clocks.run(next(iter(sides)) if len(sides) == 1 else not item.side, t)
             out.append(TableEvent(t, "move", data))
+            self._announce(t)
             if scores:
                 out.append(TableEvent(t, "score", {"ply": ply, "scores": list(entry.scores),
                                                     "totals": self._scores()}))  # fmt: skip
@@ -711,6 +783,7 @@ class Table:
             self._position_version += 1
             self._record.pop()
         out = [TableEvent(t, "takeback", data)]
+        self._announce(t)
         if self._phase == "finished" and self._rules.takebacks and self._reason_source == "board":
             self._phase = "playing"
             self._result, self._reason = "*", ""
@@ -853,8 +926,10 @@ class Table:
             return out
         completed = any(isinstance(e, MoveEvent) and e.final and e.side == presser for e in got)
         self._clocks.run(not presser, t)
-        if completed and self._control.timed:
-            moves = sum(1 for e in self._record if e.side == presser and e.final)
+        game = self._game
+        part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
+        moves = sum(1 for e in self._record if e.side == presser and e.final)
+        if completed and part_done and self._control.timed:
             bonus = self._control.increment_after(moves) + self._control.bonus_after(moves)
             if bonus:
                 self._clocks.add(presser, bonus, t)
@@ -864,7 +939,9 @@ class Table:
                 ply = self._ply(item.ply)
                 if ply <= len(self._record):
                     self._record[ply - 1].clock = self._clocks.remaining(presser, t) - (
-                        self._control.increment_after(moves) if self._control.timed else 0
+                        self._control.increment_after(moves)
+                        if self._control.timed and part_done
+                        else 0
                     )
         out += self._apply(self._arbiter.on_press(t, presser, completed), t)
         out.append(self._clock_event(t))
@@ -1041,6 +1118,46 @@ class Table:
             raise TableError(str(exc)) from None
         return self._apply(items, now)
 
+    def _admin_choose(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """A decision the board cannot show (20-chess: the rule cast for a turn, the piece
+        the opponent picks under rule 5): ``value``, optionally ``what`` (``rule`` or
+        ``piece``).  Both the table's game and the recogniser's take it; the board is then
+        read again (an action already made on it is recognised)."""
+        game = self._game
+        if self._phase != "playing" or game is None:
+            raise TableError("no game in progress")
+        pending_of = getattr(game, "pending_choice", None)
+        pending = pending_of() if callable(pending_of) else None
+        if pending is None:
+            raise TableError("no decision is due in this game now")
+        what = args.get("what", pending[0])
+        value = args.get("value")
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(what, str) or not isinstance(value, str):
+            raise TableError(
+                f"choose takes value (one of {', '.join(pending[2])}) and optionally what"
+            )
+        choice = Choice(what, value.strip().lower())
+        try:
+            game.decide(choice)  # type: ignore[attr-defined]
+        except VariantError as exc:
+            raise TableError(str(exc)) from None
+        self._position_version += 1
+        seen = self._recognizer.game
+        if seen is not None and seen is not game:
+            try:
+                seen.decide(choice)  # type: ignore[attr-defined]
+            except VariantError as exc:  # the recogniser is mid-way: it reads the board anew
+                logger.warning("table %s: the recogniser could not take %s: %s", self.id,
+                               choice, exc)  # fmt: skip
+        out = [TableEvent(now, "choice", {"what": choice.what, "value": choice.value,
+                                          "by": _name(pending[1])})]  # fmt: skip
+        self._announce(now)
+        for item in self._recognizer.reconsider(now):
+            out += self._recognized(item, None)
+        return out
+
     def _admin_correct(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """An arbiter's correction of move ``ply`` to ``uci``: the game is rewritten (later
         moves kept while they stay legal), never a variation."""
@@ -1052,6 +1169,10 @@ class Table:
             raise TableError(f"no move at ply {ply}")
         if any(e.illegal for e in self._record):
             raise TableError("a game with a standing illegal move cannot be corrected")
+        if self._variant.id == TwentyChess.id:
+            raise TableError(
+                "20-chess moves cannot be corrected by command: take them back on the board"
+            )
         old = list(self._record)
         ucis = [e.uci for e in old]
         ucis[ply - 1] = uci
@@ -1098,6 +1219,7 @@ _SHORT = {
     "displaced-pieces": "RESTORE",
     "takeback": "RESTORE",
     "flag": "FLAG",
+    "part-incomplete": "NOT DONE",
 }
 
 

@@ -99,8 +99,24 @@ def test_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.toml")
 
 
-def test_rule_sets_and_variants_match_the_table() -> None:
+def test_rule_sets_and_variants_match_the_tables() -> None:
     from service import config, table
 
     assert set(config.RULE_SETS) == set(table.RULES)
-    assert set(config.VARIANTS) == set(table.VARIANTS)
+    # realtime chess has no turns: a RealtimeTable plays it, Table plays the others
+    assert set(config.VARIANTS) == {*table.VARIANTS, "realtime"}
+
+
+@pytest.mark.parametrize(("value", "text"), [(0.5, "0.5"), ("0.1", "0.1"), (1, "1")])
+def test_a_realtime_tick_is_kept_as_its_text(value: object, text: str) -> None:
+    from service.config import check_setting
+
+    assert check_setting("tick", value) == text
+
+
+@pytest.mark.parametrize("value", [0.05, "2", "fast", True, None, float("nan")])
+def test_a_tick_out_of_range_is_one_line(value: object) -> None:
+    from service.config import check_setting
+
+    with pytest.raises(ValueError, match=r"^tick must be (a number of seconds|0\.1 to 1 seconds)"):
+        check_setting("tick", value)

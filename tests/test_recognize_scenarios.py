@@ -101,12 +101,19 @@ def test_capture_replaced_in_one_step_on_an_identity_board() -> None:
     assert [e.type for e in got][:2] == ["lift", "place"]  # the swept-off pawn, the mover
 
 
-def test_presence_only_piece_in_hand_is_not_a_capture() -> None:
+def test_presence_only_piece_in_hand_reads_as_a_swept_capture_until_put_back() -> None:
+    """A piece held still in the hand for the settle delay and a capture whose captured
+    piece was swept off read the same: the capture, provisional, until the piece is put
+    back (a takeback) or set down elsewhere."""
     desk = Desk(presence_only=True, fen=CAPTURE_FEN)
     desk.lift("e4")
+    assert moves_in(desk.wait(1.5)) == []
+    assert moves_in(desk.wait(1.0), final=False) == ["e4d5"]
+    got = desk.put("e4", "P", 0.5)
+    assert [t.moves for t in of_type(got, "takeback")] == [("e4d5",)]
     desk.wait(5)
     desk.press(Side.LEFT)
-    assert moves_in(desk.out) == []
+    assert desk.all_ucis() == []
 
 
 # -- castling ----------------------------------------------------------------------------------

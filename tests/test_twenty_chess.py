@@ -146,8 +146,8 @@ def test_rule_4_without_captured_pieces_on_both_sides_is_orthodox() -> None:
 def test_rule_5_the_opponent_chooses_the_piece() -> None:
     game = game_for(5, KINGS, hands={WHITE: "nq", BLACK: "r"})
     assert game.step == "choose"
-    assert game.sides_to_act() == {BLACK}  # Black chooses White's piece
-    choices = game.legal_actions()
+    assert game.sides_to_act() == {WHITE}  # White's part; Black chooses White's piece
+    choices = [a for a in game.legal_actions() if isinstance(a.action, Choice)]
     assert {a.action for a in choices} == {Choice("piece", "n"), Choice("piece", "q")}
     assert all(a.changes == () and a.side == BLACK for a in choices)
     play(game, Choice("piece", "n"))
@@ -391,7 +391,7 @@ def test_random_play_keeps_changes_and_position_consistent(picks: list[int]) -> 
             assert game.outcome() is not None
             break
         legal = actions[pick % len(actions)]
-        assert legal.side in game.sides_to_act()
+        assert legal.side in game.sides_to_act() or isinstance(legal.action, Choice)
         before = game.squares
         history.append(game.fen())
         game.apply(legal.action)
@@ -406,3 +406,70 @@ def test_random_play_keeps_changes_and_position_consistent(picks: list[int]) -> 
     for fen in reversed(history):
         game.undo()
         assert game.fen() == fen
+
+
+def test_a_decision_is_no_action_and_survives_a_takeback() -> None:
+    from service.variants.twenty_chess import ChoiceError
+
+    game = game_for(5, KINGS, hands={WHITE: "nq", BLACK: "r"})
+    assert game.pending_choice() == ("piece", BLACK, ("n", "q"))
+    with pytest.raises(ChoiceError, match="choose one of n, q"):
+        game.decide(Choice("piece", "r"))
+    game.decide(Choice("piece", "q"))
+    assert game.ply == 0
+    assert game.step == "drop"
+    assert game.pending_choice() is None
+    assert {a.action.piece for a in game.legal_actions()} == {"Q"}  # type: ignore[union-attr]
+    play(game, Drop("Q", sq("a3")))
+    game.undo()
+    assert game.step == "drop"  # the pick holds for the part
+    with pytest.raises(ChoiceError, match="no decision is due"):
+        game.decide(Choice("piece", "n"))
+
+
+def test_the_pick_can_be_read_off_the_drop() -> None:
+    game = game_for(5, KINGS, hands={WHITE: "nq", BLACK: "r"})
+    drops = [a for a in game.legal_actions() if isinstance(a.action, Drop)]
+    assert {a.action.piece for a in drops} == {"N", "Q"}  # type: ignore[union-attr]
+    assert all(a.side == WHITE for a in drops)
+    play(game, Drop("N", sq("a3")))
+    assert game.step == "move"
+    assert game.hand(WHITE) == ("q",)
+
+
+def test_cast_rule_decided_before_the_turn() -> None:
+    game = TwentyChess(cast=True).new_game()
+    assert game.pending_choice() is not None
+    assert game.clock_hint() == "CAST?"
+    game.decide(Choice("rule", "2"))
+    assert game.rule == 2
+    assert game.ply == 0
+    assert game.clock_hint() == "RULE 2"
+    assert game.record_note() == "rule 2: two moves, with two different pieces"
+
+
+def test_options_text() -> None:
+    variant = TwentyChess.from_options("schedule=12,13 cast stand-ins=special")
+    assert variant.schedule == (12, 13)
+    assert variant.cast
+    assert variant.stand_ins == {WHITE: "W", BLACK: "X"}
+    assert TwentyChess.from_options("stand-ins=Qq").stand_ins == {WHITE: "Q", BLACK: "q"}
+    assert TwentyChess.from_options(None).stand_ins == {WHITE: "q", BLACK: "Q"}
+    for bad in ("schedule=21", "schedule=a", "colour=red", "stand-ins=1"):
+        with pytest.raises(ValueError, match=r"1-20|20-chess option"):
+            TwentyChess.from_options(bad)
+
+
+def test_panel_for_the_mirror() -> None:
+    game = game_for(12, KINGS)
+    play(game, Drop("F", sq("d4")))
+    panel = game.panel()
+    assert panel["rule"] == 12
+    assert panel["side"] == "white"
+    assert panel["step"] == "move"
+    assert panel["extra"] == {  # type: ignore[comparison-overlap]
+        "white": {"status": "board", "kind": "fool", "square": "d4", "stand_in": "q"},
+        "black": {"status": "out", "kind": None, "square": None, "stand_in": "Q"},
+    }
+    assert panel["placement"] == "4k3/8/8/8/3F4/8/8/4K3"
+    assert "turn 1, rule 12" in game.rule_hint()

@@ -101,7 +101,7 @@ async def test_admin_options_need_the_token(site: Site) -> None:
     async with site.session.get(site.url + "/api/admin/options", headers=headers) as response:
         assert response.status == 200
         options = await response.json()
-    assert options["commands"] == ["start", "end", "players", "rule", "claim", "correct"]
+    assert options["commands"] == ["start", "end", "players", "rule", "claim", "correct", "choose"]
     assert "fide-blitz" in options["rules"]
     assert "chess960" in options["variants"]
     assert options["results"] == ["1-0", "0-1", "1/2-1/2"]

@@ -70,6 +70,22 @@ def _name(square: int | None) -> str:
     return "" if square is None else chess.square_name(square)
 
 
+def _expected(game: VariantGame) -> SquareMap:
+    """The game's position as a piece-identity board reads it (a variant's new kinds stand
+    on the board as stand-in pieces: :meth:`VariantGame.board_symbol`)."""
+    squares = game.squares
+    if type(game).board_symbol is VariantGame.board_symbol:
+        return squares
+    return tuple(game.board_symbol(symbol) if symbol else symbol for symbol in squares)
+
+
+def _hint(game: VariantGame | None) -> str:
+    """The variant's word on what the rules of the moment allow (20-chess: the turn's
+    rule and the step), to add to a ruling's message; empty for the others."""
+    hint = getattr(game, "rule_hint", None)
+    return f" ({hint()})" if callable(hint) else ""
+
+
 def _colour(symbol: str) -> Color | None:
     if not symbol or symbol in (OCCUPIED, "?") or not symbol.isalpha():
         return None
@@ -332,20 +348,22 @@ class Arbiter:
                 # offender again; US speed 8: the opponent presses back to enforce it
                 return out
             self._displaced_by = None
-            return out + self._still_displaced(time, presser, game.squares)
+            return out + self._still_displaced(time, presser, _expected(game))
         self._displaced_by = None
         for claim, entry in self.claims.lapse(time, presser, "press"):
             out.append(claim)
             out += self._illegal_unclaimed(time, entry.context)
         if self._restore_to is not None:
             return out
+        if completed and self._mover() == presser:
+            return out + self._part_incomplete(time, presser, game)
         if completed:
-            return out + self._still_displaced(time, presser, game.squares)
+            return out + self._still_displaced(time, presser, _expected(game))
         mover = self._mover()
         if mover is None or mover != presser:
             return out
         reading = read_difference(
-            game.squares, self.view.physical(), presser,
+            _expected(game), self.view.physical(), presser,
             presence_only=self.view.presence_only, placed=[sq for _, sq in self._placed],
         )  # fmt: skip
         if reading.kind == "none":
@@ -360,6 +378,21 @@ class Arbiter:
                     return out + self._unpromoted(time, presser, reading, promoted)
                 return out + self._illegal(time, presser, reading)
         return out + self._displaced(time, presser, reading)
+
+    def _part_incomplete(self, time: float, side: Color, game: VariantGame) -> list[ArbiterEvent]:
+        """A press completed an action but the side's part goes on (20-chess: a turn of two
+        moves, a drop and a move): the clock goes back to the side, which makes the rest of
+        its part and presses again.  Never happens where a part is one action."""
+        article = game.variant.pgn_name  # the variant's own turn rules
+        return [
+            Irregularity(
+                time, "part-incomplete", side, article,
+                f"the clock was pressed before the part was complete{_hint(game)}: "
+                "the clock goes back", (),
+            ),
+            Ruling(time, "clock", article, "the clock runs again for the player to finish "
+                   "the part", side=side, run=side),
+        ]  # fmt: skip
 
     def _still_displaced(
         self, time: float, presser: Color, position: SquareMap
@@ -418,7 +451,8 @@ class Arbiter:
         return [
             Irregularity(
                 time, "displaced-pieces", side, self._a("board"),
-                "the board does not show a legal move", squares,
+                f"the board does not show a legal move{_hint(self.view.game)}: set right "
+                f"{' '.join(squares) or 'the board'}", squares,
             )
         ]  # fmt: skip
 
@@ -429,7 +463,8 @@ class Arbiter:
         if policy == "penalty":
             irregularity = Irregularity(
                 time, "illegal-move", side, self._a("7.5.1"),
-                f"illegal move {reading.describe()} completed by the clock press", squares, detail,
+                f"illegal move {reading.describe()} completed by the clock press"
+                f"{_hint(self.view.game)}", squares, detail,
             )  # fmt: skip
             out: list[ArbiterEvent] = [irregularity]
             out += self._penalise(time, side, "7.5.1", restore=True)
@@ -464,8 +499,8 @@ class Arbiter:
         return [
             Irregularity(
                 time, "illegal-move", side, self._a("board"),
-                f"the board shows an illegal move ({reading.describe()}): the clock goes back",
-                squares, detail,
+                f"the board shows an illegal move ({reading.describe()}){_hint(self.view.game)}: "
+                "the clock goes back", squares, detail,
             ),
             Ruling(time, "clock", self._a("board"), "the clock runs again for the player",
                    side=side, run=side),

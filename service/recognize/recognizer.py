@@ -22,7 +22,9 @@ change it tries, in this order -- fewest actions first:
 5. the board shows a known start position: a new game (its orientation read from it);
 6. the board equals an earlier position of the game: a takeback of several actions;
 7. otherwise nothing is emitted (the board is mid-move); if it stays so for the settle delay,
-   a mismatch lists the squares that differ from the nearest explainable position.
+   a mismatch lists the squares that differ from the nearest explainable position (on a
+   presence-only board, once an earlier capture read again or a swept capture cannot
+   explain it either: see below).
 
 A state matches ``ref + action`` when the squares that differ from ``ref`` are exactly the
 squares whose *reading* the action changes, with the right readings.  Piece-identity boards
@@ -30,7 +32,9 @@ read pieces, so promotions and under-promotions are read off the board.  Presenc
 boards (Pegasus) read occupancy only, so a capture leaves the captured square occupied; such
 an action also needs the order of lifts and places: each square whose content changes while
 staying occupied (the captured square, the squares of a king/rook swap) must have been set
-down after every square the action empties or swaps was first lifted.  A promotion on such a
+down after every other square the action empties or swaps was last lifted (the piece lands
+after it left its square for the last time; a flicker of a settling piece is no lift, and a
+place one scan, :data:`SCAN_SLACK`, before the lift counts as after it).  A promotion on such a
 board is the kind set with :meth:`Recognizer.set_promotion` (queen unless told otherwise),
 and :meth:`Recognizer.amend_promotion` corrects the last one.
 
@@ -41,6 +45,30 @@ seconds.
 
 Rules for what a presence-only board cannot show directly (each surfaced, never silent):
 
+* several actions read the same (a capture where a neighbour of the move was knocked over
+  and set back, the captured square and the knocked one both lifted and set down after the
+  mover's lift): the likelier is read -- the chosen promotion kind, then the one explaining
+  more of the handling (a Chess960 castling whose king lands where its rook stood, rather
+  than a king step), then the one leaving fewer handled squares unexplained (the squares a
+  dragged piece passed over belong to its move), then the capture whose square was set down
+  first (a knocked piece is mostly set back after the move is made);
+* a capture read among captures of other pieces by the same piece (the case above: truly
+  ambiguous, the sensor histories are the same) is kept with its alternatives for
+  :data:`REREAD_PLIES` actions: when the board stands on something nothing explains (after
+  a place, at a clock press, or still for the settle delay), and reading that capture the
+  other way keeps the actions since legal and explains the board (it shows the position
+  after them, or after them and one more legal action), the game is read again that way --
+  a ``Takeback`` of the actions since that capture and move events for them again, with
+  their completion kept.  The last capture of a game has nothing after it to tell;
+* a place that makes the board read as a takeback (the position before the last action, or
+  an earlier one with more pieces) or as an amendment of the last action is held for one
+  scan when it may be a legal action's piece from the current position set down before
+  its lift (every square where the board differs from that position is one such an action
+  changes): a lift within the scan that, with the place, starts such an action makes the
+  place that action's (the king set on c7, which the capturing pawn left, as d8 empties is
+  Kd8-c7, not a takeback of the capture); any other change, the clock, or the scan passing
+  without a change lets the held reading stand.  A lift of the placed square itself (a
+  bounce) waits for it to be set down again;
 * the board reads exactly like the last action but another action from the previous
   position explains the handling better -- e.g. king e1-f1 read first, then the rook on g1
   lifted and the king set on g1: castling; a capture read on a knocked-over neighbour, then
@@ -50,17 +78,28 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   the new action leaves empty must have been lifted from there before the new action's
   changed-but-occupied squares were set down (an opponent touching a piece first is not the
   capture);
+* a move completed only by the settle delay is replaced -- a ``Takeback`` and the new move
+  -- only by an action that changes every square it changed and more (a slow castling: the
+  rook, then more than ``settle`` seconds later the king); the board cannot tell a hand
+  going back to the move from the opponent's hand knocking the moved piece;
+* a capture whose captured piece was swept off as the capturing piece landed (the captured
+  square never reads empty: the board only lacks the capturing piece) is read when the move
+  must be complete -- its side presses the clock, or the board stands still for the settle
+  delay (a capture that promotes only at a clock press: the pawn is held while the new
+  piece is fetched) -- if a legal capture by that piece reads so and its captured square
+  was not handled; it is completed only a further settle delay later.  A piece held still
+  in the hand that long reads the same (ambiguous): the reading is replaced when the piece
+  is set down elsewhere, and taken back when it is put back;
 * a takeback of several actions counts at once when the board holds more pieces than the
   game has (captured pieces came back: only a takeback does that), else once the board
   stands still on the earlier position for the settle delay;
 * a king and a rook lifted and put back where a Chess960 swap castling is legal still read as
-  that castling (provisional: the clock or the next action completes it); a capture whose
-  captured piece is swept off in one step is not read (the mover's square is reported as a
-  mismatch after the settle delay).
+  that castling (provisional: the clock or the next action completes it).  This is
+  ambiguous on such a board (both handlings give the same sensor history) and stays so.
 
-On any board, a move completed only by the settle delay (no clock) is still replaced -- a
-``Takeback`` and the new move -- when the same hand continues it (a slow rook after the
-king: castling).
+On a piece-identity board, a move completed only by the settle delay (no clock) is still
+replaced -- a ``Takeback`` and the new move -- when the same hand continues it (a slow rook
+after the king: castling).
 
 Result gestures are never moves: a DGT draw / white-wins / black-wins piece placed on any
 square, or both kings on the centre squares (see :data:`CENTRE`).
@@ -69,7 +108,7 @@ square, or both kings on the centre squares (see :data:`CENTRE`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple
@@ -144,6 +183,8 @@ SCAN_SLACK = 0.1
 """Seconds by which a board may report a place before the lift that physically came first
 (both happened within one scan of the sensors)."""
 PROMOTION_KINDS = frozenset("qrbn")
+REREAD_PLIES = 8
+"""How far back an action read among several may be read again another way."""
 _SQUARES = tuple(range(64))
 
 
@@ -184,14 +225,19 @@ _Index = dict[frozenset[int], list[_Candidate]]
 _NO_SQUARES: frozenset[int] = frozenset()
 
 
-def _candidate(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
-    """``la`` seen through the eyes of a board that reads ``view`` before it."""
+def _candidate(
+    la: LegalAction, view: SquareMap, presence: bool, reads: Callable[[str], str] = str
+) -> _Candidate:
+    """``la`` seen through the eyes of a board that reads ``view`` before it; ``reads`` is
+    what a piece-identity board reads for a model symbol (the game's ``board_symbol``: a
+    variant's new kinds stand on the board as stand-in pieces)."""
     key = []
     readings = []
     same = []
     emptied = []
-    for change in la.changes:
-        sq, symbol = change
+    for sq, model in la.changes:
+        symbol = reads(model) if model else model
+        change = (sq, symbol)
         if presence:
             after = OCCUPIED if symbol else EMPTY
             if after != view[sq]:
@@ -239,6 +285,19 @@ class _Ref:
     diff: dict[int, None]  # ordered set of squares whose reading differs
     first_lift: dict[int, float] = field(default_factory=dict)  # times, since created
     last_place: dict[int, float] = field(default_factory=dict)
+    last_lift: dict[int, float] = field(default_factory=dict)  # flickers left out
+    lift_before: dict[int, float] = field(default_factory=dict)  # to undo a flicker's
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A reading held back for one scan of the sensors: the place that caused it may be
+    the next action's piece set down before its lift was reported."""
+
+    time: float
+    placed: int | None  # the square set down (None: a lift caused the reading)
+    action: LegalAction | None = None  # the last action amended to this one
+    ply: int = 0  # else: a takeback to this ply
 
 
 @dataclass(slots=True)
@@ -251,6 +310,54 @@ class _Played:
     scores: tuple[ScoreEvent, ...]
     final: bool = False
     by_settle: bool = False  # completed only by the board standing still
+    alternatives: tuple[LegalAction, ...] = ()  # other actions the board read the same
+    swept: bool = False  # read as a capture whose captured piece was swept off
+
+
+
+def _alternatives(matches: Sequence[_Candidate]) -> tuple[LegalAction, ...]:
+    """The other readings of an action read among several that only a presence-only
+    board confuses and only later play can tell apart: captures by the same piece of
+    pieces on different squares (a neighbour knocked over and set back reads like the
+    captured piece).  Other kinds of confusion are settled by the handling (castling
+    against a king step) or told by the player (a promotion's piece)."""
+    if len(matches) < 2:
+        return ()
+    chosen = matches[0]
+    action = chosen.action.action
+    if not chosen.same or not isinstance(action, Move):
+        return ()
+    result = []
+    for candidate in matches[1:]:
+        other = candidate.action.action
+        if (
+            isinstance(other, Move)
+            and other.from_square == action.from_square
+            and other.to_square != action.to_square
+            and other.promotion == action.promotion
+            and len(candidate.same) == len(chosen.same)
+        ):
+            result.append(candidate.action)
+    return tuple(result)
+
+
+def _same_origin(new: LegalAction, old: LegalAction) -> bool:
+    """Whether both actions move a piece from the same square."""
+    a, b = new.action, old.action
+    return isinstance(a, Move) and isinstance(b, Move) and a.from_square == b.from_square
+
+
+@cache
+def _between(origin: int, target: int) -> tuple[int, ...]:
+    """The squares strictly between two squares on a rank, file or diagonal (none for
+    other pairs)."""
+    file_step = (target % 8 > origin % 8) - (target % 8 < origin % 8)
+    rank_step = (target // 8 > origin // 8) - (target // 8 < origin // 8)
+    files, ranks = abs(target % 8 - origin % 8), abs(target // 8 - origin // 8)
+    if files and ranks and files != ranks:
+        return ()
+    step = rank_step * 8 + file_step
+    return tuple(range(origin + step, target, step)) if step else ()
 
 
 @cache
@@ -260,6 +367,22 @@ def _start_index() -> dict[SquareMap, tuple[StartPosition, ...]]:
     for start in (*Standard().start_positions(), *chess960_starts(), t20_start()):
         index.setdefault(start.squares, []).append(start)
     return {squares: tuple(starts) for squares, starts in index.items()}
+
+
+def _stand_ins(variant: Variant) -> frozenset[str]:
+    """The readings a variant uses as stand-in pieces (the 20-chess extra piece may be a
+    DGT special piece, which then is no result gesture)."""
+    stand_ins = getattr(variant, "stand_ins", None)
+    return frozenset(stand_ins.values()) if isinstance(stand_ins, dict) else frozenset()
+
+
+def _copy_handling(source: _Ref, target: _Ref) -> None:
+    """``target`` (a reference the same occupancy as ``source``) takes over the handling
+    seen since ``source`` was made."""
+    target.first_lift.update(source.first_lift)
+    target.last_place.update(source.last_place)
+    target.last_lift.update(source.last_lift)
+    target.lift_before.update(source.lift_before)
 
 
 def _reading(piece: Piece, presence_only: bool) -> str:
@@ -308,7 +431,8 @@ class Recognizer:
         self._occupied = 0
         self._last_change = float("-inf")
         self._lifted_at: dict[int, float] = {}
-        self._pending: tuple[LegalAction, float] | None = None
+        self._pending: _Pending | None = None
+        self._placing: int | None = None  # the square the change being analysed set down
         self._game: VariantGame | None = None
         self._nodes: list[_Node] = []
         self._played: list[_Played] = []
@@ -328,7 +452,7 @@ class Recognizer:
         """Process one board event; returns what it caused (often nothing)."""
         out: list[RecognizerEvent] = []
         if self._pending is not None:
-            self._resolve_pending(event.time, out)
+            self._resolve_pending(event, out)
         if isinstance(event, SquareChanged):
             self._on_square(event.time, event.square, event.piece, out)
         elif isinstance(event, BoardSnapshot):
@@ -351,8 +475,8 @@ class Recognizer:
         """Let time pass until ``now``: completes a move the board has stood still on for
         the settle delay (when no clock is in use), reports a lasting mismatch."""
         out: list[RecognizerEvent] = []
-        if self._pending is not None:
-            self._resolve_pending(now, out)
+        if self._pending is not None and now - self._pending.time > SCAN_SLACK:
+            self._decide_pending(out)
         top = self._top
         if top is None or now - self._last_change < self.settle:
             return out
@@ -367,6 +491,11 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
+            if self._reread(now, out):
+                return out
+            if self._read_swept(now, out, promotions=False):
+                self._last_change = now  # completed only after a further settle delay
+                return out
         self._report_mismatch(now, out)
         return out
 
@@ -374,7 +503,7 @@ class Recognizer:
         """End of input: complete the provisional move, if any."""
         out: list[RecognizerEvent] = []
         if self._pending is not None:
-            self._resolve_pending(max(now, self._pending[1] + 2 * SCAN_SLACK), out)
+            self._decide_pending(out)
         if self._played and not self._played[-1].final:
             self._finalise(now, out)
         return out
@@ -419,6 +548,18 @@ class Recognizer:
         if replacement is None:
             raise NoPromotionError()
         self._replace(replacement, now, out, amend_final=True)
+        return out
+
+    def reconsider(self, now: float) -> list[RecognizerEvent]:
+        """The game's legal actions changed without an action (a decision entered at the
+        table: a 20-chess rule cast, the opponent's pick): forget what was worked out for the
+        current position and read the board again (an action made before the decision was
+        entered is recognised now)."""
+        out: list[RecognizerEvent] = []
+        if self._nodes:
+            self._nodes[-1].candidates.clear()
+        if self._top is not None:
+            self._analyse(now, out)
         return out
 
     @property
@@ -483,7 +624,8 @@ class Recognizer:
             out.append(Place(time, square, new))
         self._set(square, new, time)
         self._last_change = time
-        if new in MAGIC_RESULTS:
+        self._placing = square if new and new != UNREADABLE else None
+        if new in MAGIC_RESULTS and not self._stand_in(new):
             result, reason = MAGIC_RESULTS[new]
             self._declare(result, reason, time, out)
             return
@@ -504,11 +646,19 @@ class Recognizer:
                 changed = True
         if changed:
             self._last_change = event.time
+        self._placing = None
         if self._game is None or changed:
             self._analyse(event.time, out)
 
     def _on_lever(self, event: LeverMoved, out: list[RecognizerEvent]) -> None:
         self._clock_seen = True
+        if (
+            self.presence_only
+            and self._top is not None
+            and self._top.diff
+            and not self._reread(event.time, out)  # a move is complete: explain it
+        ):
+            self._read_swept(event.time, out)
         if self._played and not self._played[-1].final:
             side = self._played[-1].action.side
             known = self._lever.get(event.high)
@@ -521,6 +671,11 @@ class Recognizer:
                 return
         if self._top is not None and self._top.diff:
             self._report_mismatch(event.time, out)
+
+    def _stand_in(self, reading: str) -> bool:
+        """Whether ``reading`` is a piece of the game (a variant's stand-in) rather than a
+        result piece."""
+        return reading in _stand_ins(self.variant)
 
     def _known_piece(self, square: int, reading: str) -> str:
         if reading == OCCUPIED and self._top is not None:
@@ -547,8 +702,21 @@ class Recognizer:
                 ref.diff[square] = None
             if reading == EMPTY:
                 ref.first_lift.setdefault(square, time)
-            elif flicker and ref.first_lift.get(square) == lifted:
-                del ref.first_lift[square]  # a flicker is no handling
+                earlier = ref.last_lift.get(square)
+                if earlier is not None:
+                    ref.lift_before[square] = earlier
+                ref.last_lift[square] = time
+            elif flicker and ref.last_lift.get(square) == lifted:
+                # a flicker is no handling
+                earlier = ref.lift_before.pop(square, None)
+                if earlier is None:
+                    del ref.last_lift[square]
+                else:
+                    ref.last_lift[square] = earlier
+                if ref.first_lift.get(square) == lifted:
+                    del ref.first_lift[square]
+                else:  # handled before: the piece settled now
+                    ref.last_place[square] = time
             else:
                 ref.last_place[square] = time
         if reading == EMPTY:
@@ -576,10 +744,10 @@ class Recognizer:
         prev = self._prev
         if prev is not None:
             if not prev.diff and self._takeback_fits(top):
-                self._takeback_to(len(self._played) - 1, time, out)
+                self._take_back(len(self._played) - 1, time, out)
                 return
             last = self._played[-1]
-            if not last.final or (last.by_settle and not self.presence_only):
+            if not last.final or last.by_settle:
                 candidate = next(
                     (
                         c
@@ -590,16 +758,25 @@ class Recognizer:
                     None,
                 )
                 if candidate is not None:
-                    if self._amends(candidate.action, last.action, top):
+                    # a move completed by the settle delay on a presence-only board is
+                    # replaced only by an action it is the first part of: no hand is seen
+                    amends = self._amends(
+                        candidate.action,
+                        last.action,
+                        top,
+                        part_only=last.final and bool(self.presence_only),
+                    ) or (last.swept and _same_origin(candidate.action, last.action))
+                    if amends and not self._may_be_early_place():
                         self._replace(candidate.action, time, out)
                         return
-                    if not last.final:
+                    if amends or not last.final:
                         # maybe the opponent's reply seen place-before-lift: decide once
                         # the scan had time to report a lift
-                        self._pending = (candidate.action, time)
-        candidate = self._match(top)
-        if candidate is not None:
-            self._advance(candidate.action, time, out)
+                        self._pending = _Pending(time, self._placing, candidate.action)
+        matches = self._matches(top)
+        if matches:
+            self._advance(matches[0].action, time, out)
+            self._played[-1].alternatives = _alternatives(matches)
             return
         found = self._find_start()
         if found is not None:
@@ -610,7 +787,55 @@ class Recognizer:
             # came back, which only a takeback does
             ply = self._history_match()
             if ply is not None:
-                self._takeback_to(ply, time, out)
+                self._take_back(ply, time, out)
+                return
+        if self.presence_only and self._placing is not None:
+            self._reread(time, out)
+
+    def _read_swept(
+        self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
+    ) -> bool:
+        """Presence-only, a move must be complete (its side pressed the clock, or the board
+        stood still for the settle delay) but the board only lacks pieces: a capture
+        whose captured piece was swept off as the capturing piece landed (the captured
+        square never read empty).  Read if a legal capture reads so and its captured
+        square was not handled; among several, the likeliest, the others kept for a
+        re-reading.  Without ``promotions``, not a capture that promotes (a pawn is held
+        a while as the new piece is fetched).  Returns whether it read one."""
+        top = self._top
+        if top is None or self._game is None or not top.diff:
+            return False
+        board = self._board
+        diff = top.diff
+        if any(board[sq] for sq in diff):
+            return False
+        pool = self._candidates(top.node, next(iter(diff))).get(frozenset(diff), ())
+        found = [
+            c
+            for c in pool
+            if c.same
+            and (promotions or c.promotion is None)
+            and all(board[sq] == reading for sq, reading in c.readings)
+            and not any(sq in top.first_lift or sq in top.last_place for sq in c.same)
+        ]
+        if not found:
+            return False
+        found.sort(key=lambda c: self._preference(top, c))
+        self._advance(found[0].action, time, out)
+        played = self._played[-1]
+        played.alternatives = _alternatives(found)
+        played.swept = True
+        logger.debug("capture read with the captured piece swept off: %s", played.san)
+        return True
+
+    def _take_back(self, ply: int, time: float, out: list[RecognizerEvent]) -> None:
+        """The board shows the position after ``ply`` actions: a takeback to it, held for a
+        scan on a presence-only board when a place showed it (the place may be the next
+        action's piece, set down before its lift)."""
+        if self._may_be_early_place():
+            self._pending = _Pending(time, self._placing, ply=ply)
+        else:
+            self._takeback_to(ply, time, out)
 
     def _match(self, ref: _Ref) -> _Candidate | None:
         """The legal action from ``ref`` that explains the board, if there is one."""
@@ -627,7 +852,13 @@ class Recognizer:
             # for the candidates now all the same, so that the place completing the action
             # finds them ready (spreads the work over two events).
             if diff and ref is self._top:
-                self._candidates(ref.node, next(iter(diff)))
+                index = self._candidates(ref.node, next(iter(diff)))
+                # an action that only takes pieces off (20-chess rule 19: a gift)
+                return [
+                    c
+                    for c in index.get(frozenset(diff), ())
+                    if not c.same and not any(reading for _, reading in c.readings)
+                ]
             return []
         pool: Sequence[_Candidate]
         if diff:
@@ -692,10 +923,14 @@ class Recognizer:
         for candidate in self._matches(prev):
             if candidate.action.action == last.action.action or not candidate.same:
                 continue
+            if candidate.promotion not in (None, self._promotion):
+                continue  # the player told the kind
             if any(sq not in top.first_lift or sq not in top.last_place for sq in candidate.same):
                 continue
-            if len(candidate.same) <= last_same and any(
-                sq not in top.first_lift for sq in candidate.emptied
+            if (
+                len(candidate.same) <= last_same
+                and not last.swept
+                and any(sq not in top.first_lift for sq in candidate.emptied)
             ):
                 continue
             if not self._amend_order_fits(candidate, last.action, top):
@@ -706,7 +941,9 @@ class Recognizer:
 
     def _order_fits(self, ref: _Ref, candidate: _Candidate) -> bool:
         """Presence-only: each square that stays occupied but changes content was set down
-        after every emptied or swapped square of the action was first lifted."""
+        after every emptied or swapped square of the action was last lifted (the piece
+        lands after it left its square for the last time; a piece knocked over and set back
+        before the mover's last lift was not captured)."""
         for square in candidate.same:
             placed = ref.last_place.get(square)
             if placed is None or ref.first_lift.get(square) is None:
@@ -714,55 +951,147 @@ class Recognizer:
             for other in (*candidate.emptied, *candidate.same):
                 if other == square:
                     continue
-                lifted = ref.first_lift.get(other)
+                lifted = ref.last_lift.get(other)
                 if lifted is None or lifted > placed + SCAN_SLACK:
                     return False
         return True
 
-    def _preference(self, ref: _Ref, candidate: _Candidate) -> tuple[int, int, float]:
+    def _preference(self, ref: _Ref, candidate: _Candidate) -> tuple[int, int, int, float]:
         """Sort key among actions a presence-only board cannot tell apart: the chosen
         promotion kind first, then the action that explains more of the handling (a
         Chess960 castling whose king lands where its rook stood, rather than a king step),
-        then the capture whose square was set down first (a piece knocked over near the
-        move is mostly set back after the move is made)."""
+        then the one that leaves fewer handled squares unexplained (the squares a dragged
+        piece passed over belong to its move; a capture elsewhere leaves them and the
+        captured square unexplained), then the capture whose square was set down first (a
+        piece knocked over near the move is mostly set back after the move is made)."""
         promotion = 0 if candidate.promotion in (None, self._promotion) else 1
         placed = max((ref.last_place.get(sq, 0.0) for sq in candidate.same), default=0.0)
-        return promotion, -len(candidate.same), placed
-
-    def _resolve_pending(self, now: float, out: list[RecognizerEvent]) -> None:
-        """An amendment held back because the board might be showing the opponent's piece
-        set down before its lift: with no change for a scan's time, it stands."""
-        assert self._pending is not None
-        action, since = self._pending
-        if now - since <= SCAN_SLACK:
-            self._pending = None  # a change came quickly: the analysis of it decides
-            return
-        self._pending = None
-        prev = self._prev
-        if prev is None or not self._played or self._played[-1].final:
-            return
-        candidate = self._match(prev)
-        if candidate is not None and candidate.action == action:
-            self._replace(action, since, out)
+        return promotion, -len(candidate.same), self._unexplained(ref, candidate), placed
 
     @staticmethod
-    def _amends(new: LegalAction, old: LegalAction, top: _Ref) -> bool:
+    def _unexplained(ref: _Ref, candidate: _Candidate) -> int:
+        """How many squares handled since ``ref`` the action neither changes nor passes
+        over."""
+        handled = ref.first_lift.keys() | ref.last_place.keys()
+        explained = {sq for sq, _ in candidate.action.changes}
+        action = candidate.action.action
+        if isinstance(action, Move):
+            explained.update(_between(action.from_square, action.to_square))
+        return len(handled - explained)
+
+    def _resolve_pending(self, event: BoardEvent, out: list[RecognizerEvent]) -> None:
+        """A reading held back for a scan (see :class:`_Pending`), before ``event``.  The
+        analysis of a change within the scan decides instead if the change is a lift that,
+        with the held place, starts a legal action from the current position (the place
+        was that action's piece, set down before its lift), or a lift of the placed square
+        itself (a bounce: setting it down again decides); any other change, a lever press
+        or the scan passing let the held reading stand first."""
+        pending = self._pending
+        assert pending is not None
+        if event.time - pending.time > SCAN_SLACK or isinstance(event, LeverMoved):
+            self._decide_pending(out)
+        elif isinstance(event, BoardSnapshot):
+            self._pending = None  # the analysis of the snapshot decides
+        elif isinstance(event, SquareChanged):
+            lifted = None
+            if event.piece is Piece.EMPTY:
+                lifted = 63 - event.square if self.rotated else event.square
+            if (
+                pending.placed is None
+                or lifted == pending.placed  # a bounce: setting it down again decides
+                or (lifted is not None and self._starts_action(pending.placed, lifted))
+            ):
+                self._pending = None  # the analysis of the change decides
+            else:
+                self._decide_pending(out)
+
+    def _may_be_early_place(self) -> bool:
+        """Presence-only: whether the square just set down may be a legal action's piece
+        from the current position, set down before its lift was reported (every square
+        where the board differs from the position is one that action changes)."""
+        placed = self._placing
+        top = self._top
+        if not self.presence_only or placed is None or top is None or self._game is None:
+            return False
+        differ = set(top.diff)
+        for candidates in self._candidates(top.node, placed).values():
+            for candidate in candidates:
+                changes = candidate.action.changes
+                if (
+                    candidate.emptied
+                    and (placed, EMPTY) not in changes
+                    and differ.issubset(sq for sq, _ in changes)
+                ):
+                    return True
+        return False
+
+    def _starts_action(self, placed: int, lifted: int) -> bool:
+        """Whether the board, once ``lifted`` is lifted, can be part-way through a legal
+        action from the current position that empties ``lifted`` and sets a piece down on
+        ``placed``: every square where it then differs from that position is one the
+        action changes."""
+        top = self._top
+        if top is None or self._game is None:
+            return False
+        differ = set(top.diff)
+        if top.node.view[lifted]:
+            differ.add(lifted)
+        else:
+            differ.discard(lifted)
+        for candidates in self._candidates(top.node, lifted).values():
+            for candidate in candidates:
+                if (
+                    lifted in candidate.emptied
+                    and any(sq == placed and reading for sq, reading in candidate.readings)
+                    and differ.issubset(sq for sq, _ in candidate.action.changes)
+                ):
+                    return True
+        return False
+
+    def _decide_pending(self, out: list[RecognizerEvent]) -> None:
+        """The held reading stands if the board still shows it."""
+        pending = self._pending
+        assert pending is not None
+        self._pending = None
+        if pending.action is None:
+            if pending.ply < len(self._played) and tuple(self._board) == (
+                self._nodes[pending.ply].view
+            ):
+                self._takeback_to(pending.ply, pending.time, out)
+            return
+        prev = self._prev
+        if prev is None or not self._played:
+            return
+        last = self._played[-1]
+        if last.final and not last.by_settle:
+            return
+        candidate = self._match(prev)
+        if candidate is not None and candidate.action == pending.action:
+            self._replace(pending.action, pending.time, out)
+
+    @staticmethod
+    def _amends(new: LegalAction, old: LegalAction, top: _Ref, *, part_only: bool = False) -> bool:
         """Whether ``new`` can be a correction of the provisional ``old``: the hand went back
         to a square of ``old`` (a slid piece moved on, a king put on after its rook), or
-        ``old`` was the first part of ``new`` (rook first, then king: castling).  Otherwise
-        the board is mid-way through the opponent's reply, even if it happens to read like
-        another action from the previous position."""
+        ``old`` was the first part of ``new`` (rook first, then king: castling).  With
+        ``part_only``, only an action that changes every square ``old`` changed and more (a
+        slow castling) may replace it.  Otherwise the board is mid-way through the
+        opponent's reply, even if it happens to read like another action from the
+        previous position."""
+        changes = dict(new.changes)
+        if part_only:
+            return len(changes) > len(old.changes) and all(sq in changes for sq, _ in old.changes)
         for square, _ in old.changes:
             if square in top.first_lift or square in top.last_place:
                 return True
-        changes = dict(new.changes)
         return all(changes.get(square) == symbol for square, symbol in old.changes)
 
     def _takeback_fits(self, top: _Ref) -> bool:
         """Presence-only: the board reads like the position before the last action; it is a
         takeback only if the squares that action changed without changing their occupancy
-        (a captured piece put back) were handled since."""
-        if not self.presence_only:
+        (a captured piece put back) were handled since, or it was read as a swept capture
+        (then it was a piece held in the hand, put back)."""
+        if not self.presence_only or self._played[-1].swept:
             return True
         prev_view = self._nodes[-2].view
         for square, symbol in self._played[-1].action.changes:
@@ -792,7 +1121,9 @@ class Recognizer:
         view = node.view
         result: _Index = {}
         for la in actions:
-            candidate = _candidate(la, view, presence)
+            if not la.changes:  # a decision (a Choice): the table enters it, never the board
+                continue
+            candidate = _candidate(la, view, presence, game.board_symbol)
             same_key = result.get(candidate.key)
             if same_key is None:
                 result[candidate.key] = [candidate]
@@ -851,6 +1182,10 @@ class Recognizer:
     def _view(self, squares: SquareMap) -> SquareMap:
         if self.presence_only:
             return tuple([OCCUPIED if symbol else EMPTY for symbol in squares])
+        game = self._game
+        if game is not None and type(game).board_symbol is not VariantGame.board_symbol:
+            reads = game.board_symbol  # stand-in pieces for a variant's new kinds
+            return tuple([reads(symbol) if symbol else symbol for symbol in squares])
         return squares
 
     def _push_node(self, node: _Node) -> None:
@@ -942,6 +1277,100 @@ class Recognizer:
         logger.debug("action %s amended to %s", old.san, played.san)
         self._explained(time, out)
 
+    def _reread(self, time: float, out: list[RecognizerEvent]) -> bool:
+        """Presence-only, the board stands on something no action explains: an action of
+        the last :data:`REREAD_PLIES` read among several readings (the board cannot tell
+        which piece was captured) is read the other way if then the actions since are
+        still legal and the board shows the position after them, or after them and one more
+        legal action.  Emits a takeback of the actions since the re-read one and the
+        actions again.  Returns whether it did."""
+        if self._game is None or self._top is None:
+            return False
+        count = len(self._played)
+        for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1):
+            for alternative in self._played[index].alternatives:
+                if self._try_reading(index, alternative, time, out):
+                    return True
+        return False
+
+    def _try_reading(
+        self, index: int, alternative: LegalAction, time: float, out: list[RecognizerEvent]
+    ) -> bool:
+        """Read action ``index`` as ``alternative`` if that explains the board (see
+        :meth:`_reread`); else leave everything as it was."""
+        game = self._game
+        assert game is not None
+        old_top, old_prev = self._top, self._prev
+        assert old_top is not None
+        saved = self._played[index:]
+        saved_nodes = self._nodes[index + 1 :]
+        for _ in saved:
+            self._played.pop()
+            game.undo()
+            self._pop_node()
+        applied = 0
+        reading: LegalAction | None = alternative
+        for _ in saved:
+            if reading is None:
+                break
+            self._apply(reading)
+            applied += 1
+            if applied < len(saved):
+                action = saved[applied].action.action
+                reading = next((la for la in game.legal_actions() if la.action == action), None)
+        if applied == len(saved):
+            top = self._new_ref(self._nodes[-1])
+            _copy_handling(old_top, top)
+            self._top = top
+            matches = self._matches(top) if top.diff else []
+            if not top.diff or matches:
+                self._commit_reading(index, saved, old_prev, time, out)
+                if matches:
+                    self._advance(matches[0].action, time, out)
+                    self._played[-1].alternatives = _alternatives(matches)
+                return True
+        for _ in range(applied):
+            self._played.pop()
+            game.undo()
+            self._pop_node()
+        for played, node in zip(saved, saved_nodes, strict=True):
+            game.apply(played.action.action)
+            self._played.append(played)
+            self._push_node(node)
+        self._top, self._prev = old_top, old_prev
+        return False
+
+    def _commit_reading(
+        self,
+        index: int,
+        saved: Sequence[_Played],
+        old_prev: _Ref | None,
+        time: float,
+        out: list[RecognizerEvent],
+    ) -> None:
+        """Events for the actions from ``index`` read again (their completion kept)."""
+        out.append(
+            Takeback(
+                time,
+                index,
+                tuple(p.action.uci for p in reversed(saved)),
+                tuple(p.final for p in reversed(saved)),
+            )
+        )
+        for played, old in zip(self._played[index:], saved, strict=True):
+            played.final = old.final
+            played.by_settle = old.by_settle
+            out.append(self._move_event(time, played, played.final))
+        if len(self._nodes) > 1:
+            self._prev = self._new_ref(self._nodes[-2])
+            if old_prev is not None:
+                _copy_handling(old_prev, self._prev)
+        self._result = None
+        logger.debug(
+            "read again from ply %d: %s", index + 1, " ".join(p.action.uci for p in saved)
+        )
+        self._explained(time, out)
+
     def _takeback_to(self, ply: int, time: float, out: list[RecognizerEvent]) -> None:
         game = self._game
         assert game is not None
@@ -985,8 +1414,8 @@ class Recognizer:
             self.rotated = turned
             self._board.reverse()
         variant = self.variant if start.variant == self.variant.id else get_variant(start.variant)
-        if self.variant.id == "chess960" and start.variant == "standard":
-            variant = self.variant
+        if self.variant.id in ("chess960", "twenty-chess") and start.variant == "standard":
+            variant = self.variant  # the classical set-up starts the table's variant
         self._game = variant.new_game(start)
         self._played = []
         self._nodes = []
@@ -1053,7 +1482,7 @@ class Recognizer:
             wrong = set(top.diff)
             for sq, symbol in la.changes:
                 wrong.discard(sq)
-                after = (OCCUPIED if symbol else EMPTY) if presence else symbol
+                after = (OCCUPIED if symbol else EMPTY) if presence else game.board_symbol(symbol)
                 if board[sq] != after:
                     wrong.add(sq)
             if len(wrong) < len(best):

@@ -69,6 +69,7 @@ from service.variants.base import (
     Swap,
     Tandem,
     Variant,
+    VariantError,
     VariantGame,
     result_string,
 )
@@ -92,6 +93,57 @@ RESTRICTED: Mapping[int, frozenset[str]] = {
 PAIRED_KINDS = frozenset("nbr")
 """Rule 20: moving one piece of these kinds moves both."""
 PROMOTIONS = ("q", "r", "b", "n")
+
+RULE_TEXTS: Mapping[int, str] = {
+    1: "orthodox chess",
+    2: "two moves, with two different pieces",
+    3: "swap two of your own pieces, then move another piece",
+    4: "drop one of your captured pieces (no check, no pawn on the last row), "
+    "then move another piece",
+    5: "drop the captured piece your opponent picks, then move another piece",
+    6: "drop captured pieces until one side's hand is empty, then move another piece",
+    7: "move a pawn or the king",
+    8: "move a knight or the king",
+    9: "move a bishop or the king",
+    10: "move a rook or the king",
+    11: "bishops may also step one square straight, rooks one square diagonally",
+    12: "drop (or re-drop) the extra piece as a fool, which moves like the piece moved "
+    "last, then move another piece",
+    13: "drop (or re-drop) the extra piece as an elephant, one or two squares diagonally "
+    "jumping, then move another piece",
+    14: "drop (or re-drop) the extra piece as a mountain, which never moves and cannot be "
+    "captured, then move another piece",
+    15: "the king may also jump like a knight; no castling",
+    16: "the board is a cylinder: files a and h are neighbours",
+    17: "a move counts only with another own piece making the same step onto an empty "
+    "square",
+    18: "only backward moves",
+    19: "give one of your pieces to the opponent's hand, then make an orthodox move",
+    20: "moving a knight, bishop or rook moves both pieces of that kind",
+}
+"""Each rule in a line, in the project's words (the mirror, the record, rulings)."""
+STEP_TEXTS: Mapping[str, str] = {
+    "move": "a move",
+    "move2": "a move with another piece",
+    "swap": "swap two own pieces",
+    "drop": "drop a captured piece",
+    "choose": "the opponent picks the piece to drop",
+    "extra": "drop the extra piece (or move another piece)",
+    "gift": "give a piece to the opponent",
+    "cast": "cast the rule of this turn",
+}
+EXTRA_NAMES: Mapping[str, str] = {FOOL: "fool", ELEPHANT: "elephant", MOUNTAIN: "mountain"}
+SPECIAL_STAND_INS: Mapping[Color, str] = {WHITE: "W", BLACK: "X"}
+"""The DGT special pieces as stand-ins: white-wins (0x0E) for White's extra piece,
+black-wins (0x0F) for Black's."""
+
+
+class ChoiceError(VariantError, ValueError):
+    """A decision entered when none is due, or with a value that is not an option."""
+
+
+def _side_name(color: Color) -> str:
+    return "white" if color == WHITE else "black"
 
 DEFAULT_STAND_INS: Mapping[Color, str] = {WHITE: "q", BLACK: "Q"}
 """What a piece-identity board reads for each side's extra piece by default: the spare queen
@@ -323,6 +375,7 @@ class TwentyChessGame(VariantGame):
         self._flagged: GameEnd | None = None
         self._cache: tuple[int, list[LegalAction], dict[Action, _Effect]] | None = None
         self._pending: tuple[_State, dict[Action, _Effect]] | None = None
+        self._decisions: dict[tuple[int, Color | None, str], str] = {}
         self._begin_turn(self._state)
 
     # -- the interface -----------------------------------------------------------------------
@@ -374,7 +427,7 @@ class TwentyChessGame(VariantGame):
     def sides_to_act(self) -> frozenset[Color]:
         if self.outcome() is not None:
             return frozenset()
-        return frozenset((self._actor(self._state),))
+        return frozenset((self._state.side,))
 
     def legal_actions(self) -> Sequence[LegalAction]:
         return self._generate()[0]
@@ -525,12 +578,124 @@ class TwentyChessGame(VariantGame):
         self._flagged = None
         self._cache = None
         self._pending = None
+        self._decisions = {}
         self._state = state
         self._begin_turn(state)
         if side == BLACK and state.rule is not None and state.end is None:
             state.side = BLACK
             self._begin_part(state)
         self._cache = None
+
+    # -- decisions and the table's view -------------------------------------------------------
+
+    def pending_choice(self) -> tuple[str, Color, tuple[str, ...]] | None:
+        """The decision the game waits for, as ``(what, by, options)``: ``("rule", WHITE,
+        ("1", ..., "20"))`` while the rule of a turn is to be cast, ``("piece", opponent,
+        kinds)`` while the opponent picks the piece to drop under rule 5; else None."""
+        step = self.step
+        if step not in ("cast", "choose"):
+            return None
+        state = self._state
+        if step == "cast":
+            return "rule", WHITE, tuple(str(rule) for rule in RULES)
+        return "piece", not state.side, tuple(sorted(set(state.hands[state.side])))
+
+    def decide(self, choice: Choice) -> None:
+        """Enter a decision the board cannot show (the admin API, the table screen): the rule
+        cast for the turn, or the piece the opponent picks under rule 5.  Unlike
+        ``apply(choice)`` it is no action of the record: it is kept with the turn, so that it
+        still holds when the action before it is taken back and made again.  Raises
+        :class:`ChoiceError` when no such decision is due or the value is not one of the
+        options."""
+        pending = self.pending_choice()
+        if pending is None:
+            raise ChoiceError(f"no decision is due now (turn {self.turn}, step {self.step})")
+        what, _, options = pending
+        if choice.what != what or choice.value not in options:
+            raise ChoiceError(
+                f"the decision due is the {what}: choose one of {', '.join(options)}"
+            )
+        state = self._state
+        key = (state.turn, None if what == "rule" else state.side, what)
+        self._decisions[key] = choice.value
+        if what == "rule":
+            state.rule = int(choice.value)
+            self._start_rule(state)
+        else:
+            state.choice = choice.value
+            state.step += 1
+            self._skip_impossible(state)
+        self._cache = None
+
+    def rule_text(self, rule: int | None = None) -> str:
+        """What rule ``rule`` (default: the rule of the turn under way) asks of a player."""
+        rule = self._state.rule if rule is None else rule
+        return RULE_TEXTS.get(rule or 0, "the rule of this turn is to be cast")
+
+    def rule_hint(self) -> str:
+        """One line for a ruling: the turn, its rule and what the side to act does now."""
+        state = self._state
+        side = "White" if state.side == WHITE else "Black"
+        step = STEP_TEXTS.get(self.step or "", "nothing")
+        return f"turn {state.turn}, rule {state.rule or '?'}: {self.rule_text()}; {side}: {step}"
+
+    def clock_hint(self) -> str:
+        """At most 8 characters for the clock display: ``RULE 12`` (``CAST?`` while the
+        rule is to be cast, ``R5 PICK`` while the opponent's pick is awaited)."""
+        step = self.step
+        if step == "cast":
+            return "CAST?"
+        if step == "choose":
+            return f"R{self._state.rule} PICK"
+        return f"RULE {self._state.rule}"
+
+    def record_note(self) -> str | None:
+        """The comment for the record before the first action of a turn: its rule."""
+        state = self._state
+        if state.side != WHITE or state.moves_this_part or state.rule is None:
+            return None
+        return f"rule {state.rule}: {self.rule_text()}"
+
+    def panel(self) -> dict[str, object]:
+        """What the mirror shows of the game besides the board (JSON-able)."""
+        state = self._state
+        pending = self.pending_choice()
+        extra: dict[str, object] = {}
+        for color in (WHITE, BLACK):
+            square = next(
+                (
+                    sq
+                    for sq, s in enumerate(state.cells)
+                    if s and s.lower() in EXTRA_KINDS and _color(s) == color
+                ),
+                None,
+            )
+            kind = state.cells[square].lower() if square is not None else None
+            extra[_side_name(color)] = {
+                "status": state.extra[color],
+                "kind": EXTRA_NAMES.get(kind or ""),
+                "square": chess.square_name(square) if square is not None else None,
+                "stand_in": self._variant.stand_ins[color],
+            }
+        step = self.step
+        return {
+            "variant": self._variant.id,
+            "turn": state.turn,
+            "rule": state.rule,
+            "rule_text": self.rule_text(),
+            "side": _side_name(state.side),
+            "step": step,
+            "step_text": STEP_TEXTS.get(step or "", ""),
+            "steps": list(state.steps),
+            "step_index": state.step,
+            "hands": {_side_name(c): "".join(self.hand(c)) for c in (WHITE, BLACK)},
+            "extra": extra,
+            "fool_moves_as": state.last_moved,
+            "pending_choice": None
+            if pending is None
+            else {"what": pending[0], "by": _side_name(pending[1]), "options": list(pending[2])},
+            "placement": self.fen().split("[", 1)[0],
+        }
 
     # -- turn structure ------------------------------------------------------------------------
 
@@ -544,7 +709,11 @@ class TwentyChessGame(VariantGame):
 
     def _begin_turn(self, state: _State) -> None:
         state.side = WHITE
-        state.rule = None if self._variant.cast else self._variant.rule_of(state.turn)
+        if self._variant.cast:
+            cast = self._decisions.get((state.turn, None, "rule"))
+            state.rule = int(cast) if cast is not None else None
+        else:
+            state.rule = self._variant.rule_of(state.turn)
         state.choice = None
         state.drops = 0
         if state.rule is None:
@@ -577,7 +746,10 @@ class TwentyChessGame(VariantGame):
             steps = ["choose", "drop", "move"]
             kinds = set(state.hands[side])
             state.choice = next(iter(kinds)) if len(kinds) == 1 else None
-            if state.choice is not None:  # nothing to choose from
+            decided = self._decisions.get((state.turn, side, "piece"))
+            if state.choice is None and decided in kinds:
+                state.choice = decided  # entered before (kept through takebacks)
+            if state.choice is not None:  # nothing to choose from, or chosen already
                 steps = ["drop", "move"]
         elif rule == 6 and state.drops:
             steps = ["drop"] * state.drops + ["move"]
@@ -671,6 +843,7 @@ class TwentyChessGame(VariantGame):
             elif step == "choose":
                 for kind in sorted(set(state.hands[state.side])):
                     effects[Choice("piece", kind)] = _Effect(state.copy())
+                effects.update(self._chosen_drops(state))
             elif self._pending is not None and self._pending[0] is state:
                 effects = dict(self._pending[1])
             else:
@@ -689,10 +862,21 @@ class TwentyChessGame(VariantGame):
                     del effects[action]
                     continue
                 seen.add(key)
-            actor = self._actor(state)
+            actor = self._actor(state) if isinstance(action, Choice) else state.side
             legal.append(LegalAction(action, actor, changes, str(action)))
         self._cache = (len(self._history), legal, effects)
         return legal, effects
+
+    def _chosen_drops(self, state: _State) -> dict[Action, _Effect]:
+        """Rule 5 before the opponent's pick is entered: the drop of any kind in the hand,
+        the pick read off the piece the player actually drops (the opponent hands it over)."""
+        out: dict[Action, _Effect] = {}
+        for kind in sorted(set(state.hands[state.side])):
+            picked = state.copy()
+            picked.choice = kind
+            picked.step += 1
+            out.update(self._step_effects(picked))
+        return out
 
     def _step_effects(self, state: _State) -> dict[Action, _Effect]:
         """The legal actions of the step under way, each with the state after it."""
@@ -1133,6 +1317,39 @@ class TwentyChess(Variant):
         self.schedule = schedule
         self.cast = cast
         self.stand_ins = dict(DEFAULT_STAND_INS if stand_ins is None else stand_ins)
+
+    @classmethod
+    def from_options(cls, text: str | None) -> TwentyChess:
+        """A 20-chess variant from a table's option text, words separated by spaces:
+        ``schedule=12,13,14`` (the rules of turns 1, 2, 3; orthodox after), ``cast`` (the rule
+        of each turn is cast and entered), ``stand-ins=queens`` (default: the spare queen of
+        the other colour), ``stand-ins=special`` (the DGT white-wins / black-wins pieces) or
+        ``stand-ins=Xy`` (two piece letters, White's extra piece first).  Raises
+        ``ValueError`` with a one-line message for anything else."""
+        schedule: list[int] | None = None
+        cast = False
+        stand_ins: Mapping[Color, str] | None = None
+        for word in (text or "").split():
+            key, _, value = word.partition("=")
+            if key == "cast" and not value:
+                cast = True
+            elif key == "schedule" and value:
+                try:
+                    schedule = [int(part) for part in value.split(",")]
+                except ValueError:
+                    raise ValueError(f"schedule takes rule numbers 1-20, got {value!r}") from None
+            elif key == "stand-ins" and value == "queens":
+                stand_ins = DEFAULT_STAND_INS
+            elif key == "stand-ins" and value == "special":
+                stand_ins = SPECIAL_STAND_INS
+            elif key == "stand-ins" and len(value) == 2 and value.isalpha():
+                stand_ins = {WHITE: value[0], BLACK: value[1]}
+            else:
+                raise ValueError(
+                    f"unknown 20-chess option {word!r}: use schedule=1,2,..., cast, "
+                    "stand-ins=queens, stand-ins=special or stand-ins=<two letters>"
+                )
+        return cls(schedule, cast=cast, stand_ins=stand_ins)
 
     def rule_of(self, turn: int) -> int:
         """The rule of turn ``turn`` (1-based) by the schedule."""
