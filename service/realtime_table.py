@@ -20,6 +20,8 @@ What differs from the turn-based table:
   taken off) is a ``corrections`` event and ``state()["realtime"]["corrections"]``; a DGT
   3000, if there is one, shows the first of them (``PUT E4``, ``OFF E4``, ``E4 TO E2``)
   until it is done, and the LEDs light its squares (:mod:`service.leds`);
+* time alone changes the board: :meth:`RealtimeTable.tick` reports each arrival
+  (``arrival``) and each delay that ran out (``delay_end``), so viewers update at once;
 * the clock is not run: realtime chess has no clock times, only the five-minute rule
   (5.4), which the model keeps;
 * settings: those of ``Table`` plus ``tick`` (seconds per tick, 0.1 to 1; rule 6).  The
@@ -65,6 +67,7 @@ from service.recognize.realtime import (
 from service.table import ClockOrder, TableError, TableEvent, TableSettings, placement_fen
 from service.variants.base import WHITE, Color, SquareMap, StartPosition
 from service.variants.realtime import (
+    DELAY_TICKS,
     DRAW_AFTER,
     FASTEST_TICK,
     STANDARD_TICK,
@@ -319,11 +322,21 @@ class RealtimeTable:
         return out
 
     def tick(self, now: float) -> list[TableEvent]:
-        """Time passes: pieces travel, collide and arrive; the game may end (5.4)."""
+        """Time passes: pieces travel, collide and arrive; the game may end (5.4).
+
+        Besides the rulings, an ``arrival`` event for every piece that arrived since the
+        game was last worked out and a ``delay_end`` event for every delay (rule 6.3) that
+        ran out, so that a viewer learns of them at once (see :meth:`_timeline`)."""
         self._as_of = max(self._as_of, now)
+        game = self.game
+        before = None
+        if game is not None and self._phase == "playing":
+            before = (game, game.now, game.delays())
         out: list[TableEvent] = []
         for item in self._recognizer.tick(now):
             out += self._recognized(item)
+        if before is not None:
+            out += self._timeline(*before)
         self._show_correction()
         return out
 
@@ -511,6 +524,44 @@ class RealtimeTable:
         if isinstance(item, Result):
             return self._end(item.result, item.reason, t)
         return []
+
+    def _timeline(
+        self, game: RealtimeGame, since: float, delays: Mapping[int, float]
+    ) -> list[TableEvent]:
+        """What happened in virtual time between ``since`` and the game's time now without
+        any board event: ``arrival`` (``square``, ``piece``, ``virtual_time`` of the arrival
+        and ``delay_ends``, when its delay of rule 6.3 runs out) and ``delay_end``
+        (``square``, ``piece``, ``virtual_time``), in order of time.  Both are worked out
+        from the game alone, so the same inputs give the same events."""
+        if game is not self.game:  # a new game began meanwhile
+            return []
+        until = game.now
+        if until <= since:
+            return []
+        origin = self._recognizer.origin
+        delay = DELAY_TICKS * self.settings.tick
+        found: list[tuple[float, int, TableEvent]] = []
+        ends = {square: round(since + left, 3) for square, left in delays.items()}
+        for event in game.events():
+            if event.kind != "arrive" or event.square is None or not since < event.time <= until:
+                continue
+            ends[event.square] = round(event.time + delay, 3)  # a new delay on that square
+            found.append((event.time, 0, TableEvent(event.time, "arrival", {
+                "square": chess.square_name(event.square),
+                "piece": event.piece,
+                "virtual_time": round(event.time - origin, 3),
+                "delay_ends": round(event.time + delay - origin, 3),
+            })))  # fmt: skip
+        standing = game.squares
+        for square, end in sorted(ends.items()):
+            if end > until or not standing[square]:  # still running, or the piece is gone
+                continue
+            found.append((end, 1, TableEvent(end, "delay_end", {
+                "square": chess.square_name(square),
+                "piece": standing[square],
+                "virtual_time": round(end - origin, 3),
+            })))  # fmt: skip
+        return [event for _, _, event in sorted(found, key=lambda f: (f[0], f[1]))]
 
     def _refused(self, item: Refused, data: dict[str, Any]) -> TableEvent:
         who = (_side(item.side) or "a").capitalize()

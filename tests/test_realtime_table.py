@@ -129,3 +129,28 @@ def test_clock_texts_fit_the_dgt_3000() -> None:
     ]
     assert texts == ["E4 TO E2", "OFF A4", "PUT H8"]
     assert all(len(t) <= 8 for t in texts)
+
+
+def test_a_tick_reports_every_arrival_and_every_delay_that_ran_out() -> None:
+    """An arrival or the end of a delay changes what viewers see without any board event:
+    the tick that passes it reports it, once, whatever the spacing of the ticks."""
+    table = RealtimeTable("t", {"tick": "0.2"})
+    seen: list[dict[str, Any]] = []
+    for event in inputs()[:-2]:  # without the refused knight move
+        seen += [e.to_json() for e in table.tick(event.time) + table.feed(event)]
+    assert table.tick(1.8) == []  # the knight (lifted 1.5) is still under way
+    late = [e.to_json() for e in table.tick(5.0)]  # one late tick passes five instants
+    timeline = [e for e in seen + late if e["type"] in ("arrival", "delay_end")]
+    assert [(e["type"], e["square"], e["piece"], e["virtual_time"]) for e in timeline] == [
+        ("arrival", "e4", "P", 1.4),
+        ("arrival", "e5", "p", 1.5),
+        ("arrival", "f3", "N", 1.9),
+        ("delay_end", "e4", "P", 3.4),
+        ("delay_end", "e5", "p", 3.5),
+        ("delay_end", "f3", "N", 3.9),
+    ]
+    assert [e["delay_ends"] for e in timeline if e["type"] == "arrival"] == [3.4, 3.5, 3.9]
+    assert [e["time"] for e in late] == [1.9, 3.4, 3.5, 3.9]  # stamped when they happened
+    assert table.tick(5.0) == []  # each reported once
+    assert table.tick(6.0) == []
+    assert table.state()["realtime"]["delays"] == {}

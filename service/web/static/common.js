@@ -13,17 +13,46 @@ function placementOf(state) {
   return null;
 }
 
-// {from, to} squares ("e2", "e4") of the last move, from the state's last_move or moves.
-function lastMoveOf(state) {
-  let lm = state && state.last_move;
-  if (!lm && state && Array.isArray(state.moves) && state.moves.length) lm = state.moves[state.moves.length - 1];
-  if (!lm) return null;
-  const uci = typeof lm === "string" ? lm : lm.uci;
-  if (typeof uci !== "string" || !/^[a-h][1-8][a-h][1-8]/.test(uci)) return null;
-  return { from: uci.slice(0, 2), to: uci.slice(2, 4) };
+const SQUARE_NAME = /^[a-h][1-8]$/;
+
+// The squares an action's text names, in order: "e2e4", "e7e8q", "F@e3" (a drop),
+// "b1<>c1" (a swap), "e2e4&g1f3" (a tandem), "-e4" (a piece given away).  A text of
+// another form names no square.
+function squaresOfText(text) {
+  if (typeof text !== "string" || text.length > 64) return [];
+  return text.match(/[a-h][1-8]/g) || [];
 }
 
-// Draw (or redraw) the 64 squares of `el` from a FEN placement, White at the bottom.
+// The squares the last action changed (a Set of names such as "e4"), from the state's
+// last_move or else the last move of its record that stands (a refused one does not);
+// null when there is none or its form is unknown.  Never throws.
+function lastMoveOf(state) {
+  try {
+    let lm = state && state.last_move;
+    if (!lm && state && Array.isArray(state.moves)) {
+      for (let i = state.moves.length - 1; i >= 0 && !lm; i--) {
+        const m = state.moves[i];
+        if (m && !m.refused) lm = m;
+      }
+    }
+    if (!lm) return null;
+    const names = new Set();
+    if (typeof lm === "string") {
+      for (const n of squaresOfText(lm)) names.add(n);
+    } else if (typeof lm === "object") {
+      if (Array.isArray(lm.squares)) for (const n of lm.squares) names.add(n);
+      for (const n of [lm.from, lm.to]) names.add(n);
+      for (const n of squaresOfText(lm.uci)) names.add(n);
+    }
+    for (const n of Array.from(names)) if (typeof n !== "string" || !SQUARE_NAME.test(n)) names.delete(n);
+    return names.size ? names : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+// Draw (or redraw) the 64 squares of `el` from a FEN placement, White at the bottom;
+// `last` (lastMoveOf) marks the squares of the last action.
 function drawBoard(el, placement, last) {
   if (el.children.length !== 64) {
     el.textContent = "";
@@ -68,7 +97,7 @@ function drawBoard(el, placement, last) {
     } else if (pc) {
       pc.remove();
     }
-    const marked = !!last && (name === last.from || name === last.to);
+    const marked = last instanceof Set ? last.has(name) : !!last && (name === last.from || name === last.to);
     sq.classList.toggle("mark", marked);
   }
   el.dataset.placement = placement || "";

@@ -37,50 +37,76 @@
     const board = document.getElementById("board");
     if (!board) return;
     for (const node of board.querySelectorAll(".rt-delay, .rt-travel")) node.remove();
-    for (const sq of board.children) sq.style.outline = "";
+    for (const sq of board.children) {
+      sq.style.outline = "";
+      sq.style.outlineOffset = "";
+    }
+  }
+
+  function section(box, cls) {
+    let node = box.querySelector("." + cls);
+    if (!node) {
+      node = document.createElement("div");
+      node.className = cls;
+      box.appendChild(node);
+    }
+    return node;
+  }
+
+  function titled(parent, title, tag, texts) {
+    parent.textContent = "";
+    if (!texts.length) return;
+    const head = document.createElement("div");
+    head.className = "rt-title";
+    head.textContent = title;
+    parent.appendChild(head);
+    const list = document.createElement(tag);
+    for (const text of texts) {
+      const li = document.createElement("li");
+      li.textContent = text;
+      list.appendChild(li);
+    }
+    parent.appendChild(list);
   }
 
   function showRealtime(state) {
     const rt = state && typeof state.realtime === "object" ? state.realtime : null;
-    if (!rt) { latest = null; clearBoard(); return; }
-    latest = { rt: rt, phase: state.phase, receivedAt: nowSeconds() };
+    if (!rt) {
+      latest = null;
+      const old = document.getElementById("rt-panel");
+      if (old) old.remove();
+      clearBoard();
+      return;
+    }
+    latest = { rt: rt, phase: state.phase, receivedAt: nowSeconds(), shownTravels: null };
     const box = panel();
     if (!box) return;
-    box.textContent = "";
-    const head = document.createElement("div");
-    const vt = typeof rt.virtual_time === "number" ? " · game time " + rt.virtual_time.toFixed(1) + " s" : "";
-    head.textContent = "Realtime chess · tick " + String(rt.tick) + " s" + vt;
-    box.appendChild(head);
+    // How many pieces the last state had under way (the table sends a state at every
+    // arrival and at the end of every delay).
+    box.dataset.travels = String(Array.isArray(rt.travels) ? rt.travels.length : 0);
+    section(box, "rt-head");
     const corrections = Array.isArray(rt.corrections) ? rt.corrections : [];
-    if (corrections.length) {
-      const title = document.createElement("div");
-      title.className = "rt-title";
-      title.textContent = "Set right on the board:";
-      box.appendChild(title);
-      const list = document.createElement("ol");
-      for (const c of corrections) {
-        const li = document.createElement("li");
-        li.textContent = typeof c.text === "string" ? c.text : String(c.kind || "?") + " " + String(c.square || "");
-        list.appendChild(li);
-      }
-      box.appendChild(list);
-    }
-    const travels = Array.isArray(rt.travels) ? rt.travels : [];
-    if (travels.length) {
-      const title = document.createElement("div");
-      title.className = "rt-title";
-      title.textContent = "Under way:";
-      box.appendChild(title);
-      const list = document.createElement("ul");
-      for (const t of travels) {
-        const li = document.createElement("li");
-        li.textContent = String(t.piece) + " " + String(t.from) + "–" + String(t.to) +
-          (typeof t.arrives === "number" ? " (arrives " + t.arrives.toFixed(1) + " s)" : "");
-        list.appendChild(li);
-      }
-      box.appendChild(list);
-    }
+    titled(section(box, "rt-corrections"), "Set right on the board:", "ol", corrections.map((c) =>
+      typeof c.text === "string" ? c.text : String(c.kind || "?") + " " + String(c.square || "")));
+    section(box, "rt-travels");
     draw();
+  }
+
+  // The panel's parts that change with time: the game time and the pieces still under way.
+  function drawPanel(now) {
+    const box = document.getElementById("rt-panel");
+    if (!box || !latest) return;
+    const rt = latest.rt;
+    const vt = now !== null ? " · game time " + now.toFixed(1) + " s" : "";
+    section(box, "rt-head").textContent = "Realtime chess · tick " + String(rt.tick) + " s" + vt;
+    const under = (Array.isArray(rt.travels) ? rt.travels : []).filter(
+      (t) => now === null || !(Number(t.arrives) <= now));
+    const texts = under.map((t) => String(t.piece) + " " + String(t.from) + "–" + String(t.to) +
+      (typeof t.arrives === "number" ? " (arrives " + t.arrives.toFixed(1) + " s)" : ""));
+    const key = texts.join("\n");
+    if (key === latest.shownTravels) return;
+    latest.shownTravels = key;
+    titled(section(box, "rt-travels"), "Under way:", "ul", texts);
   }
 
   function mark(sq, cls, text, fraction, colour) {
@@ -88,14 +114,24 @@
     if (!node) {
       node = document.createElement("span");
       node.className = cls;
+      // Above the piece (z-index 1) and the last-move mark; the seconds in white.
       node.style.position = "absolute";
       node.style.left = "0";
       node.style.bottom = "0";
-      node.style.height = "18%";
-      node.style.fontSize = "70%";
+      node.style.zIndex = "2";
+      node.style.height = "24%";
+      node.style.display = "flex";
+      node.style.alignItems = "center";
+      node.style.paddingLeft = "3px";
+      node.style.boxSizing = "border-box";
+      node.style.fontSize = "calc(var(--board) / 40)";
+      node.style.fontWeight = "700";
+      node.style.color = "#fff";
+      node.style.textShadow = "0 0 2px #000";
       node.style.lineHeight = "1";
       node.style.pointerEvents = "none";
       node.style.whiteSpace = "nowrap";
+      node.style.overflow = "visible";
       sq.appendChild(node);
     }
     node.textContent = text;
@@ -108,9 +144,14 @@
     const board = document.getElementById("board");
     if (!board) return;
     clearBoard();
-    if (!latest || latest.phase !== "playing") return;
+    if (!latest) return;
     const rt = latest.rt;
     const elapsed = Math.max(0, nowSeconds() - latest.receivedAt);
+    const playing = latest.phase === "playing";
+    // Game time now, counted on from the last state (null when the game does not run).
+    const now = playing && typeof rt.virtual_time === "number" ? rt.virtual_time + elapsed : null;
+    drawPanel(now);
+    if (!playing) return;
     const full = DELAY_TICKS * (Number(rt.tick) || 1);
     const squares = {};
     for (const sq of board.children) squares[sq.dataset.square] = sq;
@@ -119,20 +160,30 @@
       const left = Number(delays[name]) - elapsed;
       const sq = squares[name];
       if (!sq || !(left > 0)) continue;
-      sq.style.position = "relative";
       mark(sq, "rt-delay", left.toFixed(1), left / full, "rgba(220, 60, 40, 0.55)");
     }
     for (const t of Array.isArray(rt.travels) ? rt.travels : []) {
       const sq = squares[t.to];
       if (!sq) continue;
-      const total = Number(t.arrives) - Number(t.started);
-      const left = typeof rt.virtual_time === "number" ? Number(t.arrives) - rt.virtual_time - elapsed : total;
-      sq.style.position = "relative";
+      const arrives = Number(t.arrives);
+      const total = arrives - Number(t.started);
+      const left = now !== null ? arrives - now : total;
+      if (now !== null && left <= 0) {
+        // Arrived since the last state (the table's state for the arrival follows within
+        // a hall tick): its delay of ten ticks runs from the arrival.
+        const delay = arrives + full - now;
+        if (delay > 0 && !(t.to in delays)) mark(sq, "rt-delay", delay.toFixed(1), delay / full, "rgba(220, 60, 40, 0.55)");
+        continue;
+      }
       mark(sq, "rt-travel", "→" + Math.max(0, left).toFixed(1), total > 0 ? left / total : 0, "rgba(40, 120, 220, 0.55)");
     }
     for (const c of Array.isArray(rt.corrections) ? rt.corrections : []) {
       for (const name of [c.square, c.from]) {
-        if (typeof name === "string" && squares[name]) squares[name].style.outline = "3px solid #d33";
+        if (typeof name === "string" && squares[name]) {
+          // Inside the square: a neighbour drawn later would cover an outline outside it.
+          squares[name].style.outline = "4px solid #d33";
+          squares[name].style.outlineOffset = "-4px";
+        }
       }
     }
   }
