@@ -22,22 +22,29 @@ CPU time of the thread (``time.thread_time``; ``--wall``: wall-clock time), each
 cost being the least of ``--repeat`` runs of the same stream (3 by default: the
 interruptions of a shared machine are not the recogniser's cost; ``--repeat 1`` times each
 event once).
+The same figures follow per board family.  ``--profile N``: afterwards, one more pass of
+the first seed's streams under ``cProfile``, untimed, printing the N functions with the most
+time of their own and the N with the most time inclusive of what they call.
 Goals: every game exact, 0 phantom, 0 missed, p99 under 200 us.  Exit status 1 only if a
 run raises; the figures never fail it.
 
     .venv/bin/python bench/recognition.py             # all games, 5 seeds (long: minutes)
     .venv/bin/python bench/recognition.py --quick     # a few games, 1 seed (CI smoke run)
     .venv/bin/python bench/recognition.py --seeds 1 --sources lichess,sdist
+    .venv/bin/python bench/recognition.py --quick --profile 25
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import difflib
+import io
+import pstats
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,19 +195,20 @@ def select_games(sources: Sequence[str], quick: bool, both_wings: bool = False) 
     return games
 
 
-def _run(
-    job: tuple[bool, int, str, bool, bool, float, float, float, bool, int],
-) -> tuple[Tally, Tally, list[float]]:
-    """One board family and one seed over every game: both approaches' tallies and the
-    recogniser's costs per board event (each the least of ``repeat`` runs of the stream
-    through a fresh recogniser)."""
-    presence, seed, sources, quick, both_wings, settle, sweep, takeback, wall, repeat = job
-    clock = time.perf_counter if wall else time.thread_time
+def _streams(
+    presence: bool,
+    seed: int,
+    sources: str,
+    quick: bool,
+    both_wings: bool,
+    sweep: float,
+    takeback: float,
+) -> Iterator[tuple[Game, Stream]]:
+    """The event streams of one board family and one seed, one per game (made one at a
+    time: a full run has many)."""
     games = select_games(sources.split(","), quick, both_wings)
-    ours, usual = Tally(), Tally()
-    costs: list[float] = []
     for index, game in enumerate(games):
-        item = stream(
+        yield game, stream(
             game,
             seed=seed * 100_003 + index,
             handling=Handling.noisy(),
@@ -209,6 +217,36 @@ def _run(
             sweep=sweep,
             takeback=takeback,
         )
+
+
+def profile(args: argparse.Namespace, top: int) -> str:
+    """The report of one untimed pass of the first seed's streams (both families) under
+    ``cProfile``: the ``top`` functions by own time, then by inclusive time."""
+    options = (args.sources, args.quick, args.both_wings, args.sweep, args.takeback)
+    profiler = cProfile.Profile()
+    for presence in (False, True):
+        for _, item in _streams(presence, args.seed, *options):
+            profiler.enable()
+            recognise(item)
+            profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def _run(
+    job: tuple[bool, int, str, bool, bool, float, float, float, bool, int],
+) -> tuple[Tally, Tally, list[float]]:
+    """One board family and one seed over every game: both approaches' tallies and the
+    recogniser's costs per board event (each the least of ``repeat`` runs of the stream
+    through a fresh recogniser)."""
+    presence, seed, sources, quick, both_wings, settle, sweep, takeback, wall, repeat = job
+    clock = time.perf_counter if wall else time.thread_time
+    ours, usual = Tally(), Tally()
+    costs: list[float] = []
+    for game, item in _streams(presence, seed, sources, quick, both_wings, sweep, takeback):
         expected = game.ucis()
         result = recognise(item, timed=True, clock=clock)
         least = result.costs
@@ -252,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--wall", action="store_true",
                         help="time board events by the wall clock, not CPU time")  # fmt: skip
     parser.add_argument("--list-wrong", action="store_true", help="name the games read wrong")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="then profile one pass, printing the top N functions")  # fmt: skip
     args = parser.parse_args(argv)
     seeds = [args.seed] if args.quick else list(range(args.seed, args.seed + args.seeds))
     games = select_games(args.sources.split(","), args.quick)
@@ -269,14 +309,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             results = list(pool.map(_run, [(*job, *options) for job in jobs]))
     else:
         results = [_run((*job, *options)) for job in jobs]
+    by_family: dict[str, list[float]] = {}
     for presence in (False, True):
         family = "presence-only" if presence else "piece-identity"
         ours, usual = Tally(), Tally()
+        family_costs = by_family[family] = []
         for (job_presence, _), (our, their, timed) in zip(jobs, results, strict=True):
             if job_presence == presence:
                 ours.merge(our)
                 usual.merge(their)
-                costs += timed
+                family_costs += timed
+        costs += family_costs
         for label, tally in (("recogniser", ours), ("usual approach", usual)):
             print(
                 f"{family} {label}: games: {tally.games} moves: {tally.moves} "
@@ -290,7 +333,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"cost per board event p50: {statistics.median(micro):.1f} us")
     p99 = percentile(micro, 0.99)
     print(f"cost per board event p99: {p99:.1f} us (goal < {P99_GOAL_US:.0f} us)")
+    for family, family_costs in by_family.items():
+        if family_costs:
+            figures = [c * 1e6 for c in family_costs]
+            print(
+                f"  {family}: p50 {statistics.median(figures):.1f} us, "
+                f"p90 {percentile(figures, 0.9):.1f} us, p99 {percentile(figures, 0.99):.1f} us, "
+                f"max {max(figures):.1f} us"
+            )
     print(f"elapsed: {time.perf_counter() - started:.1f} s")
+    if args.profile > 0:
+        print(profile(args, args.profile))
     return 0
 
 

@@ -64,6 +64,53 @@ def test_changes_of_every_legal_action_match_the_position_after_it(variant_id: s
             game.apply(rng.choice(actions).action)
 
 
+@pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
+def test_what_a_position_knows_survives_undo_and_reapply(variant_id: str) -> None:
+    """The variants keep what they worked out per position; undo then re-apply must give
+    the same actions, SAN and per-square lists as the first time, whichever was asked
+    first, and SAN must be python-chess's."""
+    variant = get_variant(variant_id)
+    rng = random.Random(f"cache-{variant_id}")
+    starts = variant.start_positions()
+    for game_no in range(6):
+        game = variant.new_game(rng.choice(starts))
+        for _ply in range(rng.randrange(30, 80)):
+            squares_first = game_no % 2 == 0  # half the games ask per square first
+            per_square_before = (
+                {sq: [a.uci for a in game.actions_changing(sq)] for sq in range(64)}
+                if squares_first
+                else None
+            )
+            actions = game.legal_actions()
+            if not actions:
+                break
+            board = chess.Board(game.fen(), chess960=variant_id == "chess960")
+            sans = {a.uci: game.san(a.action) for a in actions}
+            assert sans == {a.uci: board.san(chess.Move.from_uci(a.uci)) for a in actions}
+            per_square = {
+                sq: [a.uci for a in actions if sq in a.changed_squares] for sq in range(64)
+            }
+            if per_square_before is not None:
+                assert per_square_before == per_square
+            assert {sq: [a.uci for a in game.actions_changing(sq)] for sq in range(64)} == (
+                per_square
+            )
+            chosen = rng.choice(actions).action
+            game.apply(chosen)
+            game.undo()
+            assert [a.uci for a in game.legal_actions()] == [a.uci for a in actions]
+            assert {a.uci: game.san(a.action) for a in actions} == sans
+            game.apply(chosen)
+
+
+def test_a_flagged_game_has_no_actions_on_any_square() -> None:
+    game = get_variant("standard").new_game()
+    assert game.actions_changing(chess.E2)  # known before the flag
+    game.flag(WHITE)
+    assert list(game.legal_actions()) == []
+    assert all(not game.actions_changing(sq) for sq in range(64))
+
+
 def test_chess960_has_960_distinct_starts_with_518_classical() -> None:
     starts = chess960_starts()
     assert len({s.squares for s in starts}) == 960

@@ -9,7 +9,8 @@ Chess960).  Chess960 and T20 subclass it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 
 import chess
 
@@ -49,6 +50,9 @@ def squares_of(board: chess.BaseBoard) -> SquareMap:
     return tuple(cells)
 
 
+_CASTLING_ENDS = chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_F | chess.BB_FILE_G
+"""The files where a castling king and rook end (in Chess960 too)."""
+
 _MASKS = ("pawns", "knights", "bishops", "rooks", "queens", "kings")
 _COLOR_MASKS = (_MASKS, _MASKS)
 
@@ -66,11 +70,46 @@ def to_chess_move(action: Action) -> chess.Move:
     return chess.Move(action.from_square, action.to_square, promotion)
 
 
-@cache
-def _move_and_uci(origin: int, target: int, promotion: chess.PieceType | None) -> tuple[Move, str]:
-    """Shared :class:`Move` objects and their UCI (there are few distinct moves)."""
+@lru_cache(maxsize=1 << 14)
+def _legal_move(
+    origin: int, target: int, promotion: chess.PieceType | None, mover: str, taken: str
+) -> LegalAction:
+    """The :class:`LegalAction` of a legal move, from what stands on its two squares: the
+    ``mover`` on ``origin`` and ``taken`` on ``target`` (the rest follows from the move
+    being legal: the pawn an en passant capture takes, the rook of a castling, the empty
+    squares it ends on), so one object serves every position where the move is made."""
+    current = {origin: mover, target: taken}
+    kind = mover.lower()
+    if kind == "p":
+        if promotion:
+            promoted = chess.piece_symbol(promotion)
+            after = {origin: EMPTY, target: promoted.upper() if mover == "P" else promoted}
+        elif (origin & 7) != (target & 7) and taken == EMPTY:  # en passant
+            passed = (origin & ~7) | (target & 7)
+            current[passed] = "p" if mover == "P" else "P"
+            after = {origin: EMPTY, target: mover, passed: EMPTY}
+        else:
+            after = {origin: EMPTY, target: mover}
+    elif kind == "k" and (
+        abs((origin & 7) - (target & 7)) > 1 or taken == ("R" if mover == "K" else "r")
+    ):  # castling: the king goes two files, or onto its own rook (Chess960 encoding)
+        rank = origin & ~7
+        rook_from = target
+        if taken.lower() != "r":  # standard encoding e1g1
+            rook_from = rank + (7 if target > origin else 0)
+            current[rook_from] = "R" if mover == "K" else "r"
+        if rook_from > origin:
+            king_to, rook_to = rank + 6, rank + 5
+        else:
+            king_to, rook_to = rank + 2, rank + 3
+        after = {origin: EMPTY, rook_from: EMPTY}
+        after[king_to] = mover
+        after[rook_to] = current[rook_from]
+    else:
+        after = {origin: EMPTY, target: mover}
+    changes = tuple([(sq, v) for sq, v in after.items() if current.get(sq, EMPTY) != v])
     move = chess.Move(origin, target, promotion)
-    return from_chess_move(move), move.uci()
+    return LegalAction(from_chess_move(move), mover.isupper(), changes, move.uci())
 
 
 def from_chess_move(move: chess.Move) -> Move:
@@ -78,34 +117,71 @@ def from_chess_move(move: chess.Move) -> Move:
     return Move(move.from_square, move.to_square, promotion)
 
 
+def _attacks(piece: chess.PieceType, color: Color, square: int, occupied: int) -> int:
+    """The squares a piece of kind ``piece`` and colour ``color`` on ``square`` attacks when
+    the squares of ``occupied`` are occupied."""
+    if piece == chess.PAWN:
+        return chess.BB_PAWN_ATTACKS[color][square]
+    if piece == chess.KNIGHT:
+        return chess.BB_KNIGHT_ATTACKS[square]
+    if piece == chess.KING:
+        return chess.BB_KING_ATTACKS[square]
+    attacks = 0
+    if piece in (chess.BISHOP, chess.QUEEN):
+        attacks |= chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+    if piece in (chess.ROOK, chess.QUEEN):
+        attacks |= chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+        attacks |= chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
+    return attacks
+
+
+@dataclass(slots=True, eq=False)
+class _Position:
+    """What a game has worked out about one of its positions, filled in on demand.
+
+    A position is reached by one history only, so everything here stays true for as long as
+    the position exists: an undo keeps it (the parent remembers its children), and making the
+    same action again finds it complete -- the recogniser steps back and forth between the
+    last two positions all the time."""
+
+    squares: SquareMap
+    known: dict[Action, LegalAction] = field(default_factory=dict)
+    """Every legal action built so far, by action."""
+    actions: list[LegalAction] | None = None
+    """All legal actions, in python-chess order, once asked for."""
+    by_square: dict[int, list[LegalAction]] = field(default_factory=dict)
+    """The legal actions changing a square, per square asked for (every square once
+    :attr:`actions` is known)."""
+    san: dict[Action, str] = field(default_factory=dict)
+    outcome: tuple[GameEnd | None] | None = None
+    """The end by the rules (no time-out), once asked for."""
+    can_move: bool | None = None
+    """Whether the side to move has a legal move, once known."""
+    children: dict[Action, _Position] = field(default_factory=dict)
+    """The positions the actions made from here led to."""
+    scores: tuple[ScoreEvent, ...] | None = None
+    """Score events of the action that led here (variants that score)."""
+
+
 class ChessGame(VariantGame):
-    """A game of chess (or a chess variant with the FIDE moves) on a python-chess board."""
+    """A game of chess (or a chess variant with the FIDE moves) on a python-chess board.
+
+    ``board`` is the python-chess board; read it, never change it (the game keeps a
+    :class:`_Position` per position of :attr:`board`'s move stack)."""
 
     def __init__(self, variant: Variant, start: StartPosition, *, chess960: bool) -> None:
         self.variant = variant
         self.start = start
         self.board = chess.Board(start.fen, chess960=chess960)
         self._flagged: GameEnd | None = None
-        self._squares: SquareMap | None = None
-        self._actions: list[LegalAction] | None = None
-        self._by_square: dict[int, list[LegalAction]] = {}
-        self._known: dict[Action, LegalAction] = {}
-        self._outcome: tuple[GameEnd | None] | None = None
+        self._line: list[_Position] = [_Position(squares_of(self.board))]
+        """One entry per position from the start to now (the last one is the current)."""
 
     # -- state -----------------------------------------------------------------------------
 
-    def _invalidate(self) -> None:
-        self._squares = None
-        self._actions = None
-        self._by_square = {}
-        self._known = {}
-        self._outcome = None
-
     @property
     def squares(self) -> SquareMap:
-        if self._squares is None:
-            self._squares = squares_of(self.board)
-        return self._squares
+        return self._line[-1].squares
 
     @property
     def ply(self) -> int:
@@ -125,95 +201,160 @@ class ChessGame(VariantGame):
     # -- actions ---------------------------------------------------------------------------
 
     def legal_actions(self) -> Sequence[LegalAction]:
-        if self._actions is None:
-            if self.outcome() is not None:
-                self._actions = []
-            else:
-                self._actions = [self._legal_action(m) for m in self.board.legal_moves]
-        return self._actions
+        if self.outcome() is not None:
+            return []
+        here = self._line[-1]
+        if here.actions is None:
+            here.actions = [self._legal_action(here, move) for move in self.board.legal_moves]
+        return here.actions
 
     def actions_changing(self, square: int) -> Sequence[LegalAction]:
-        cached = self._by_square.get(square)
-        if cached is None:
-            cached = []
-            if self.outcome() is None:
-                board = self.board
-                bb = chess.BB_SQUARES[square]
-                moves = dict.fromkeys(board.generate_legal_moves(from_mask=bb))
-                if not board.occupied_co[board.turn] & bb:  # no side captures its own piece
-                    moves.update(dict.fromkeys(board.generate_legal_moves(chess.BB_ALL & ~bb, bb)))
-                if bb & (chess.BB_RANK_1 if board.turn else chess.BB_RANK_8):
-                    moves.update(dict.fromkeys(board.generate_castling_moves()))
-                if board.ep_square is not None:
-                    moves.update(dict.fromkeys(board.generate_legal_ep()))
-                for move in moves:
-                    action = self._legal_action(move)
-                    for changed, _ in action.changes:
-                        if changed == square:
-                            cached.append(action)
-                            break
-            self._by_square[square] = cached
-        return cached
+        if self._flagged is not None:
+            return []
+        here = self._line[-1]
+        cached = here.by_square.get(square)
+        if cached is not None:
+            return cached
+        if here.actions is not None:
+            self._index_all(here)
+            return here.by_square[square]
+        moves = self._moves_changing(square)
+        if moves:
+            here.can_move = True  # spares the outcome a move generation
+        if self.outcome() is not None:
+            return []
+        found = []
+        for move in moves:
+            action = self._legal_action(here, move)
+            for changed, _ in action.changes:
+                if changed == square:
+                    found.append(action)
+                    break
+        here.by_square[square] = found
+        return found
 
-    def _legal_action(self, move: chess.Move) -> LegalAction:
-        current = self.squares
+    def _moves_changing(self, square: int) -> dict[chess.Move, None]:
+        """The legal moves that may change ``square``, in the order of
+        ``board.legal_moves`` (a few more: castlings that leave ``square`` alone).
+
+        A move from ``square`` when it holds a piece of the side to move, else a move to it
+        (no side captures its own piece), generated from the pieces that attack it and the
+        pawns of its file only; castling when ``square`` holds a rook that may castle or is
+        an empty square a castling may end on; the en passant capture of the pawn on
+        ``square``."""
+        board = self.board
+        bb = chess.BB_SQUARES[square]
+        turn = board.turn
+        if board.occupied_co[turn] & bb:
+            moves = dict.fromkeys(board.generate_legal_moves(bb, chess.BB_ALL))
+        else:
+            origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
+            moves = dict.fromkeys(board.generate_legal_moves(origins, bb))
+        backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
+        rooks = board.castling_rights & backrank
+        if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
+            # a castling changes its rook's square and empty squares of the c, d, f and g
+            # files (and its king's square: the king's moves above include castling)
+            moves.update(dict.fromkeys(board.generate_castling_moves()))
+        ep_square = board.ep_square
+        if ep_square is not None and square == ep_square + (-8 if turn else 8):
+            moves.update(dict.fromkeys(board.generate_legal_ep()))
+        return moves
+
+    @staticmethod
+    def _index_all(here: _Position) -> None:
+        """Index every legal action of ``here`` by the squares it changes (keeping the order
+        of :attr:`_Position.actions`, which is also the order of the per-square
+        generation)."""
+        assert here.actions is not None
+        index: dict[int, list[LegalAction]] = {square: [] for square in chess.SQUARES}
+        for action in here.actions:
+            for square, _ in action.changes:
+                index[square].append(action)
+        for square, actions in index.items():
+            here.by_square.setdefault(square, actions)
+
+    def _legal_action(self, here: _Position, move: chess.Move) -> LegalAction:
+        """The legal action of ``move`` (legal in ``here``)."""
         origin = move.from_square
         target = move.to_square
-        symbol = current[origin]
-        kind = symbol.lower()
-        if kind == "p":
-            if move.promotion:
-                promoted = chess.piece_symbol(move.promotion)
-                after = {origin: EMPTY, target: promoted.upper() if symbol == "P" else promoted}
-            elif (origin & 7) != (target & 7) and current[target] == EMPTY:  # en passant
-                after = {origin: EMPTY, target: symbol, (origin & ~7) | (target & 7): EMPTY}
-            else:
-                after = {origin: EMPTY, target: symbol}
-        elif kind == "k" and (
-            abs((origin & 7) - (target & 7)) > 1
-            or current[target] == ("R" if symbol == "K" else "r")
-        ):  # castling: the king goes two files, or onto its own rook (Chess960 encoding)
-            rank = origin & ~7
-            rook_from = target
-            if current[target].lower() != "r":  # standard encoding e1g1
-                rook_from = rank + (7 if target > origin else 0)
-            if rook_from > origin:
-                king_to, rook_to = rank + 6, rank + 5
-            else:
-                king_to, rook_to = rank + 2, rank + 3
-            after = {origin: EMPTY, rook_from: EMPTY}
-            after[king_to] = symbol
-            after[rook_to] = current[rook_from]
-        else:
-            after = {origin: EMPTY, target: symbol}
-        changes = tuple([(sq, v) for sq, v in after.items() if current[sq] != v])
-        action, uci = _move_and_uci(origin, target, move.promotion)
-        legal = LegalAction(action, symbol.isupper(), changes, uci)
-        self._known[action] = legal
+        squares = here.squares
+        legal = _legal_move(origin, target, move.promotion, squares[origin], squares[target])
+        here.known[legal.action] = legal
         return legal
 
     def _checked_move(self, action: Action) -> chess.Move:
         move = to_chess_move(action)
-        if action not in self._known and (
+        if action not in self._line[-1].known and (
             self.outcome() is not None or not self.board.is_legal(move)
         ):
             raise IllegalActionError(action, f"position {self.board.fen()}")
         return move
 
-    def _push(self, action: Action, move: chess.Move) -> None:
-        """Make a checked move, keeping the square map up to date cheaply."""
-        known = self._known.get(action)
-        squares = self._squares
+    def _push(self, action: Action, move: chess.Move) -> _Position:
+        """Make a checked move; returns the new current position."""
+        here = self._line[-1]
         self.board.push(move)
-        self._invalidate()
-        if known is not None and squares is not None:
-            cells = list(squares)
-            for square, symbol in known.changes:
-                cells[square] = symbol
-            self._squares = tuple(cells)
+        after = here.children.get(action)
+        if after is None:
+            known = here.known.get(action)
+            if known is None:
+                squares = squares_of(self.board)
+            else:
+                cells = list(here.squares)
+                for square, symbol in known.changes:
+                    cells[square] = symbol
+                squares = tuple(cells)
+            after = here.children[action] = _Position(squares)
+        self._line.append(after)
+        return after
 
     def san(self, action: Action) -> str:
-        return self.board.san(self._checked_move(action))
+        move = self._checked_move(action)
+        here = self._line[-1]
+        san = here.san.get(action)
+        if san is None:
+            san = here.san[action] = self._san(move)
+        return san
+
+    def _san(self, move: chess.Move) -> str:
+        """SAN of a legal move, exactly as python-chess writes it, cheaper for the common
+        moves: a piece move no other piece of its kind could also make needs no search for
+        ambiguous rivals, and a move that gives no check needs no trial push to find out
+        (castling, en passant and promotions go to python-chess)."""
+        board = self.board
+        origin, target = move.from_square, move.to_square
+        piece = board.piece_type_at(origin)
+        if (
+            piece is None
+            or move.promotion
+            or board.is_castling(move)
+            or board.is_en_passant(move)
+        ):
+            return board.san(move)
+        turn = board.turn
+        name = chess.SQUARE_NAMES[target]
+        capture = board.occupied_co[not turn] & chess.BB_SQUARES[target]
+        if piece == chess.PAWN:
+            san = f"{chess.FILE_NAMES[origin & 7]}x{name}" if capture else name
+        else:
+            rivals = board.pieces_mask(piece, turn) & ~chess.BB_SQUARES[origin]
+            if rivals & board.attackers_mask(turn, target):
+                return board.san(move)
+            san = f"{chess.piece_symbol(piece).upper()}{'x' if capture else ''}{name}"
+        king = board.king(not turn)
+        if king is None:
+            return san
+        occupied = (board.occupied & ~chess.BB_SQUARES[origin]) | chess.BB_SQUARES[target]
+        by_mover = _attacks(piece, turn, target, occupied) & chess.BB_SQUARES[king]
+        uncovered = board.attackers_mask(turn, king, occupied) & ~chess.BB_SQUARES[origin]
+        if not by_mover and not uncovered:  # no check
+            return san
+        board.push(move)
+        try:
+            return san + ("#" if board.is_checkmate() else "+")
+        finally:
+            board.pop()
 
     def apply(self, action: Action) -> list[ScoreEvent]:
         self._push(action, self._checked_move(action))
@@ -223,8 +364,8 @@ class ChessGame(VariantGame):
         if not self.board.move_stack:
             raise NothingToUndoError()
         move = self.board.pop()
+        self._line.pop()
         self._flagged = None
-        self._invalidate()
         return from_chess_move(move)
 
     # -- the end ---------------------------------------------------------------------------
@@ -232,15 +373,16 @@ class ChessGame(VariantGame):
     def outcome(self) -> GameEnd | None:
         if self._flagged is not None:
             return self._flagged
-        if self._outcome is None:
-            self._outcome = (self._rules_outcome(),)
-        return self._outcome[0]
+        here = self._line[-1]
+        if here.outcome is None:
+            here.outcome = (self._rules_outcome(),)
+        return here.outcome[0]
 
     def _rules_outcome(self) -> GameEnd | None:
         """The end by the laws of chess, without claims: mate, stalemate, insufficient
         material, seventy-five moves, fivefold repetition."""
         board = self.board
-        if not any(board.generate_legal_moves()):
+        if not self._can_move():
             if board.is_check():
                 return GameEnd(result_string(not board.turn), "checkmate", not board.turn)
             return GameEnd("1/2-1/2", "stalemate", None)
@@ -252,6 +394,13 @@ class ChessGame(VariantGame):
             return GameEnd("1/2-1/2", "fivefold repetition", None)
         return None
 
+    def _can_move(self) -> bool:
+        """Whether the side to move has a legal move (the rules' outcome asks)."""
+        here = self._line[-1]
+        if here.can_move is None:
+            here.can_move = bool(here.known) or any(self.board.generate_legal_moves())
+        return here.can_move
+
     def flag(self, side: Color) -> GameEnd:
         """The flagged side loses, unless the opponent cannot mate by any series of legal
         moves (then it is a draw)."""
@@ -260,7 +409,6 @@ class ChessGame(VariantGame):
         else:
             end = GameEnd(result_string(not side), "time-out", not side)
         self._flagged = end
-        self._actions = None
         return end
 
 

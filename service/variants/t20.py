@@ -68,8 +68,30 @@ class T20Game(ChessGame):
 
     def apply(self, action: Action) -> list[ScoreEvent]:
         move = self._checked_move(action)
+        side = self.board.turn
+        reached = self._line[-1].children.get(action)
+        if reached is not None and reached.scores is not None:  # made from here before
+            self._push(action, move)
+            events = list(reached.scores)
+        else:
+            events = self._material_events(side, move)
+            san = self._line[-1].san.get(action)
+            after = self._push(action, move)
+            if san is None:
+                mate, check = self.board.is_checkmate(), self.board.is_check()
+            else:  # SAN, asked for before the move, ends in "#" for mate, "+" for check
+                mate, check = san.endswith("#"), san.endswith("+")
+            if mate:
+                events.append(ScoreEvent(side, MATE_POINTS, "checkmate"))
+            elif check:
+                events.append(ScoreEvent(side, CHECK_POINTS, "check"))
+            after.scores = tuple(events)
+        self._history.append(events)
+        return list(events)
+
+    def _material_events(self, side: Color, move: chess.Move) -> list[ScoreEvent]:
+        """What ``move`` (legal now, not made yet) scores by capture and promotion."""
         board = self.board
-        side = board.turn
         events: list[ScoreEvent] = []
         if board.is_en_passant(move):
             events.append(ScoreEvent(side, CAPTURE_POINTS[chess.PAWN], "capture"))
@@ -79,13 +101,7 @@ class T20Game(ChessGame):
                 events.append(ScoreEvent(side, CAPTURE_POINTS[captured], "capture"))
         if move.promotion:
             events.append(ScoreEvent(side, PROMOTION_POINTS, "promotion"))
-        self._push(action, move)
-        if board.is_checkmate():
-            events.append(ScoreEvent(side, MATE_POINTS, "checkmate"))
-        elif board.is_check():
-            events.append(ScoreEvent(side, CHECK_POINTS, "check"))
-        self._history.append(events)
-        return list(events)
+        return events
 
     def undo(self) -> Action:
         action = super().undo()
@@ -112,7 +128,7 @@ class T20Game(ChessGame):
 
     def _rules_outcome(self) -> GameEnd | None:
         board = self.board
-        if not any(board.generate_legal_moves()):
+        if not self._can_move():
             return self._by_score("checkmate" if board.is_check() else "stalemate")
         if self.ply >= PLIES:
             return self._by_score("twenty moves")
@@ -130,7 +146,6 @@ class T20Game(ChessGame):
         self._flagged = None
         end = self._by_score("time-out")
         self._flagged = end
-        self._actions = None
         return end
 
     def time_out_events(self) -> Sequence[ScoreEvent]:
