@@ -19,8 +19,10 @@ Rules, first match wins:
    position (the *target*, tracked by :func:`follow_target`), until it matches;
 3. ``fix``, a mismatch: the squares the recogniser reports as differing from the nearest
    explainable position (``state["mismatch"]``) -- this wins over the last move;
-4. ``last-move``: the from and to squares of the last move, once completed (final); while
-   the next move is still provisional the lights go ``off``;
+4. ``last-move``: the from and to squares of the last move, once completed (final); in
+   20-chess the squares of every action of the last completed part (a drop's square, both
+   squares of a swap, the four of a tandem, a gift's square, a move's two); while the next
+   action is still provisional the lights go ``off``;
 5. else ``off``.
 
 Patterns on a Pegasus (choice): ``last-move`` blinks once (``repeat`` 1, like the DGT app's
@@ -34,9 +36,9 @@ mapped.  (A Revelation II that auto-reverses flips its reports and its LED numbe
 together, so its own frame stays consistent with this.)
 
 Revelation II: one frame lights two squares, and each frame replaces what was lit, so
-:func:`fit_to` keeps at most two squares: a move's from and to, or the two lowest-numbered
-(board frame) squares to set right -- as those are set right the plan changes and the next
-ones light up.
+:func:`fit_to` keeps at most two squares: a move's from and to (of a 20-chess part, the last
+action's first pair), or the two lowest-numbered (board frame) squares to set right -- as
+those are set right the plan changes and the next ones light up.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ class LedPlan:
     speed: int = 3
     repeat: int = 0
     intensity: int = 1
+    pair: tuple[int, ...] = ()
+    """For a plan of more than two squares: the two a board that lights one pair shows
+    (the last action of a 20-chess part); empty: the two lowest-numbered."""
 
 
 OFF = LedPlan()
@@ -128,15 +133,43 @@ def _board_frame(squares: Iterable[int], rotated: bool) -> frozenset[int]:
     return frozenset(63 - sq if rotated else sq for sq in squares)
 
 
-def _last_final_move(state: Mapping[str, Any]) -> tuple[int, int] | None:
-    moves = state.get("moves") or []
+def _action_squares(uci: str) -> tuple[int, ...]:
+    """The squares an action's text names, in order: a move's from and to (castling: the
+    king's), a drop ``N@e4`` its square, a swap ``b1<>c1`` both, a tandem ``g1f3&b1a3``
+    all four, a gift ``-a2`` the square emptied (as the mirror marks them)."""
+    names = [uci[i : i + 2] for i in range(len(uci) - 1) if uci[i : i + 2] in _SQUARE_NAMES]
+    if len(uci) in (4, 5) and len(names) >= 2 and uci[:4] == names[0] + names[1]:
+        names = names[:2]
+    return tuple(chess.parse_square(name) for name in names)
+
+
+def _last_final_part(state: Mapping[str, Any]) -> tuple[frozenset[int], tuple[int, ...]] | None:
+    """The squares of the last completed part and of its last action.  A part is one move
+    in orthodox chess; in 20-chess the actions one side made under one turn number (a drop
+    and a move, a swap and a move, two moves), all completed by the press.  None while the
+    last action is provisional or names no square."""
+    moves = [m for m in state.get("moves") or [] if isinstance(m, Mapping)]
     if not moves or not moves[-1].get("final"):
         return None
-    uci = str(moves[-1].get("uci") or "")
-    try:
-        return chess.parse_square(uci[:2]), chess.parse_square(uci[2:4])
-    except ValueError:
-        return None  # a drop or some other action without two squares
+    last = moves[-1]
+    part = [last]
+    for earlier in reversed(moves[:-1]):
+        same = (
+            earlier.get("final")
+            and last.get("side") is not None
+            and last.get("number") is not None
+            and earlier.get("side") == last.get("side")
+            and earlier.get("number") == last.get("number")
+        )
+        if not same:
+            break
+        part.append(earlier)
+    squares = frozenset(sq for m in part for sq in _action_squares(str(m.get("uci") or "")))
+    pair = _action_squares(str(last.get("uci") or ""))[:2]
+    return (squares, pair) if squares else None
+
+
+_SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
 
 
 def plan_leds(
@@ -167,9 +200,14 @@ def plan_leds(
     if mismatch:
         squares = (chess.parse_square(name) for name in mismatch)
         return replace(FIX, squares=_board_frame(squares, rotated))
-    last = _last_final_move(state)
+    last = _last_final_part(state)
     if last is not None:
-        return replace(LAST_MOVE, squares=_board_frame(last, rotated))
+        lit, pair = last
+        plan = replace(LAST_MOVE, squares=_board_frame(lit, rotated))
+        if len(lit) > 2:
+            flipped = tuple(63 - sq if rotated else sq for sq in pair)
+            plan = replace(plan, pair=flipped)
+        return plan
     return OFF
 
 
@@ -193,7 +231,8 @@ def fit_to(plan: LedPlan, kind: LedKind) -> LedPlan:
     """``plan`` as a board with LEDs of ``kind`` can show it: a Pegasus shows any set; a
     Revelation II one pair, so at most the two lowest-numbered squares are kept."""
     if kind is LedKind.REV2 and len(plan.squares) > 2:
-        return replace(plan, squares=frozenset(sorted(plan.squares)[:2]))
+        kept = plan.pair[:2] if plan.pair else sorted(plan.squares)[:2]
+        return replace(plan, squares=frozenset(kept), pair=())
     return plan
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import chess
 import pytest
 from conftest import wait_until
+from test_table_helpers import Hands as TableHands
 
 from dgt import Board
 from dgt.board import LedKind
@@ -414,3 +415,74 @@ def test_realtime_corrections_on_a_board_turned_round_and_on_a_revelation() -> N
 def replace_squares(template: LedPlan, *names: str) -> LedPlan:
     return LedPlan(squares(*names), template.pattern, template.speed, template.repeat,
                    template.intensity)  # fmt: skip
+
+
+# -- 20-chess: parts of several actions, drops and swaps --------------------------------------
+
+TWENTY_PREFIX = [
+    ("e2e4", "P", True), ("d7d5", "p", False), ("e4d5", "P", True), ("d8d5", "q", False),
+    ("b1c3", "N", True), ("d5a2", "q", False), ("a1a2", "R", True), ("e7e5", "p", False),
+]  # fmt: skip
+"""Four orthodox turns: White takes a pawn and a queen, Black two pawns."""
+
+
+def twenty_table(schedule: str, *, prefix: bool = False) -> TableHands:
+    hands = TableHands(TableSettings(variant="twenty-chess", options=f"schedule={schedule}"))
+    if prefix:
+        for uci, symbol, white in TWENTY_PREFIX:
+            hands.play(uci, symbol, white)
+    return hands
+
+
+def twenty_plan(hands: TableHands) -> LedPlan:
+    return plan_leds(hands.table.state(), physical=hands.table.physical())
+
+
+def test_twenty_chess_a_drop_and_its_move_light_all_their_squares_once_pressed() -> None:
+    hands = twenty_table("1,1,1,1,4", prefix=True)
+    hands.put("d3", "Q")
+    hands.move("g1f3", "N")
+    assert twenty_plan(hands) == OFF  # the part's last action is still provisional
+    hands.press(True)
+    assert [m["uci"] for m in hands.table.moves()[8:]] == ["Q@d3", "g1f3"]
+    plan = twenty_plan(hands)
+    assert plan.pattern == "last-move"
+    assert plan.squares == squares("d3", "g1", "f3")
+    assert fit_to(plan, LedKind.REV2).squares == squares("g1", "f3")  # the last action
+    assert fit_to(plan, LedKind.PEGASUS).squares == squares("d3", "g1", "f3")
+    hands.put("a6", "p")
+    hands.move("b8c6", "n")
+    hands.press(False)
+    assert twenty_plan(hands).squares == squares("a6", "b8", "c6")  # Black's part only
+
+
+def test_twenty_chess_a_swap_lights_both_squares_on_a_board_turned_round() -> None:
+    hands = twenty_table("3")
+    hands.lift("b1")
+    hands.lift("c1")
+    hands.put("b1", "B")
+    hands.put("c1", "N")
+    hands.move("e2e4", "P")
+    hands.press(True)
+    assert [m["uci"] for m in hands.table.moves()] == ["b1<>c1", "e2e4"]
+    state_ = hands.table.state()
+    assert plan_leds(state_).squares == squares("b1", "c1", "e2", "e4")
+    turned = plan_leds({**state_, "orientation": "black"})
+    assert turned.squares == frozenset(63 - sq for sq in squares("b1", "c1", "e2", "e4"))
+    assert fit_to(turned, LedKind.REV2).squares == frozenset({63 - SQ("e2"), 63 - SQ("e4")})
+
+
+def test_twenty_chess_a_wrong_drop_lights_the_square_to_set_right() -> None:
+    hands = twenty_table("1,1,1,1,4", prefix=True)
+    hands.put("d8", "P")  # a pawn on White's last row: no legal drop
+    hands.wait(3.0)
+    assert "d8" in hands.table.state()["mismatch"]
+    plan = twenty_plan(hands)
+    assert plan.pattern == "fix"
+    assert SQ("d8") in plan.squares
+    hands.lift("d8")
+    hands.put("h3", "P")
+    hands.move("g1f3", "N")
+    hands.press(True)
+    after = twenty_plan(hands)
+    assert (after.pattern, after.squares) == ("last-move", squares("h3", "g1", "f3"))

@@ -10,6 +10,7 @@ import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,24 +41,46 @@ class Site:
     session: aiohttp.ClientSession
 
 
+CASUAL = {"round": "1", "rules": "casual", "time_control": "300+0"}
+TWENTY_CAST = {
+    "round": "1", "rules": "fide-standard", "time_control": "600+0",
+    "variant": "twenty-chess", "options": "cast",
+}  # fmt: skip
+"""A 20-chess table whose rule is cast each turn: turn 1 waits for the rule."""
+
+
 @pytest.fixture
 async def site(tmp_path: Path) -> AsyncIterator[Site]:
+    async with hall_site(tmp_path, {"1": CASUAL, "2": CASUAL}) as built:
+        yield built
+
+
+@pytest.fixture
+async def twenty_site(tmp_path: Path) -> AsyncIterator[Site]:
+    async with hall_site(tmp_path, {"tw": TWENTY_CAST}) as built:
+        yield built
+
+
+@asynccontextmanager
+async def hall_site(tmp_path: Path, tables: dict[str, dict[str, str]]) -> AsyncIterator[Site]:
+    """A hall with emulated boards at ``tables`` (id: settings) and its web server."""
     store = Store(tmp_path / "admin.db")
     hall = Hall(store, tick_interval=0.2)
-    for table_id in ("1", "2"):
+    for table_id, settings in tables.items():
         transport = EmulatorTransport(VirtualBoard(now=time.monotonic()), name=f"emu-{table_id}")
-        settings = {"round": "1", "rules": "casual", "time_control": "300+0"}
-        hall.add_table(TableConfig(table_id, transport.name, None, settings), transport)
+        hall.add_table(TableConfig(table_id, transport.name, None, dict(settings)), transport)
     server = WebServer(hall, TOKEN, port=0)
     url = await server.start()
-    await hall.start()
-    for runner in hall.runners.values():
-        assert await runner.wait_ready(5)
-    async with aiohttp.ClientSession() as session:
-        yield Site(url.rstrip("/"), hall, session)
-    await server.close()
-    await hall.close()
-    store.close()
+    try:
+        await hall.start()
+        for runner in hall.runners.values():
+            assert await runner.wait_ready(5)
+        async with aiohttp.ClientSession() as session:
+            yield Site(url.rstrip("/"), hall, session)
+    finally:
+        await server.close()
+        await hall.close()
+        store.close()
 
 
 # --- over HTTP ----------------------------------------------------------------------
@@ -101,7 +124,9 @@ async def test_admin_options_need_the_token(site: Site) -> None:
     async with site.session.get(site.url + "/api/admin/options", headers=headers) as response:
         assert response.status == 200
         options = await response.json()
-    assert options["commands"] == ["start", "end", "players", "rule", "claim", "correct", "choose"]
+    assert options["commands"] == [
+        "start", "end", "players", "rule", "claim", "correct", "choose", "drop_kind",
+    ]  # fmt: skip
     assert "fide-blitz" in options["rules"]
     assert "chess960" in options["variants"]
     assert options["results"] == ["1-0", "0-1", "1/2-1/2"]
@@ -225,6 +250,62 @@ async def test_an_organiser_runs_a_table_from_the_page(site: Site, browser: Brow
     await page.reload()
     await expect(page.locator("#desk")).to_be_visible()  # asked once per tab
     assert await page.locator("#login").is_hidden()
+    assert errors == []
+
+
+async def log_in(page: Page) -> None:
+    await page.fill("#token", TOKEN)
+    await page.click("#token-form button[type=submit]")
+    await expect(page.locator("#desk")).to_be_visible()
+
+
+async def test_a_twenty_chess_decision_is_entered_from_the_page(
+    twenty_site: Site, browser: Browser
+) -> None:
+    """Option ``cast``: turn 1 waits for the rule; the page shows the pending choice, the
+    arbiter enters 2, and the table (and its public mirror) plays rule 2."""
+    site = twenty_site
+    await settled(lambda: site.hall.state("tw")["phase"] == "playing")
+    pending = site.hall.state("tw")["variant_panel"]["pending_choice"]
+    assert pending == {"what": "rule", "by": "white", "options": [str(n) for n in range(1, 21)]}
+    page, errors, _ = await open_admin(browser, site.url)
+    mirror = await browser.new_page()
+    mirror.on("pageerror", lambda exc: errors.append(str(exc)))
+    await mirror.goto(site.url + "/tables/tw")
+    await expect(mirror.locator("#twenty .rule")).to_contain_text("Turn 1, rule ?")
+    await log_in(page)
+    await page.click('#table-rows tr[data-table="tw"] button.pick')
+    form = page.locator("#choose-form")
+    await expect(form).to_be_visible()
+    await expect(page.locator("#choose-what")).to_have_text(
+        "Turn 1: the rule is to be cast \u2013 White enters the die's number."
+    )
+    await expect(page.locator("#drop-kind-form")).to_be_visible()
+    # A value out of range: the table's one-line refusal, nothing decided.
+    await page.fill("#choose-value", "21")
+    await page.evaluate("document.getElementById('choose-value').removeAttribute('max')")
+    await page.click("#choose-submit")
+    answer = form.locator(".answer")
+    await expect(answer).to_have_text(re.compile(r"^refused \(400\): the decision due is the rule"))
+    await expect(answer).to_have_class(re.compile(r"\berror\b"))
+    assert site.hall.state("tw")["variant_panel"]["rule"] is None
+    # The die shows 2.
+    await page.fill("#choose-value", "2")
+    await page.click("#choose-submit")
+    await expect(answer).to_have_text(re.compile(r"^choose on table tw: done"))
+    await expect(answer).to_have_class(re.compile(r"\bok\b"))
+    await settled(lambda: site.hall.state("tw")["variant_panel"]["rule"] == 2)
+    assert site.hall.state("tw")["variant_panel"]["pending_choice"] is None
+    await expect(page.locator("#choose-none")).to_be_visible()  # the answer stays readable
+    await expect(page.locator("#choose-submit")).to_be_hidden()
+    await expect(page.locator("#detail-state")).to_contain_text("turn 1, rule 2: two moves")
+    await expect(mirror.locator("#twenty .rule")).to_contain_text("Turn 1, rule 2")
+    await expect(mirror.locator("#twenty .rule")).to_contain_text("two different pieces")
+    # No drop yet: the drop correction is refused with the table's reason.
+    await page.click("#drop-kind-form button[type=submit]")
+    await expect(page.locator("#drop-kind-form .answer")).to_have_text(
+        re.compile(r"^refused \(400\): ")
+    )
     assert errors == []
 
 

@@ -292,10 +292,12 @@ class Arbiter:
         """A provisional action turned into another: FIDE 4.7, a piece released on a square
         stays there (a piece that stood there for :data:`RELEASE_TIME`)."""
         self._last_time = time
-        if not self.rules.released_piece or len(old_uci) < 4 or len(new_uci) < 4:
+        if not self.rules.released_piece:
             return []
-        old_from, old_to = chess.parse_square(old_uci[:2]), chess.parse_square(old_uci[2:4])
-        new_from, new_to = chess.parse_square(new_uci[:2]), chess.parse_square(new_uci[2:4])
+        old_squares, new_squares = _move_squares(old_uci), _move_squares(new_uci)
+        if old_squares is None or new_squares is None:
+            return []  # a variant's action (a drop, a swap, a gift): no from- and to-square
+        (old_from, old_to), (new_from, new_to) = old_squares, new_squares
         if old_from != new_from or old_to == new_to:
             return []
         placed = self._place_times.get(old_to)
@@ -825,6 +827,15 @@ class Arbiter:
 
 
 # -- pure checks ----------------------------------------------------------------------------
+
+
+def _move_squares(uci: str) -> tuple[int, int] | None:
+    """The from- and to-square of a move's text (``e2e4``, ``e7e8q``, the first move of a
+    20-chess tandem ``g1f3&b1a3``); None for other actions (``N@e4``, ``b1<>c1``, ``-a2``)."""
+    try:
+        return chess.parse_square(uci[:2]), chess.parse_square(uci[2:4])
+    except ValueError:
+        return None
 
 
 def _origins(action: LegalAction, before: SquareMap) -> set[int]:

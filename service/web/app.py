@@ -25,7 +25,9 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 16 * 1024
 """Largest request body accepted (admin commands are small)."""
 
-ADMIN_COMMANDS = ("start", "end", "players", "rule", "claim", "correct", "choose")
+ADMIN_COMMANDS = (
+    "start", "end", "players", "rule", "claim", "correct", "choose", "drop_kind",
+)
 CLAIM_KINDS = ("threefold", "fifty-moves", "insufficient-losing-chances", "michigan", "flag")
 """The claims a player may make through the arbiter (``claim``); the rule set says which
 of them it knows."""

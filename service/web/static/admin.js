@@ -13,6 +13,8 @@ let overviewStream = null;
 let detailStream = null;
 let selected = null;
 let prefilled = false;
+let chooseAnswered = false;
+let drawnChoice = "";
 const summaries = new Map();
 const rows = new Map();
 
@@ -216,7 +218,8 @@ function select(id) {
   if (selected === id && detailStream) return;
   selected = id;
   prefilled = false;
-  drawnClaims = drawnMoves = "";
+  chooseAnswered = false;
+  drawnClaims = drawnMoves = drawnChoice = "";
   for (const [other, tr] of rows) tr.classList.toggle("selected", other === id);
   $("detail").hidden = false;
   $("detail-title").textContent = "Table " + id;
@@ -253,11 +256,18 @@ function renderDetail(state) {
   addTerm(dl, "Time control", settings.time_control);
   addTerm(dl, "Start FEN", settings.start);
   addTerm(dl, "Moves", Array.isArray(state.moves) ? state.moves.length : 0);
+  const panel = state.variant_panel && typeof state.variant_panel === "object" ? state.variant_panel : null;
+  if (panel && panel.variant === "twenty-chess") {
+    const rule = panel.rule === null || panel.rule === undefined ? "?" : panel.rule;
+    addTerm(dl, "20-chess", "turn " + shown(panel.turn) + ", rule " + rule + (panel.rule_text ? ": " + panel.rule_text : ""));
+  }
   const connection = state.connection || {};
   addTerm(dl, "Board", (connection.state || state.link || "?") + (connection.error ? ": " + connection.error : ""));
   renderClaims(Array.isArray(state.claims) ? state.claims : []);
   renderIrregularities(Array.isArray(state.irregularities) ? state.irregularities : []);
   renderMoves(Array.isArray(state.moves) ? state.moves : []);
+  renderChoice(panel);
+  $("drop-kind-form").hidden = !(panel && panel.variant === "twenty-chess");
   if (!prefilled) {
     prefilled = true;
     prefill(settings);
@@ -351,11 +361,58 @@ function renderMoves(moves) {
     button.textContent = move.number + dots + move.san + " (ply " + move.ply + ", " + move.uci + ")" + (move.illegal ? " illegal" : "");
     button.addEventListener("click", () => {
       $("correct-ply").value = String(move.ply);
+      if (String(move.uci).includes("@")) $("drop-kind-ply").value = String(move.ply);
       $("correct-uci").focus();
     });
     li.appendChild(button);
     list.appendChild(li);
   }
+}
+
+// A decision the board cannot show (20-chess: the rule cast for a turn, the piece the
+// opponent picks under rule 5): shown while one is due, with a button per option or a
+// field for the rule; after an answer the form stays until the table is changed, so the
+// service's answer can be read.
+function renderChoice(panel) {
+  const form = $("choose-form");
+  const pending = panel && panel.variant === "twenty-chess" && panel.pending_choice && typeof panel.pending_choice === "object" ? panel.pending_choice : null;
+  form.hidden = !(pending || chooseAnswered);
+  const key = JSON.stringify([pending, panel && panel.turn, panel && panel.side]);
+  if (key === drawnChoice) return;
+  drawnChoice = key;
+  const what = $("choose-what");
+  const buttons = $("choose-options");
+  buttons.textContent = "";
+  $("choose-none").hidden = pending !== null;
+  what.hidden = pending === null;
+  const rule = pending !== null && pending.what === "rule";
+  $("choose-rule").hidden = !rule;
+  $("choose-submit").hidden = !rule;
+  $("choose-value").required = rule;
+  if (pending === null) return;
+  const who = pending.by === "black" ? "Black" : "White";
+  const side = panel.side === "black" ? "Black" : "White";
+  what.dataset.what = String(pending.what);
+  if (rule) {
+    what.textContent = "Turn " + shown(panel.turn) + ": the rule is to be cast \u2013 " + who + " enters the die's number.";
+    $("choose-value").value = "";
+    return;
+  }
+  what.textContent = "Turn " + shown(panel.turn) + ", rule " + shown(panel.rule) + ": " + who + " picks the piece " + side + " drops.";
+  const options = Array.isArray(pending.options) ? pending.options : [];
+  for (const option of options) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.value = String(option);
+    button.textContent = String(option);
+    button.addEventListener("click", () => choose(String(pending.what), String(option), button));
+    buttons.appendChild(button);
+  }
+}
+
+function choose(what, value, button) {
+  chooseAnswered = true;
+  send("choose", { what, value }, $("choose-form").querySelector(".answer"), button);
 }
 
 // --- commands -----------------------------------------------------------------------
@@ -391,6 +448,15 @@ function argsOf(command) {
     const ply = Number(text("correct-ply"));
     args.ply = Number.isInteger(ply) ? ply : text("correct-ply");
     put("uci", "correct-uci");
+  } else if (command === "choose") {
+    const value = text("choose-value");
+    const due = $("choose-what").dataset.what;
+    if (due) args.what = due;
+    args.value = /^[0-9]+$/.test(value) ? Number(value) : value;
+  } else if (command === "drop_kind") {
+    const ply = text("drop-kind-ply");
+    args.ply = /^[0-9]+$/.test(ply) ? Number(ply) : ply || "last";
+    put("kind", "drop-kind-kind");
   } else if (command === "claim") {
     put("side", "claim-side");
     put("kind", "claim-kind");
@@ -440,6 +506,7 @@ function wireForm(form) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const command = form.dataset.command;
+    if (command === "choose") chooseAnswered = true;
     send(command, argsOf(command), form.querySelector(".answer"), form.querySelector("button[type=submit]"));
   });
 }
