@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import random
 import statistics
 import sys
-import tempfile
 import time
 from multiprocessing.connection import Connection
-from pathlib import Path
+
+from _figures import percentile
+from _pty_emulator import EmulatorProcess, serve_on_pty
 
 from dgt.bus_master import CLOCK_INTERVAL, CYCLE_MIN, BusMaster
 from dgt.emulator import EmulatorServer, make_bus
@@ -47,44 +47,26 @@ TURNAROUND = 0.002
 """Seconds assumed between a command's last byte and the reply's first on a real line."""
 
 
-def emulator_process(link: str, count: int, trigger: Connection, ready: Connection) -> None:
-    """The boards' side, in its own process: on each address from the trigger pipe, move
-    the piece on that board and send back when it was moved."""
+def emulator_process(link: str, pipe: Connection, ready: Connection, count: int) -> None:
+    """The boards' side, in its own process: on each address from the pipe, move the
+    piece on that board and send back when it was moved."""
+    line = make_bus(count, first_serial=FIRST_SERIAL)
+    lifted = {b.bus_address: False for b in line.boards}
 
-    async def serve() -> None:
-        line = make_bus(count, first_serial=FIRST_SERIAL)
-        lifted = {b.bus_address: False for b in line.boards}
-        stop = asyncio.get_running_loop().create_future()
+    def on_request(server: EmulatorServer, address: int) -> None:
+        board = line.board(address)
 
-        def on_trigger() -> None:
-            while trigger.poll():
-                try:
-                    address = trigger.recv()
-                except EOFError:
-                    address = None
-                if address is None:
-                    if not stop.done():
-                        stop.set_result(None)
-                    return
-                board = line.board(address)
+        def step(now: float) -> bytes:
+            up = lifted[address]
+            lifted[address] = not up
+            pipe.send(time.monotonic())  # the change is in the board's memory now
+            if up:
+                return board.place(SQUARE, Piece.WPAWN, now)
+            return board.lift(SQUARE, now)
 
-                def step(now: float, board=board, address=address) -> bytes:  # type: ignore[no-untyped-def]
-                    up = lifted[address]
-                    lifted[address] = not up
-                    trigger.send(time.monotonic())  # the change is in the board's memory now
-                    if up:
-                        return board.place(SQUARE, Piece.WPAWN, now)
-                    return board.lift(SQUARE, now)
+        server.act(step)
 
-                server.act(step)
-
-        async with EmulatorServer(line, link=link) as server:
-            asyncio.get_running_loop().add_reader(trigger.fileno(), on_trigger)
-            ready.send(server.path)
-            await stop
-            asyncio.get_running_loop().remove_reader(trigger.fileno())
-
-    asyncio.run(serve())
+    serve_on_pty(line, link, pipe, ready, on_request)
 
 
 async def measure(
@@ -92,19 +74,8 @@ async def measure(
 ) -> tuple[dict[int, list[float]], list[float]]:
     """Latencies by address, and the busy time of every poll cycle (seconds)."""
     rng = random.Random(seed)
-    ctx = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory(prefix="dgt-bus-bench-") as tmp:
-        ours, theirs = ctx.Pipe(duplex=True)
-        ready_r, ready_w = ctx.Pipe(duplex=False)
-        child = ctx.Process(
-            target=emulator_process,
-            args=(str(Path(tmp) / "bus"), count, theirs, ready_w),
-            daemon=True,
-        )
-        child.start()
-        if not ready_r.poll(30):
-            raise SystemExit("the emulator process did not start")
-        path = ready_r.recv()
+    with EmulatorProcess(emulator_process, count, prefix="dgt-bus-bench-") as boards:
+        path = boards.path
         addresses = list(range(FIRST_SERIAL, FIRST_SERIAL + count))
         bus = BusMaster(path, addresses, cycle_min=cycle_min, reply_timeout=0.25)
         latencies: dict[int, list[float]] = {a: [] for a in addresses}
@@ -131,22 +102,14 @@ async def measure(
                 await asyncio.sleep(rng.uniform(0.0, max(2 * cycle_min, 0.02)))
                 future: asyncio.Future[float] = loop.create_future()
                 waiting[address] = future
-                ours.send(address)
+                boards.send(address)
                 seen = await asyncio.wait_for(future, 30)
-                moved = ours.recv()
+                moved = boards.recv()
                 latencies[address].append(seen - moved)
             cycles = list(bus.cycle_times)
         finally:
             await bus.close()
-            ours.send(None)
-            child.join(10)
         return latencies, cycles
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def line_cycle(count: int) -> tuple[float, float]:

@@ -19,80 +19,45 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import statistics
 import sys
-import tempfile
 import time
 from multiprocessing.connection import Connection
-from pathlib import Path
+
+from _figures import percentile
+from _pty_emulator import EmulatorProcess, serve_on_pty
 
 from dgt import Board
 from dgt.emulator.board import VirtualBoard
-from dgt.emulator.pty import EmulatorServer
 from dgt.events import BoardEvent, SquareChanged
 from dgt.protocol import Piece
 
 SQUARE = 12  # e2: lifted and put back, over and over
 
 
-def emulator_process(
-    link: str, trigger: Connection, ready: Connection, results: Connection
-) -> None:
-    """The board side, in its own process: serve a VirtualBoard on a pty; on each byte
-    from the trigger pipe write the next field update and note when it was written."""
+def emulator_process(link: str, pipe: Connection, ready: Connection) -> None:
+    """The board side, in its own process: serve a VirtualBoard on a pty; on each request
+    from the pipe write the next field update and note when it was written; once stopped,
+    send those times back."""
+    board = VirtualBoard()
+    sent_at: list[float] = []
+    lifted = False
 
-    async def serve() -> None:
-        board = VirtualBoard()
-        sent_at: list[float] = []
-        lifted = False
-        stop = asyncio.get_running_loop().create_future()
+    def step(now: float) -> bytes:
+        nonlocal lifted
+        data = board.place(SQUARE, Piece.WPAWN, now) if lifted else board.lift(SQUARE, now)
+        lifted = not lifted
+        sent_at.append(time.monotonic())  # the write follows at once
+        return data
 
-        def step(now: float) -> bytes:
-            nonlocal lifted
-            data = board.place(SQUARE, Piece.WPAWN, now) if lifted else board.lift(SQUARE, now)
-            lifted = not lifted
-            sent_at.append(time.monotonic())  # the write follows at once
-            return data
-
-        def on_trigger() -> None:
-            while trigger.poll():
-                try:
-                    data = trigger.recv_bytes()
-                except EOFError:
-                    data = b"q"
-                if data == b"q":
-                    if not stop.done():
-                        stop.set_result(None)
-                    return
-                server.act(step)
-
-        async with EmulatorServer(board, link=link) as server:
-            asyncio.get_running_loop().add_reader(trigger.fileno(), on_trigger)
-            ready.send(server.path)
-            await stop
-            asyncio.get_running_loop().remove_reader(trigger.fileno())
-        results.send(sent_at)
-
-    asyncio.run(serve())
+    serve_on_pty(board, link, pipe, ready, lambda server, _request: server.act(step))
+    pipe.send(sent_at)
 
 
 async def measure(count: int) -> list[tuple[float, float]]:
     """(write -> driver read, write -> event) in seconds, per event after a warm-up."""
-    ctx = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory(prefix="dgt-latency-") as tmp:
-        trigger_r, trigger_w = ctx.Pipe(duplex=False)
-        ready_r, ready_w = ctx.Pipe(duplex=False)
-        results_r, results_w = ctx.Pipe(duplex=False)
-        child = ctx.Process(
-            target=emulator_process,
-            args=(str(Path(tmp) / "dgt-board"), trigger_r, ready_w, results_w),
-            daemon=True,
-        )
-        child.start()
-        if not ready_r.poll(30):
-            raise SystemExit("the emulator process did not start")
-        path = ready_r.recv()
+    with EmulatorProcess(emulator_process, prefix="dgt-latency-") as emulator:
+        path = emulator.path
         received_at: list[float] = []
         read_at: list[float] = []
         warmup = min(100, count // 10)
@@ -109,25 +74,19 @@ async def measure(count: int) -> list[tuple[float, float]]:
                 if not done.done():
                     done.set_result(None)
             else:
-                trigger_w.send_bytes(b"n")
+                emulator.send("next")
 
         board.add_listener(listener)
         try:
-            trigger_w.send_bytes(b"n")
+            emulator.send("next")
             await asyncio.wait_for(done, timeout=max(60.0, count * 0.01))
         finally:
             board.remove_listener(listener)
             await board.close()
-            trigger_w.send_bytes(b"q")
-            sent_at: list[float] = results_r.recv() if results_r.poll(30) else []
-            child.join(10)
+            emulator.stop()
+            sent_at: list[float] = emulator.recv() if emulator.poll(30) else []
         triples = list(zip(sent_at, read_at, received_at, strict=False))[warmup:]
         return [(read - sent, received - sent) for sent, read, received in triples]
-
-
-def percentile(sorted_values: list[float], fraction: float) -> float:
-    index = min(len(sorted_values) - 1, max(0, round(fraction * (len(sorted_values) - 1))))
-    return sorted_values[index]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
           f"(python {sys.version.split()[0]})")  # fmt: skip
     print(line("to the event        ", events))
     print(line("  of which, to read ", [read for read, _ in samples]))
-    p99 = percentile(sorted(events), 0.99)
+    p99 = percentile(events, 0.99)
     verdict = "meets" if p99 < 1e-3 else "misses"
     print(f"goal p99 < 1000 us: {verdict} ({p99 * us:.0f} us)")
     return 0

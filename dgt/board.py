@@ -39,11 +39,13 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeVar
 
+from dgt.backoff import reopen_with_backoff
+from dgt.board_feed import BoardFeed
 from dgt.clock import Clock, ClockSender
 from dgt.errors import (
     ConnectionFailed,
@@ -58,9 +60,7 @@ from dgt.events import (
     BoardMemory,
     ClockConnection,
     LinkLost,
-    LinkRestored,
 )
-from dgt.mirror import Mirror
 from dgt.protocol import (
     BatteryStatus,
     BoardDump,
@@ -73,7 +73,6 @@ from dgt.protocol import (
     HardwareVersion,
     LongSerialNumber,
     Message,
-    Piece,
     SerialNumber,
     Trademark,
     Version,
@@ -171,7 +170,7 @@ class BoardInfo:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Board:
+class Board(BoardFeed):
     """One DGT board.  Create it, then ``await board.open()`` (or use ``async with`` or
     :meth:`Board.connect`).
 
@@ -201,6 +200,7 @@ class Board:
         clock_timeout: float | None = None,
         clock_times_retry: float = CLOCK_TIMES_RETRY,
     ) -> None:
+        super().__init__()
         self.transport: Transport = open_transport(port) if isinstance(port, str) else port
         self._forced_family = family
         self._forced_leds = leds
@@ -217,13 +217,10 @@ class Board:
 
         self.state = BoardState.DISCONNECTED
         self.info = BoardInfo()
-        self.mirror = Mirror()
         self._mirror_valid = False
         self._handshake_reason = "connect"
         self._parser = FrameParser()
         self._discarded = 0
-        self._queue: asyncio.Queue[BoardEvent | None] = asyncio.Queue()
-        self._listeners: list[Callable[[BoardEvent], None]] = []
         self._waiters: list[tuple[type, asyncio.Future[Any]]] = []
         sender_kwargs = {} if clock_timeout is None else {"timeout": clock_timeout}
         self._sender = ClockSender(**sender_kwargs)
@@ -247,10 +244,6 @@ class Board:
         self._memory_read = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.bytes_received = 0
-        self.resyncs = 0
-        """Dumps compared after the handshake (settle or doubt), for diagnostics."""
-        self.corrections = 0
-        """Squares a re-dump found different from the mirror (updates lost or garbled)."""
 
     # --- public API -------------------------------------------------------------------
 
@@ -261,25 +254,9 @@ class Board:
         await board.open()
         return board
 
-    async def __aenter__(self) -> Board:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
     @property
     def name(self) -> str:
         return self.transport.name
-
-    @property
-    def family(self) -> BoardFamily:
-        return self.info.family
-
-    @property
-    def squares(self) -> tuple[Piece, ...]:
-        """The mirror's contents by square (0 = a1), board frame."""
-        return self.mirror.squares
 
     @property
     def ready(self) -> bool:
@@ -311,39 +288,8 @@ class Board:
         self._sender.cancel_all(LinkClosed(f"{self.name}: the board was closed"))
         self._fail_waiters(LinkClosed(f"{self.name}: the board was closed"))
         await self.transport.close()
-        self._queue.put_nowait(None)
+        self._end_events()
         logger.debug("%s closed", self.name)
-
-    async def events(self) -> AsyncIterator[BoardEvent]:
-        """Every event, in order, until the board is closed."""
-        while True:
-            event = await self._queue.get()
-            if event is None:
-                self._queue.put_nowait(None)  # let other readers end too
-                return
-            yield event
-
-    async def next_event(self, timeout: float | None = None) -> BoardEvent:  # noqa: ASYNC109
-        """The next event; ``TimeoutError`` after ``timeout`` seconds, ``LinkClosed`` once
-        the board is closed and every event was read."""
-        event = await asyncio.wait_for(self._queue.get(), timeout)
-        if event is None:
-            self._queue.put_nowait(None)
-            raise LinkClosed(f"{self.name}: the board was closed")
-        return event
-
-    def pending_events(self) -> int:
-        """Events queued and not read yet."""
-        return self._queue.qsize()
-
-    def add_listener(self, callback: Callable[[BoardEvent], None]) -> None:
-        """Call ``callback(event)`` for each event as it happens, on the event loop (in
-        addition to the :meth:`events` queue)."""
-        self._listeners.append(callback)
-
-    def remove_listener(self, callback: Callable[[BoardEvent], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._listeners.remove(callback)
 
     async def resync(self, timeout: float = DUMP_TIMEOUT * DUMP_TRIES) -> None:  # noqa: ASYNC109
         """Ask for a fresh dump now and wait until it was compared with the mirror (any
@@ -559,26 +505,18 @@ class Board:
             self._fail_waiters(self._handshake_error)
 
     async def _reconnect_loop(self) -> None:
-        delay = self.reconnect_min
-        failures = 0
         await self.transport.close()
-        while self.state is not BoardState.CLOSED:
-            await asyncio.sleep(delay)
-            if self.state is BoardState.CLOSED:
-                return
-            try:
-                await self._establish("reconnect")
-            except DgtError as exc:
-                failures += 1
-                level = logging.WARNING if failures == 1 else logging.DEBUG
-                logger.log(
-                    level, "%s: reconnect attempt %d failed: %s (next in %.1f s)",
-                    self.name, failures, exc, min(delay * 2, self.reconnect_max),
-                )  # fmt: skip
-                delay = min(delay * 2, self.reconnect_max)
-                continue
+        failures = await reopen_with_backoff(
+            lambda: self._establish("reconnect"),
+            closed=lambda: self.state is BoardState.CLOSED,
+            first=self.reconnect_min,
+            cap=self.reconnect_max,
+            name=self.name,
+            attempt="reconnect attempt",
+            log=logger,
+        )
+        if failures is not None:
             logger.info("%s: link restored after %d failed attempts", self.name, failures)
-            return
 
     # --- receiving --------------------------------------------------------------------
 
@@ -646,30 +584,13 @@ class Board:
             ):
                 self._load_first_dump(dump, now)
             return
-        if not self._mirror_valid:
-            return
-        self.resyncs += 1
-        changes = self.mirror.apply_dump(dump, now)
-        if changes:
-            self.corrections += len(changes)
-            logger.info(
-                "%s: re-dump corrected %d square(s): %s",
-                self.name, len(changes), ", ".join(str(c.square) for c in changes),
-            )  # fmt: skip
-            for event in changes:
-                self._emit(event)
+        if self._mirror_valid:
+            self._correct_mirror(dump, now)
 
     def _load_first_dump(self, dump: BoardDump, now: float) -> None:
-        before = self.mirror.copy()
-        self.mirror.load(dump.pieces(self.mirror.presence_only), now)
         self._mirror_valid = True
-        if self._handshake_reason == "reconnect":
-            changed = self.mirror.diff(before)
-            lost_at = self._lost_at if self._lost_at is not None else now
-            self._emit(self.mirror.snapshot(now, "reconnect"))
-            self._emit(LinkRestored(now, changed, now - lost_at))
-        else:
-            self._emit(self.mirror.snapshot(now, "connect"))
+        restored = self._handshake_reason == "reconnect"
+        self._load_mirror(dump, now, restored=restored, lost_at=self._lost_at)
 
     def _resolve(self, message: Message) -> None:
         if not self._waiters:
@@ -702,14 +623,6 @@ class Board:
                 future.set_exception(exc)
 
     # --- events -----------------------------------------------------------------------
-
-    def _emit(self, event: BoardEvent) -> None:
-        self._queue.put_nowait(event)
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                logger.exception("%s: event listener failed", self.name)
 
     def _clock_connection(self, event: BoardEvent) -> None:
         if isinstance(event, ClockConnection):

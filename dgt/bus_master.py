@@ -50,16 +50,17 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from dgt.backoff import reopen_with_backoff
 from dgt.board import RECONNECT_MAX, RECONNECT_MIN, BoardInfo, BoardState
+from dgt.board_feed import BoardFeed
 from dgt.clock import Clock
-from dgt.errors import ConnectionFailed, DgtError, LinkClosed, NotSupported
-from dgt.events import BoardEvent, BoardFamily, LinkLost, LinkRestored
-from dgt.mirror import Mirror
+from dgt.errors import ConnectionFailed, LinkClosed, NotSupported
+from dgt.events import BoardEvent, LinkLost
 from dgt.protocol import (
     BoardDump,
     BusCommand,
@@ -71,7 +72,6 @@ from dgt.protocol import (
     EEClockTime,
     EEPieceChange,
     FieldUpdate,
-    Piece,
     encode_bus_command,
 )
 from dgt.protocol.bus import BUS_BROADCAST, BUS_HEADER_SIZE, MAX_BUS_SIZE
@@ -191,7 +191,7 @@ class _Pending:
         self.size = (match[0][1] << 7) | match[0][2]
 
 
-class BusBoard:
+class BusBoard(BoardFeed):
     """One board on a bus line: the events and mirror of a :class:`dgt.Board`.
 
     Made by :meth:`BusMaster.board`.  :meth:`open` starts the line if needed and waits until
@@ -203,23 +203,17 @@ class BusBoard:
     """Whether :attr:`clock` can send commands (never on a bus: bus mode has none)."""
 
     def __init__(self, master: BusMaster, address: int) -> None:
+        super().__init__()
         self.master = master
         self.address = address
         self.info = BoardInfo(extra={"bus_address": address})
-        self.mirror = Mirror()
         self.clock = Clock(self._clock_submit)
         self.handshake_timeout = master.handshake_timeout
-        self.resyncs = 0
-        """Dumps compared with the mirror after the board was taken on."""
-        self.corrections = 0
-        """Squares such a dump found different from the mirror."""
         self.misses = 0
         """Requests in a row this board left unanswered."""
         self._phase = _Phase.NEW
         self._closed = False
         self._attached = False
-        self._queue: asyncio.Queue[BoardEvent | None] = asyncio.Queue()
-        self._listeners: list[Callable[[BoardEvent], None]] = []
         self._ready = asyncio.Event()
         self._dumped = asyncio.Event()
         self._clock_warned = False
@@ -241,14 +235,6 @@ class BusBoard:
         return f"{self.master.name}#{self.address}"
 
     @property
-    def family(self) -> BoardFamily:
-        return self.info.family
-
-    @property
-    def squares(self) -> tuple[Piece, ...]:
-        return self.mirror.squares
-
-    @property
     def ready(self) -> bool:
         return self._phase is _Phase.READY and not self._closed and self.master.line_up
 
@@ -261,13 +247,6 @@ class BusBoard:
         if self._phase is _Phase.NEW and self.master.running:
             return BoardState.HANDSHAKING
         return BoardState.DISCONNECTED
-
-    async def __aenter__(self) -> BusBoard:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     async def open(self) -> None:
         """Start the line if it is not running (one-line ``ConnectionFailed`` errors for a
@@ -300,35 +279,9 @@ class BusBoard:
         if self._closed:
             return
         self._closed = True
-        self._queue.put_nowait(None)
+        self._end_events()
         if self._attached:
             await self._detach()
-
-    async def events(self) -> AsyncIterator[BoardEvent]:
-        """Every event, in order, until the board is closed."""
-        while True:
-            event = await self._queue.get()
-            if event is None:
-                self._queue.put_nowait(None)
-                return
-            yield event
-
-    async def next_event(self, timeout: float | None = None) -> BoardEvent:  # noqa: ASYNC109
-        event = await asyncio.wait_for(self._queue.get(), timeout)
-        if event is None:
-            self._queue.put_nowait(None)
-            raise LinkClosed(f"{self.name}: the board was closed")
-        return event
-
-    def pending_events(self) -> int:
-        return self._queue.qsize()
-
-    def add_listener(self, callback: Callable[[BoardEvent], None]) -> None:
-        self._listeners.append(callback)
-
-    def remove_listener(self, callback: Callable[[BoardEvent], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._listeners.remove(callback)
 
     async def resync(self, timeout: float = RESYNC_TIMEOUT) -> None:  # noqa: ASYNC109
         """Have the board dumped on its next turn and wait until the dump was compared with
@@ -380,19 +333,11 @@ class BusBoard:
         )
 
     def _emit(self, event: BoardEvent) -> None:
-        if self._closed:
-            return
-        self._queue.put_nowait(event)
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                logger.exception("%s: event listener failed", self.name)
+        if not self._closed:  # (the master may still poll a board closed meanwhile)
+            super()._emit(event)
 
     def _taken_on(self, dump: BoardDump, now: float) -> None:
         """The first dump after the board was (re)found."""
-        before = self.mirror.copy()
-        self.mirror.load(dump.pieces(), now)
         self.misses = 0
         self.repeat = False
         self.verify = False
@@ -404,13 +349,10 @@ class BusBoard:
         was_lost = self._phase is _Phase.LOST
         self._phase = _Phase.READY
         self.lost_at = None
-        if was_lost:
-            self._emit(self.mirror.snapshot(now, "reconnect"))
-            downtime = now - lost_at if lost_at is not None else 0.0
-            self._emit(LinkRestored(now, self.mirror.diff(before), downtime))
+        downtime = self._load_mirror(dump, now, restored=was_lost, lost_at=lost_at)
+        if downtime is not None:
             logger.info("%s: back after %.1f s", self.name, downtime)
         else:
-            self._emit(self.mirror.snapshot(now, "connect"))
             logger.info("%s ready: bus board, version %s", self.name, self.info.version)
         self._ready.set()
 
@@ -439,16 +381,7 @@ class BusBoard:
                 self.clock_due = 0.0  # the lever was pressed: ask the clock now
 
     def _compare_dump(self, dump: BoardDump, now: float) -> None:
-        self.resyncs += 1
-        changes = self.mirror.apply_dump(dump, now)
-        if changes:
-            self.corrections += len(changes)
-            logger.info(
-                "%s: re-dump corrected %d square(s): %s",
-                self.name, len(changes), ", ".join(str(c.square) for c in changes),
-            )  # fmt: skip
-            for event in changes:
-                self._emit(event)
+        self._correct_mirror(dump, now)
         self._dumped.set()
 
     def _clock_times(self, message: BusMessage, now: float) -> None:
@@ -588,7 +521,7 @@ class BusMaster:
         await self._stop()
         for board in self._boards.values():
             board._closed = True
-            board._queue.put_nowait(None)
+            board._end_events()
         self._users.clear()
 
     async def discover(self) -> list[int]:
@@ -712,27 +645,22 @@ class BusMaster:
 
     async def _reconnect(self) -> None:
         await self.transport.close()
-        delay = self.reconnect_min
-        failures = 0
-        while not self._closed:
-            await asyncio.sleep(delay)
-            try:
-                await self._open_line()
-            except DgtError as exc:
-                failures += 1
-                delay = min(delay * 2, self.reconnect_max)
-                logger.log(
-                    logging.WARNING if failures == 1 else logging.DEBUG,
-                    "%s: reopening the bus line failed (%d): %s (next in %.1f s)",
-                    self.name, failures, exc, delay,
-                )  # fmt: skip
-                continue
-            for board in self._boards.values():
-                board.retry_at = 0.0
-                board.retry_delay = self.reconnect_min
-                board.misses = 0
-            logger.info("%s: bus line open again after %d failed attempts", self.name, failures)
+        failures = await reopen_with_backoff(
+            self._open_line,
+            closed=lambda: self._closed,
+            first=self.reconnect_min,
+            cap=self.reconnect_max,
+            name=self.name,
+            attempt="bus line reopening attempt",
+            log=logger,
+        )
+        if failures is None:
             return
+        for board in self._boards.values():
+            board.retry_at = 0.0
+            board.retry_delay = self.reconnect_min
+            board.misses = 0
+        logger.info("%s: bus line open again after %d failed attempts", self.name, failures)
 
     # --- polling ----------------------------------------------------------------------
 

@@ -6,6 +6,8 @@
   real pseudo-terminal (the host opens a stable symlink to it, so ``unplug``/``plug`` can
   swap the pty underneath like a USB board re-enumerating).  It is deliberately simple: the
   full emulator lives in ``dgt.emulator``.
+* ``move_on``: a hand moving a piece on an emulated board served on a pty;
+  ``replay_squares``: the board as a consumer of a driver's events sees it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ import select
 import threading
 import time
 import tty
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import chess
 import pytest
 
+from dgt.emulator import EmulatorServer, VirtualBoard
+from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol import (
     BoardDump,
     ClockAck,
@@ -303,3 +307,26 @@ async def wait_until(predicate: Callable[[], bool], within: float = 5.0) -> None
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.01)
+
+
+def move_on(server: EmulatorServer, board: VirtualBoard, from_square: int, to_square: int) -> None:
+    """A hand moves the piece on ``from_square`` of ``board`` (served by ``server``) to
+    ``to_square``: a lift, then a place (squares are python-chess numbers)."""
+    piece = board.squares[from_square]
+    server.act(lambda now: board.lift(from_square, now))
+    server.act(lambda now: board.place(to_square, piece, now))
+
+
+def replay_squares(events: Iterable[BoardEvent]) -> list[Piece]:
+    """The board as a consumer of a driver's events sees it: each snapshot, then the square
+    changes on it.  Fails if a change comes before any snapshot or does not start from what
+    the square held (an event was lost)."""
+    squares: list[Piece] = []
+    for event in events:
+        if isinstance(event, BoardSnapshot):
+            squares = list(event.squares)
+        elif isinstance(event, SquareChanged):
+            assert squares, f"a change before the first snapshot: {event}"
+            assert squares[event.square] is event.previous, f"event lost before {event}"
+            squares[event.square] = event.piece
+    return squares

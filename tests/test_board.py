@@ -9,7 +9,7 @@ from typing import Any
 
 import chess
 import pytest
-from conftest import FAST, FakePtyBoard, wait_until
+from conftest import FAST, FakePtyBoard, replay_squares, wait_until
 
 from dgt import Board, BoardState, LedKind
 from dgt.errors import ClockNotAnswering, LinkClosed, NotADgtBoard, NotSupported, PortNotFound
@@ -32,7 +32,6 @@ from dgt.protocol import ClockCommand, Command, FieldUpdate, Piece, encode_pegas
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
 
-
 class Collector:
     """Records every event a board emits (listener), in order."""
 
@@ -46,19 +45,6 @@ class Collector:
     async def wait_for(self, kind: type, count: int = 1, within: float = 5.0) -> list[Any]:
         await wait_until(lambda: len(self.of(kind)) >= count, within)
         return self.of(kind)
-
-
-def replay(events: list[BoardEvent]) -> list[Piece]:
-    """The board as a consumer of the events sees it (snapshots, then square changes)."""
-    squares: list[Piece] = []
-    for event in events:
-        if isinstance(event, BoardSnapshot):
-            squares = list(event.squares)
-        elif isinstance(event, SquareChanged):
-            assert squares, "square change before any snapshot"
-            assert squares[event.square] is event.previous, "an event was lost"
-            squares[event.square] = event.piece
-    return squares
 
 
 async def test_handshake_snapshot_memory_and_clock_version(fake_board: FakePtyBoard) -> None:
@@ -112,6 +98,8 @@ async def test_lifts_and_places_become_square_changes(fake_board: FakePtyBoard) 
 
 async def test_clock_times_lever_and_buttons(fake_board: FakePtyBoard) -> None:
     async with Board(fake_board.path, read_memory=False, **FAST) as board:
+        # the board asks for the clock's times when it connects: take that answer first
+        await wait_until(lambda: board.clock.left is not None)
         got = Collector(board)
         fake_board.send_times()
         fake_board.press_lever()
@@ -179,7 +167,7 @@ async def test_garbage_on_the_line_mirror_recovers(fake_board: FakePtyBoard) -> 
         await wait_until(lambda: list(board.squares) == fake_board.squares, 5.0)
         assert board.corrections >= len(moves)
         # No event lost: replaying the events gives the real board.
-        assert replay(got.events) == fake_board.squares
+        assert replay_squares(got.events) == fake_board.squares
 
 
 async def test_unplug_plug_reports_changed_squares(fake_board: FakePtyBoard) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 import pytest
-from conftest import FAST, wait_until
+from conftest import FAST, move_on, replay_squares, wait_until
 
 from dgt import Board, LedKind, SyncBoard
 from dgt.emulator.board import VirtualBoard
@@ -40,18 +40,6 @@ pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 DEMO = Path(__file__).parent.parent / "dgt" / "emulator" / "data" / "demo.pgn"
 
 
-def replay(events: list[BoardEvent]) -> list[Piece]:
-    """The board as a consumer of the events sees it; fails if a change was lost."""
-    squares: list[Piece] = []
-    for event in events:
-        if isinstance(event, BoardSnapshot):
-            squares = list(event.squares)
-        elif isinstance(event, SquareChanged):
-            assert squares[event.square] is event.previous, f"event lost before {event}"
-            squares[event.square] = event.piece
-    return squares
-
-
 async def test_handshake_and_events_over_pty(tmp_path: Path) -> None:
     vb = VirtualBoard(ee_moves=True)
     async with (
@@ -69,8 +57,7 @@ async def test_handshake_and_events_over_pty(tmp_path: Path) -> None:
         await wait_until(lambda: board.clock.version is not None)
         assert board.clock.version is not None
         assert board.clock.version[0] == 2
-        server.act(lambda now: vb.lift(chess.E2, now))
-        server.act(lambda now: vb.place(chess.E4, Piece.WPAWN, now))
+        move_on(server, vb, chess.E2, chess.E4)
         await wait_until(lambda: len([e for e in events if isinstance(e, SquareChanged)]) == 2)
         assert list(board.squares) == list(vb.board_frame())
         # clock through the board
@@ -135,7 +122,7 @@ async def test_replayed_game_with_link_faults_keeps_mirror_equal(tmp_path: Path)
         await board.resync()
         assert faults >= 5
         assert list(board.squares) == list(vb.board_frame())
-        assert replay(events) == list(board.squares)
+        assert replay_squares(events) == list(board.squares)
         lost = [e for e in events if isinstance(e, LinkLost)]
         restored = [e for e in events if isinstance(e, LinkRestored)]
         assert len(lost) == len(restored)
@@ -151,8 +138,7 @@ async def test_unplug_plug_lists_squares_moved_meanwhile(tmp_path: Path) -> None
         board.add_listener(events.append)
         server.unplug()
         await wait_until(lambda: any(isinstance(e, LinkLost) for e in events))
-        server.act(lambda now: vb.lift(chess.G1, now))
-        server.act(lambda now: vb.place(chess.F3, Piece.WKNIGHT, now))
+        move_on(server, vb, chess.G1, chess.F3)
         await asyncio.sleep(0.2)
         server.plug()
         await wait_until(lambda: any(isinstance(e, LinkRestored) for e in events))

@@ -1,39 +1,28 @@
-"""The web page in a real headless Chromium (Debian's /usr/bin/chromium driven by
-Playwright): the start position, a move made on an emulated board, clocks counting.
+"""The web page in a real headless Chromium (tests/chromium.py: Debian's /usr/bin/chromium
+driven by Playwright): the start position, a move made on an emulated board, clocks counting.
 
-The suite's setup (``setup.sh test``) installs Chromium; these tests fail, not skip, when it
-is missing, because the page is part of what the service promises.
+These tests fail, not skip, when Chromium is missing, because the page is part of what the
+service promises.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import chess
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
+from chromium import chromium, hall_site, open_page
+from playwright.async_api import Browser, expect
 
-from dgt.emulator.board import VirtualBoard
-from dgt.transports.emulator import EmulatorTransport
 from service.commands.demo import TransportLine
-from service.config import TableConfig
 from service.hall import Hall
-from service.store import Store
-from service.web import WebServer
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-CHROMIUM_PRESENT = os.path.exists(CHROMIUM)
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+PLAYERS = {"white": "Ann <b>", "black": "Bob & Co", "round": "1", "rules": "casual"}
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -47,43 +36,16 @@ class Site:
 
 @pytest.fixture
 async def site(tmp_path: Path) -> AsyncIterator[Site]:
-    store = Store(tmp_path / "browser.db")
-    hall = Hall(store, tick_interval=0.2)
-    lines = {}
-    for table_id in ("1", "2"):
-        transport = EmulatorTransport(VirtualBoard(now=time.monotonic()), name=f"emu-{table_id}")
-        settings = {"white": "Ann <b>", "black": "Bob & Co", "round": "1", "rules": "casual"}
-        hall.add_table(TableConfig(table_id, transport.name, None, settings), transport)
-        lines[table_id] = TransportLine(transport)
-    server = WebServer(hall, "browser-test-token", port=0)
-    url = await server.start()
-    await hall.start()
-    for runner in hall.runners.values():
-        assert await runner.wait_ready(5)
-    yield Site(url.rstrip("/"), hall, lines)
-    await server.close()
-    await hall.close()
-    store.close()
+    tables = {"1": PLAYERS, "2": PLAYERS}
+    async with hall_site(tmp_path, tables, token="browser-test-token") as built:
+        lines = {table_id: TransportLine(board) for table_id, board in built.boards.items()}
+        yield Site(built.url, built.hall, lines)
 
 
 @pytest.fixture
-async def browser(tmp_path: Path) -> AsyncIterator[Browser]:
-    assert CHROMIUM_PRESENT, "Chromium is missing: run ./setup.sh test as root"
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
-        yield browser
-        await browser.close()
-
-
-async def open_page(browser: Browser, url: str) -> Page:
-    page = await browser.new_page(viewport={"width": 1600, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    await page.goto(url)
-    page.errors = errors  # type: ignore[attr-defined]
-    return page
+async def browser() -> AsyncIterator[Browser]:
+    async with chromium() as launched:
+        yield launched
 
 
 def make_move(line: TransportLine, uci: str) -> None:
@@ -105,7 +67,8 @@ def start_clock(line: TransportLine, seconds: float) -> None:
 
 
 async def test_page_shows_the_start_position(site: Site, browser: Browser) -> None:
-    page = await open_page(browser, site.url + "/tables/1")
+    watched = await open_page(browser, site.url + "/tables/1")
+    page = watched.page
     board = page.locator("#board")
     await expect(board).to_have_attribute("data-placement", START, timeout=10_000)
     assert await page.locator("#board .sq").count() == 64
@@ -117,11 +80,12 @@ async def test_page_shows_the_start_position(site: Site, browser: Browser) -> No
     await expect(page.locator("#top-name")).to_have_text("Bob & Co")
     assert await page.locator("#bottom-name b").count() == 0
     await expect(page.locator("#live")).to_have_text("live")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert watched.page_errors == []
 
 
 async def test_a_move_on_the_board_appears_on_the_page(site: Site, browser: Browser) -> None:
-    page = await open_page(browser, site.url + "/tables/1")
+    watched = await open_page(browser, site.url + "/tables/1")
+    page = watched.page
     await expect(page.locator("#board")).to_have_attribute("data-placement", START, timeout=10_000)
     line = site.lines["1"]
     make_move(line, "e2e4")
@@ -135,17 +99,17 @@ async def test_a_move_on_the_board_appears_on_the_page(site: Site, browser: Brow
     await expect(page.locator("#moves li").first).to_have_text(re.compile(r"^e4"), timeout=10_000)
     # The overview shows the same table live.
     overview = await open_page(browser, site.url + "/")
-    card_e4 = overview.locator('a[data-table="1"] [data-square="e4"] .pc')
+    card_e4 = overview.page.locator('a[data-table="1"] [data-square="e4"] .pc')
     await expect(card_e4).to_have_attribute("data-piece", "P", timeout=10_000)
-    assert await overview.locator("a.card").count() == 2
-    assert page.errors == []
-    assert overview.errors == []
+    assert await overview.page.locator("a.card").count() == 2
+    assert watched.page_errors == []
+    assert overview.page_errors == []
 
 
 async def test_the_clocks_count_down(site: Site, browser: Browser) -> None:
     line = site.lines["2"]
     start_clock(line, 300)
-    page = await open_page(browser, site.url + "/tables/2")
+    page = (await open_page(browser, site.url + "/tables/2")).page
     await expect(page.locator("#board")).to_have_attribute("data-placement", START, timeout=10_000)
     make_move(line, "e2e4")
     await asyncio.sleep(0.4)

@@ -3,35 +3,29 @@ driven by Playwright): realtime chess (``realtime.js``: delay bars counting down
 corrections and their squares outlined) and 20-chess (``twenty.js``: the turn's rule, the
 step, the hands, the extra piece's glyph), each played on an emulated board in a hall.
 
-Like tests/test_browser.py these tests fail, not skip, when Chromium is missing.  Every page
-must load and run without a console error, an uncaught exception, a CSP violation or a
-failed request.
+Like every browser test (tests/chromium.py) these fail, not skip, when Chromium is
+missing.  Every page must load and run without a console error, an uncaught exception, a CSP
+violation or a failed request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import chess
 import pytest
+from chromium import HallSite, chromium, hall_site, open_page
 from conftest import FAST
-from playwright.async_api import Browser, Page, Request, Response, async_playwright, expect
-from test_browser import CHROMIUM, CHROMIUM_ARGS, CHROMIUM_PRESENT
+from playwright.async_api import Browser, Page, expect
 
-from dgt.emulator.board import VirtualBoard
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
-from service.config import TableConfig
-from service.hall import Hall, default_table_factory
+from service.hall import default_table_factory
 from service.realtime_table import RealtimeTable
-from service.store import Store
-from service.web import WebServer
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -52,78 +46,19 @@ def table_factory(table_id: str, settings: Mapping[str, Any]) -> Any:
     return default_table_factory(table_id, settings)
 
 
-@dataclass
-class Site:
-    url: str
-    hall: Hall
-    boards: dict[str, EmulatorTransport]
-
-
-@dataclass
-class Watched:
-    """A page and everything that went wrong on it."""
-
-    page: Page
-    problems: list[str] = field(default_factory=list)
-
-
 @pytest.fixture
-async def site(tmp_path: Path) -> AsyncIterator[Site]:
-    store = Store(tmp_path / "variants.db")
-    hall = Hall(store, table_factory=table_factory, tick_interval=0.2, board_options=FAST)
-    boards = {}
-    for table_id, settings in TABLES.items():
-        transport = EmulatorTransport(VirtualBoard(now=time.monotonic()), name=f"emu-{table_id}")
-        hall.add_table(TableConfig(table_id, transport.name, None, dict(settings)), transport)
-        boards[table_id] = transport
-    server = WebServer(hall, "browser-variants-token", port=0)
-    url = await server.start()
-    await hall.start()
-    try:
-        for runner in hall.runners.values():
-            assert await runner.wait_ready(5)
-        yield Site(url.rstrip("/"), hall, boards)
-    finally:
-        await server.close()
-        await hall.close()
-        store.close()
+async def site(tmp_path: Path) -> AsyncIterator[HallSite]:
+    async with hall_site(
+        tmp_path, TABLES, token="browser-variants-token", table_factory=table_factory,
+        board_options=FAST,
+    ) as built:  # fmt: skip
+        yield built
 
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    assert CHROMIUM_PRESENT, "Chromium is missing: run ./setup.sh test as root"
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
-        yield browser
-        await browser.close()
-
-
-async def open_page(browser: Browser, url: str) -> Watched:
-    """Open ``url``, collecting console errors, uncaught exceptions (CSP violations are
-    console errors), failed requests and HTTP errors."""
-    page = await browser.new_page(viewport={"width": 1600, "height": 900})
-    watched = Watched(page)
-    problems = watched.problems
-
-    def console(msg: Any) -> None:
-        if msg.type == "error":
-            problems.append(f"console: {msg.text} ({msg.location.get('url', '')})")
-
-    def failed(request: Request) -> None:
-        problems.append(f"request failed: {request.url} {request.failure}")
-
-    def response(resp: Response) -> None:
-        if resp.status >= 400:
-            problems.append(f"HTTP {resp.status}: {resp.url}")
-
-    page.on("console", console)
-    page.on("pageerror", lambda exc: problems.append(f"pageerror: {exc}"))
-    page.on("requestfailed", failed)
-    page.on("response", response)
-    await page.goto(url)
-    return watched
+    async with chromium() as launched:
+        yield launched
 
 
 def square(page: Page, name: str) -> Any:
@@ -197,7 +132,7 @@ class Hands:
 
 
 async def test_realtime_delays_count_down_and_corrections_show(
-    site: Site, browser: Browser
+    site: HallSite, browser: Browser
 ) -> None:
     watched = await open_page(browser, site.url + "/tables/rt")
     page = watched.page
@@ -271,7 +206,7 @@ async def test_realtime_delays_count_down_and_corrections_show(
     assert watched.problems == []
 
 
-async def test_twenty_chess_panel_follows_the_turns(site: Site, browser: Browser) -> None:
+async def test_twenty_chess_panel_follows_the_turns(site: HallSite, browser: Browser) -> None:
     watched = await open_page(browser, site.url + "/tables/tw")
     page = watched.page
     panel = page.locator("#twenty")

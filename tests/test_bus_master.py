@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import chess
 import pytest
-from conftest import wait_until
+from conftest import move_on, replay_squares, wait_until
 
 from dgt.bus_master import BusAddressNotAnswering, BusBoard, BusMaster, NoBusBoards
 from dgt.emulator import BusLine, EmulatorServer, VirtualBoard, make_bus
@@ -43,19 +45,6 @@ BUS_FAST: dict[str, Any] = {
 ADDRESSES = (10001, 10002, 10003)
 
 
-def replay(events: list[BoardEvent]) -> list[Piece]:
-    """The board as a consumer of the events sees it; fails if a change was lost."""
-    squares: list[Piece] = []
-    for event in events:
-        if isinstance(event, BoardSnapshot):
-            squares = list(event.squares)
-        elif isinstance(event, SquareChanged):
-            assert squares, "a change before the first snapshot"
-            assert squares[event.square] is event.previous, f"event lost before {event}"
-            squares[event.square] = event.piece
-    return squares
-
-
 def record(bus: BusMaster) -> dict[int, list[BoardEvent]]:
     seen: dict[int, list[BoardEvent]] = {}
     for address, board in bus.boards.items():
@@ -70,6 +59,19 @@ async def drain(board: BusBoard) -> list[BoardEvent]:
 
 def of(kind: type, events: list[BoardEvent]) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
+
+
+@asynccontextmanager
+async def polled(
+    line: BusLine, tmp_path: Path, addresses: Sequence[int] = ADDRESSES
+) -> AsyncIterator[tuple[EmulatorServer, BusMaster, dict[int, list[BoardEvent]]]]:
+    """``line`` on a pty, a BusMaster polling ``addresses`` on it, and every board's events
+    from the start (by address)."""
+    async with (
+        EmulatorServer(line, link=tmp_path / "bus") as server,
+        BusMaster(server.path, addresses, **BUS_FAST) as bus,
+    ):
+        yield server, bus, record(bus)
 
 
 async def test_all_boards_found_by_broadcast_ping(tmp_path: Path) -> None:
@@ -94,14 +96,9 @@ async def test_a_move_on_board_2_reaches_address_2_only(
 ) -> None:
     line = make_bus(3)
     second = line.board(10002)
-    async with (
-        EmulatorServer(line, link=tmp_path / "bus") as server,
-        BusMaster(server.path, ADDRESSES, **BUS_FAST) as bus,
-    ):
-        seen = record(bus)
+    async with polled(line, tmp_path) as (server, bus, seen):
         board = bus.board(10002)
-        server.act(lambda now: second.lift(chess.E2, now))
-        server.act(lambda now: second.place(chess.E4, Piece.WPAWN, now))
+        move_on(server, second, chess.E2, chess.E4)
         await wait_until(lambda: len(of(SquareChanged, seen[10002])) == 2)
         changes = of(SquareChanged, seen[10002])
         assert [(c.square, c.piece) for c in changes] == [
@@ -135,17 +132,12 @@ async def test_a_move_on_board_2_reaches_address_2_only(
 async def test_unplugged_line_recovers_every_board(tmp_path: Path) -> None:
     line = make_bus(3)
     first = line.board(10001)
-    async with (
-        EmulatorServer(line, link=tmp_path / "bus") as server,
-        BusMaster(server.path, ADDRESSES, **BUS_FAST) as bus,
-    ):
-        seen = record(bus)
+    async with polled(line, tmp_path) as (server, bus, seen):
         server.unplug()
         await wait_until(lambda: all(of(LinkLost, seen[a]) for a in ADDRESSES))
         assert not any(b.ready for b in bus.boards.values())
         # a move made while the cable is out
-        server.act(lambda now: first.lift(chess.G1, now))
-        server.act(lambda now: first.place(chess.F3, Piece.WKNIGHT, now))
+        move_on(server, first, chess.G1, chess.F3)
         await asyncio.sleep(0.3)
         server.plug()
         await wait_until(lambda: all(of(LinkRestored, seen[a]) for a in ADDRESSES))
@@ -241,7 +233,7 @@ async def test_garbage_on_the_line_is_survived(tmp_path: Path) -> None:
         def settled() -> bool:
             return all(
                 list(bus.board(a).squares) == list(line.board(a).board_frame())
-                and replay(seen[a]) == list(line.board(a).board_frame())
+                and replay_squares(seen[a]) == list(line.board(a).board_frame())
                 for a in ADDRESSES
             )
 
@@ -259,11 +251,7 @@ async def test_garbage_on_the_line_is_survived(tmp_path: Path) -> None:
 async def test_a_board_that_does_not_answer_does_not_stop_the_others(tmp_path: Path) -> None:
     line = make_bus(3)
     second, third = line.board(10002), line.board(10003)
-    async with (
-        EmulatorServer(line, link=tmp_path / "bus") as server,
-        BusMaster(server.path, [*ADDRESSES, 10009], **BUS_FAST) as bus,
-    ):
-        seen = record(bus)
+    async with polled(line, tmp_path, [*ADDRESSES, 10009]) as (server, bus, seen):
         absent = bus.board(10009)
         assert not absent.ready
         absent.handshake_timeout = 0.5

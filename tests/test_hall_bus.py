@@ -5,15 +5,17 @@ table, and configurations that cannot work are refused with a one-line error."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import chess
 import pytest
-from conftest import wait_until
+from conftest import move_on, wait_until
 from test_store import EchoTable
 
-from dgt.emulator import EmulatorServer, make_bus
+from dgt.emulator import BusLine, EmulatorServer, make_bus
 from dgt.protocol import Piece
 from service.bus_links import BusConfigError, BusLinks
 from service.config import TableConfig
@@ -33,122 +35,108 @@ def make_hall(tmp_path: Path) -> tuple[Hall, Store]:
     return hall, store
 
 
-def moves(updates: list[Update], table_id: str) -> list[dict[str, object]]:
-    return [
-        e for u in updates if u.table_id == table_id for e in u.events if e["type"] == "move"
-    ]
+@dataclass
+class BusHall:
+    """A hall whose tables sit on one emulated bus line, and what it published."""
+
+    line: BusLine
+    server: EmulatorServer
+    hall: Hall
+    seen: list[Update] = field(default_factory=list)
+
+    def events(self, table_id: str, kind: str) -> list[dict[str, object]]:
+        """The published events of ``kind`` of one table, in order."""
+        return [
+            e for u in self.seen if u.table_id == table_id for e in u.events if e["type"] == kind
+        ]
+
+    def moves(self, table_id: str) -> list[dict[str, object]]:
+        return self.events(table_id, "move")
+
+    def move(self, address: int, from_square: int, to_square: int) -> None:
+        """A hand moves a piece on the board at bus ``address``."""
+        move_on(self.server, self.line.board(address), from_square, to_square)
 
 
-def boards(updates: list[Update], table_id: str) -> list[dict[str, object]]:
-    return [
-        e for u in updates if u.table_id == table_id for e in u.events if e["type"] == "board"
-    ]
-
-
-def link_states(updates: list[Update], table_id: str) -> Callable[[], list[object]]:
-    return lambda: [
-        e["state"] for u in updates if u.table_id == table_id for e in u.events
-        if e["type"] == "connection"
-    ]  # fmt: skip
+@asynccontextmanager
+async def hall_on_bus(
+    tmp_path: Path, boards: int, tables: Mapping[str, int], handshake_timeout: float | None = None
+) -> AsyncIterator[BusHall]:
+    """A bus line of ``boards`` boards on a pty and a started hall with ``tables`` (id: bus
+    address) on it; the hall is closed on leaving."""
+    line = make_bus(boards)
+    async with EmulatorServer(line, link=tmp_path / "bus") as server:
+        hall, store = make_hall(tmp_path)
+        if handshake_timeout is not None:
+            hall.board_options["handshake_timeout"] = handshake_timeout
+            hall.bus_links.options["handshake_timeout"] = handshake_timeout
+        for table_id, address in tables.items():
+            hall.add_table(TableConfig(table_id, server.path, address, {}))
+        built = BusHall(line, server, hall)
+        hall.subscribe(built.seen.append)
+        await hall.start()
+        try:
+            yield built
+        finally:
+            await hall.close()
+            store.close()
 
 
 async def test_tables_on_one_bus_line_get_their_own_boards(tmp_path: Path) -> None:
-    line = make_bus(3)
-    async with EmulatorServer(line, link=tmp_path / "bus") as server:
-        hall, store = make_hall(tmp_path)
-        hall.add_table(TableConfig("a", server.path, 10001, {}))
-        hall.add_table(TableConfig("b", server.path, 10002, {}))
-        hall.add_table(TableConfig("c", server.path, 10003, {}))
-        seen: list[Update] = []
-        hall.subscribe(seen.append)
-        await hall.start()
-        try:
-            for runner in hall.runners.values():
-                assert await runner.wait_ready(5)
-                assert runner.connection()["state"] == "up"
-            assert len(hall.bus_links.masters) == 1  # one line, one open port
-            second = line.board(10002)
-            server.act(lambda now: second.lift(chess.E2, now))
-            server.act(lambda now: second.place(chess.E4, Piece.WPAWN, now))
-            await wait_until(lambda: len(moves(seen, "b")) == 1)
-            assert moves(seen, "b")[0]["data"]["uci"] == str(chess.E4)  # type: ignore[index]
-            await asyncio.sleep(0.3)
-            assert moves(seen, "a") == []
-            assert moves(seen, "c") == []
-        finally:
-            await hall.close()
-            store.close()
-        assert not hall.runners["a"].board.ready  # type: ignore[union-attr]
+    async with hall_on_bus(tmp_path, 3, {"a": 10001, "b": 10002, "c": 10003}) as bus:
+        for runner in bus.hall.runners.values():
+            assert await runner.wait_ready(5)
+            assert runner.connection()["state"] == "up"
+        assert len(bus.hall.bus_links.masters) == 1  # one line, one open port
+        bus.move(10002, chess.E2, chess.E4)
+        await wait_until(lambda: len(bus.moves("b")) == 1)
+        assert bus.moves("b")[0]["data"]["uci"] == str(chess.E4)  # type: ignore[index]
+        await asyncio.sleep(0.3)
+        assert bus.moves("a") == []
+        assert bus.moves("c") == []
+    assert not bus.hall.runners["a"].board.ready  # type: ignore[union-attr]
 
 
 async def test_a_pulled_bus_cable_recovers_every_table(tmp_path: Path) -> None:
-    line = make_bus(2)
-    async with EmulatorServer(line, link=tmp_path / "bus") as server:
-        hall, store = make_hall(tmp_path)
-        hall.add_table(TableConfig("a", server.path, 10001, {}))
-        hall.add_table(TableConfig("b", server.path, 10002, {}))
-        seen: list[Update] = []
-        hall.subscribe(seen.append)
-        await hall.start()
-        try:
-            for runner in hall.runners.values():
-                assert await runner.wait_ready(5)
-            server.unplug()
-            await wait_until(
-                lambda: all(not r.board.ready for r in hall.runners.values())  # type: ignore[union-attr]
-            )
-            assert all(r.connection()["state"] == "reconnecting" for r in hall.runners.values())
-            first = line.board(10001)
-            server.act(lambda now: first.lift(chess.D2, now))
-            server.act(lambda now: first.place(chess.D4, Piece.WPAWN, now))
-            server.plug()
-            await wait_until(
-                lambda: all(r.board.ready for r in hall.runners.values())  # type: ignore[union-attr]
-            )
-            for table_id in ("a", "b"):
-                assert hall.runners[table_id].connection()["state"] == "up"
-            # every table was handed the board as found again, and the boards go on working
-            for table_id in ("a", "b"):
-                reasons = [e["data"]["reason"] for e in boards(seen, table_id)]  # type: ignore[index]
-                assert reasons[-1] == "reconnect"
-            assert hall.runners["a"].board.squares[chess.D4] is Piece.WPAWN  # type: ignore[union-attr]
-            second = line.board(10002)
-            server.act(lambda now: second.lift(chess.G8, now))
-            server.act(lambda now: second.place(chess.F6, Piece.BKNIGHT, now))
-            await wait_until(lambda: len(moves(seen, "b")) == 1)
-            assert moves(seen, "a") == []
-        finally:
-            await hall.close()
-            store.close()
+    async with hall_on_bus(tmp_path, 2, {"a": 10001, "b": 10002}) as bus:
+        runners = bus.hall.runners
+        for runner in runners.values():
+            assert await runner.wait_ready(5)
+        bus.server.unplug()
+        await wait_until(
+            lambda: all(not r.board.ready for r in runners.values())  # type: ignore[union-attr]
+        )
+        assert all(r.connection()["state"] == "reconnecting" for r in runners.values())
+        bus.move(10001, chess.D2, chess.D4)
+        bus.server.plug()
+        await wait_until(
+            lambda: all(r.board.ready for r in runners.values())  # type: ignore[union-attr]
+        )
+        for table_id in ("a", "b"):
+            assert runners[table_id].connection()["state"] == "up"
+        # every table was handed the board as found again, and the boards go on working
+        for table_id in ("a", "b"):
+            reasons = [e["data"]["reason"] for e in bus.events(table_id, "board")]  # type: ignore[index]
+            assert reasons[-1] == "reconnect"
+        assert runners["a"].board.squares[chess.D4] is Piece.WPAWN  # type: ignore[union-attr]
+        bus.move(10002, chess.G8, chess.F6)
+        await wait_until(lambda: len(bus.moves("b")) == 1)
+        assert bus.moves("a") == []
 
 
 async def test_an_address_that_does_not_answer_leaves_the_other_tables_alone(
     tmp_path: Path,
 ) -> None:
-    line = make_bus(2)
-    async with EmulatorServer(line, link=tmp_path / "bus") as server:
-        hall, store = make_hall(tmp_path)
-        hall.board_options["handshake_timeout"] = 0.5
-        hall.bus_links.options["handshake_timeout"] = 0.5
-        hall.add_table(TableConfig("a", server.path, 10001, {}))
-        hall.add_table(TableConfig("ghost", server.path, 10042, {}))
-        seen: list[Update] = []
-        hall.subscribe(seen.append)
-        await hall.start()
-        try:
-            assert await hall.runners["a"].wait_ready(5)
-            ghost = hall.runners["ghost"]
-            await wait_until(lambda: ghost.error is not None)
-            assert "bus address 10042" in str(ghost.error)
-            assert "\n" not in str(ghost.error)
-            assert "down" in link_states(seen, "ghost")()
-            first = line.board(10001)
-            server.act(lambda now: first.lift(chess.C2, now))
-            server.act(lambda now: first.place(chess.C4, Piece.WPAWN, now))
-            await wait_until(lambda: len(moves(seen, "a")) == 1)
-        finally:
-            await hall.close()
-            store.close()
+    tables = {"a": 10001, "ghost": 10042}
+    async with hall_on_bus(tmp_path, 2, tables, handshake_timeout=0.5) as bus:
+        assert await bus.hall.runners["a"].wait_ready(5)
+        ghost = bus.hall.runners["ghost"]
+        await wait_until(lambda: ghost.error is not None)
+        assert "bus address 10042" in str(ghost.error)
+        assert "\n" not in str(ghost.error)
+        assert "down" in [e["state"] for e in bus.events("ghost", "connection")]
+        bus.move(10001, chess.C2, chess.C4)
+        await wait_until(lambda: len(bus.moves("a")) == 1)
 
 
 async def test_clashing_bus_tables_are_refused(tmp_path: Path) -> None:

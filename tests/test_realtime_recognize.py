@@ -138,13 +138,19 @@ def test_a_piece_put_back_is_no_move_and_a_knocked_piece_set_back_neither() -> N
     assert h.corrections() == []
 
 
-def test_castling_king_first_then_rook() -> None:
+def _ready_to_castle() -> Hands:
+    """White's e4, Nf3 and Bc4 played and come to rest by 20.0: the king may castle short."""
     h = Hands()
     for name, target, symbol, t in (("e2", "e4", "P", 0.0), ("g1", "f3", "N", 0.5),
                                     ("f1", "c4", "B", 1.0)):  # fmt: skip
         h.lift(name, t)
         h.put(target, symbol, t + 0.2)
     h.tick(20.0)
+    return h
+
+
+def test_castling_king_first_then_rook() -> None:
+    h = _ready_to_castle()
     h.lift("e1", 20.0)
     h.put("g1", "K", 20.3)
     assert h.corrections() == ["move R from h1 to f1"]  # the rook is still to come
@@ -156,12 +162,7 @@ def test_castling_king_first_then_rook() -> None:
 
 
 def test_castling_rook_first_is_amended_to_castling() -> None:
-    h = Hands()
-    for name, target, symbol, t in (("e2", "e4", "P", 0.0), ("g1", "f3", "N", 0.5),
-                                    ("f1", "c4", "B", 1.0)):  # fmt: skip
-        h.lift(name, t)
-        h.put(target, symbol, t + 0.2)
-    h.tick(20.0)
+    h = _ready_to_castle()
     h.lift("h1", 20.0)
     h.put("f1", "R", 20.3)
     assert h.moves()[-1] == ("h1f1", 20.0)

@@ -304,25 +304,12 @@ async def test_rule_8_only_knights_or_the_king_fide_penalty() -> None:
         assert s.ucis() == ["g1f3", "g8f6"]
 
 
-async def test_rule_9_bishops_or_the_king() -> None:
-    async with twenty("schedule=1,9") as s:
-        await s.play("e2e4 | e7e5 | f1c4 | f8c5 |")
-        assert s.ucis() == ["e2e4", "e7e5", "f1c4", "f8c5"]
-        assert_pgn(s, "2. Bf1-c4 Bf8-c5", "rule 9: move a bishop or the king")
-
-
 async def test_rule_10_rooks_or_the_king() -> None:
     async with twenty("schedule=1,10") as s:
         await s.play("a2a4 | a7a5 | b1c3 |")
         assert s.irregularities()[-1]["kind"] == "illegal-move"
         await s.play("c3b1 | a1a3 | a8a6 |")
         assert s.ucis() == ["a2a4", "a7a5", "a1a3", "a8a6"]
-
-
-async def test_rule_11_a_bishop_steps_straight() -> None:
-    async with twenty("schedule=1,11") as s:
-        await s.play("f2f4 | f7f5 | f1f2 | f8f7 |")
-        assert s.ucis() == ["f2f4", "f7f5", "f1f2", "f8f7"]
 
 
 async def test_rule_12_the_extra_piece_as_a_fool() -> None:
@@ -354,17 +341,29 @@ async def test_rule_14_the_mountain_and_a_re_drop() -> None:
         assert s.panel()["extra"]["black"]["square"] == "d6"
 
 
-async def test_rule_15_the_king_jumps_like_a_knight() -> None:
-    async with twenty("schedule=1,15") as s:
-        await s.play("e2e4 | e7e5 | e1f3 | e8d6 |")
-        assert s.ucis() == ["e2e4", "e7e5", "e1f3", "e8d6"]
-
-
-async def test_rule_16_the_board_is_a_cylinder() -> None:
-    async with twenty("schedule=1,16") as s:
-        await s.play("a2a4 | h7h5 | a4h5 | g8f6 |")
-        assert s.ucis() == ["a2a4", "h7h5", "a4h5", "g8f6"]
-        assert_pgn(s, "2. a4xh5", "rule 16:")
+@pytest.mark.parametrize(
+    ("schedule", "script", "pgn"),
+    [
+        pytest.param("1,9", "e2e4 | e7e5 | f1c4 | f8c5 |",
+                     ("2. Bf1-c4 Bf8-c5", "rule 9: move a bishop or the king"),
+                     id="rule-9-bishops-or-the-king"),
+        pytest.param("1,11", "f2f4 | f7f5 | f1f2 | f8f7 |", ("2. Bf1-f2 Bf8-f7", "rule 11:"),
+                     id="rule-11-a-bishop-steps-straight"),
+        pytest.param("1,15", "e2e4 | e7e5 | e1f3 | e8d6 |", ("rule 15:",),
+                     id="rule-15-the-king-jumps-like-a-knight"),
+        pytest.param("1,16", "a2a4 | h7h5 | a4h5 | g8f6 |", ("2. a4xh5", "rule 16:"),
+                     id="rule-16-the-board-is-a-cylinder"),
+    ],
+)  # fmt: skip
+async def test_a_rule_s_moves_are_read_as_played(
+    schedule: str, script: str, pgn: tuple[str, ...]
+) -> None:
+    """Turn 2 under the rule (after an orthodox turn 1): each move is recorded as made,
+    and the PGN names the rule."""
+    async with twenty(f"schedule={schedule}") as s:
+        await s.play(script)
+        assert s.ucis() == script.replace("|", " ").split()
+        assert_pgn(s, *pgn)
 
 
 async def test_rule_17_a_tandem_of_identical_steps() -> None:

@@ -1,7 +1,7 @@
 """The admin page (``/admin``): served like the public pages, its options behind the token, and
-in a real headless Chromium (Playwright, as tests/test_browser.py: it fails, never skips,
-without Chromium) an organiser starting a game, setting players, ruling on a claim and
-getting the service's one-line errors.  Also ``--durable`` on ``run`` and ``demo``."""
+in a real headless Chromium (tests/chromium.py: it fails, never skips, without Chromium) an
+organiser starting a game, setting players, ruling on a claim and getting the service's
+one-line errors.  Also ``--durable`` on ``run`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -17,17 +17,13 @@ from typing import Any
 
 import aiohttp
 import pytest
-from playwright.async_api import Browser, Page, async_playwright, expect
-from test_browser import CHROMIUM, CHROMIUM_ARGS, CHROMIUM_PRESENT
+from chromium import Watched, chromium, hall_site, open_page
+from playwright.async_api import Browser, Page, expect
 
 import service.commands.run as run_command
-from dgt.emulator.board import VirtualBoard
-from dgt.transports.emulator import EmulatorTransport
 from service.cli import main
-from service.config import TableConfig
 from service.hall import Hall
 from service.store import Store
-from service.web import WebServer
 
 TOKEN = "admin-page-token-42"
 
@@ -51,36 +47,25 @@ TWENTY_CAST = {
 
 @pytest.fixture
 async def site(tmp_path: Path) -> AsyncIterator[Site]:
-    async with hall_site(tmp_path, {"1": CASUAL, "2": CASUAL}) as built:
+    async with admin_site(tmp_path, {"1": CASUAL, "2": CASUAL}) as built:
         yield built
 
 
 @pytest.fixture
 async def twenty_site(tmp_path: Path) -> AsyncIterator[Site]:
-    async with hall_site(tmp_path, {"tw": TWENTY_CAST}) as built:
+    async with admin_site(tmp_path, {"tw": TWENTY_CAST}) as built:
         yield built
 
 
 @asynccontextmanager
-async def hall_site(tmp_path: Path, tables: dict[str, dict[str, str]]) -> AsyncIterator[Site]:
-    """A hall with emulated boards at ``tables`` (id: settings) and its web server."""
-    store = Store(tmp_path / "admin.db")
-    hall = Hall(store, tick_interval=0.2)
-    for table_id, settings in tables.items():
-        transport = EmulatorTransport(VirtualBoard(now=time.monotonic()), name=f"emu-{table_id}")
-        hall.add_table(TableConfig(table_id, transport.name, None, dict(settings)), transport)
-    server = WebServer(hall, TOKEN, port=0)
-    url = await server.start()
-    try:
-        await hall.start()
-        for runner in hall.runners.values():
-            assert await runner.wait_ready(5)
-        async with aiohttp.ClientSession() as session:
-            yield Site(url.rstrip("/"), hall, session)
-    finally:
-        await server.close()
-        await hall.close()
-        store.close()
+async def admin_site(tmp_path: Path, tables: dict[str, dict[str, str]]) -> AsyncIterator[Site]:
+    """A hall with emulated boards at ``tables`` (id: settings), its web server and an HTTP
+    session."""
+    async with (
+        hall_site(tmp_path, tables, token=TOKEN) as built,
+        aiohttp.ClientSession() as session,
+    ):
+        yield Site(built.url, built.hall, session)
 
 
 # --- over HTTP ----------------------------------------------------------------------
@@ -138,23 +123,14 @@ async def test_admin_options_need_the_token(site: Site) -> None:
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    assert CHROMIUM_PRESENT, "Chromium is missing: run ./setup.sh test as root"
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
-        yield browser
-        await browser.close()
+    async with chromium() as launched:
+        yield launched
 
 
-async def open_admin(browser: Browser, url: str) -> tuple[Page, list[str], list[str]]:
-    page = await browser.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    requested: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("request", lambda request: requested.append(request.url))
-    await page.goto(url + "/admin")
-    return page, errors, requested
+async def open_admin(browser: Browser, url: str) -> Watched:
+    """The admin page (its refusals are HTTP errors on purpose: only uncaught exceptions
+    count as going wrong there)."""
+    return await open_page(browser, url + "/admin", viewport=(1400, 1000))
 
 
 async def settled(predicate: Any, seconds: float = 5.0) -> None:
@@ -165,7 +141,8 @@ async def settled(predicate: Any, seconds: float = 5.0) -> None:
 
 
 async def test_an_organiser_runs_a_table_from_the_page(site: Site, browser: Browser) -> None:
-    page, errors, requested = await open_admin(browser, site.url)
+    admin = await open_admin(browser, site.url)
+    page = admin.page
     # A wrong token: the service's one-line error, and no desk.
     await page.fill("#token", "wrong-token-123")
     await page.click("#token-form button[type=submit]")
@@ -245,12 +222,12 @@ async def test_an_organiser_runs_a_table_from_the_page(site: Site, browser: Brow
     # The token lives in the tab's sessionStorage, never in an address.
     stored = await page.evaluate("sessionStorage.getItem('dgt-admin-token')")
     assert stored == TOKEN
-    assert requested
-    assert not [u for u in requested if TOKEN in u or "wrong-token" in u]
+    assert admin.requested
+    assert not [u for u in admin.requested if TOKEN in u or "wrong-token" in u]
     await page.reload()
     await expect(page.locator("#desk")).to_be_visible()  # asked once per tab
     assert await page.locator("#login").is_hidden()
-    assert errors == []
+    assert admin.page_errors == []
 
 
 async def log_in(page: Page) -> None:
@@ -268,10 +245,10 @@ async def test_a_twenty_chess_decision_is_entered_from_the_page(
     await settled(lambda: site.hall.state("tw")["phase"] == "playing")
     pending = site.hall.state("tw")["variant_panel"]["pending_choice"]
     assert pending == {"what": "rule", "by": "white", "options": [str(n) for n in range(1, 21)]}
-    page, errors, _ = await open_admin(browser, site.url)
-    mirror = await browser.new_page()
-    mirror.on("pageerror", lambda exc: errors.append(str(exc)))
-    await mirror.goto(site.url + "/tables/tw")
+    admin = await open_admin(browser, site.url)
+    page = admin.page
+    watched_mirror = await open_page(browser, site.url + "/tables/tw")
+    mirror = watched_mirror.page
     await expect(mirror.locator("#twenty .rule")).to_contain_text("Turn 1, rule ?")
     await log_in(page)
     await page.click('#table-rows tr[data-table="tw"] button.pick')
@@ -306,7 +283,8 @@ async def test_a_twenty_chess_decision_is_entered_from_the_page(
     await expect(page.locator("#drop-kind-form .answer")).to_have_text(
         re.compile(r"^refused \(400\): ")
     )
-    assert errors == []
+    assert admin.page_errors == []
+    assert watched_mirror.page_errors == []
 
 
 # --- --durable ----------------------------------------------------------------------

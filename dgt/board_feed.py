@@ -1,0 +1,151 @@
+"""``BoardFeed``: what :class:`dgt.Board` and :class:`dgt.BusBoard` both give their user.
+
+A mirror of the board's squares, and the board's events: queued in order for
+:meth:`BoardFeed.events` and :meth:`BoardFeed.next_event` (none is dropped) and passed to
+listener callbacks as they happen.  The subclass runs the link: it names the board, opens
+and closes it, and feeds what the board sends through :meth:`BoardFeed._emit`,
+:meth:`BoardFeed._load_mirror` (the first dump after a connect) and
+:meth:`BoardFeed._correct_mirror` (a later dump).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Self
+
+from dgt.errors import LinkClosed
+from dgt.events import BoardEvent, BoardFamily, LinkRestored
+from dgt.mirror import Mirror
+from dgt.protocol import BoardDump, Piece
+
+if TYPE_CHECKING:
+    from dgt.board import BoardInfo
+
+__all__ = ["BoardFeed"]
+
+logger = logging.getLogger(__name__)
+
+
+class BoardFeed(ABC):
+    """The mirror and the event stream of one board; the link is the subclass's."""
+
+    info: BoardInfo
+
+    def __init__(self) -> None:
+        self.mirror = Mirror()
+        self.resyncs = 0
+        """Dumps compared with the mirror after the board was taken on (settle, doubt or
+        on demand), for diagnostics."""
+        self.corrections = 0
+        """Squares such a dump found different from the mirror (updates lost or garbled)."""
+        self._queue: asyncio.Queue[BoardEvent | None] = asyncio.Queue()
+        self._listeners: list[Callable[[BoardEvent], None]] = []
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    @abstractmethod
+    async def open(self) -> None: ...
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def family(self) -> BoardFamily:
+        return self.info.family
+
+    @property
+    def squares(self) -> tuple[Piece, ...]:
+        """The mirror's contents by square (0 = a1), board frame."""
+        return self.mirror.squares
+
+    # --- reading events -----------------------------------------------------------------
+
+    async def events(self) -> AsyncIterator[BoardEvent]:
+        """Every event, in order, until the board is closed."""
+        while True:
+            event = await self._queue.get()
+            if event is None:
+                self._queue.put_nowait(None)  # let other readers end too
+                return
+            yield event
+
+    async def next_event(self, timeout: float | None = None) -> BoardEvent:  # noqa: ASYNC109
+        """The next event; ``TimeoutError`` after ``timeout`` seconds, ``LinkClosed`` once
+        the board is closed and every event was read."""
+        event = await asyncio.wait_for(self._queue.get(), timeout)
+        if event is None:
+            self._queue.put_nowait(None)
+            raise LinkClosed(f"{self.name}: the board was closed")
+        return event
+
+    def pending_events(self) -> int:
+        """Events queued and not read yet."""
+        return self._queue.qsize()
+
+    def add_listener(self, callback: Callable[[BoardEvent], None]) -> None:
+        """Call ``callback(event)`` for each event as it happens, on the event loop (in
+        addition to the :meth:`events` queue)."""
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: Callable[[BoardEvent], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(callback)
+
+    # --- fed by the subclass ------------------------------------------------------------
+
+    def _emit(self, event: BoardEvent) -> None:
+        self._queue.put_nowait(event)
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("%s: event listener failed", self.name)
+
+    def _end_events(self) -> None:
+        """The board was closed: :meth:`events` ends once every event was read."""
+        self._queue.put_nowait(None)
+
+    def _load_mirror(
+        self, dump: BoardDump, now: float, *, restored: bool, lost_at: float | None
+    ) -> float | None:
+        """Take the first dump after a connect as the mirror and announce it: a
+        ``BoardSnapshot``, and when the link was ``restored`` a ``LinkRestored`` with the
+        squares that changed since it was lost at ``lost_at`` (None: unknown, no downtime).
+        Returns the downtime in seconds when restored, else None."""
+        before = self.mirror.copy()
+        self.mirror.load(dump.pieces(self.mirror.presence_only), now)
+        if not restored:
+            self._emit(self.mirror.snapshot(now, "connect"))
+            return None
+        downtime = now - lost_at if lost_at is not None else 0.0
+        self._emit(self.mirror.snapshot(now, "reconnect"))
+        self._emit(LinkRestored(now, self.mirror.diff(before), downtime))
+        return downtime
+
+    def _correct_mirror(self, dump: BoardDump, now: float) -> None:
+        """Compare a later dump with the mirror: each square that differs is corrected and
+        reported as ``SquareChanged``."""
+        self.resyncs += 1
+        changes = self.mirror.apply_dump(dump, now)
+        if not changes:
+            return
+        self.corrections += len(changes)
+        logger.info(
+            "%s: re-dump corrected %d square(s): %s",
+            self.name, len(changes), ", ".join(str(c.square) for c in changes),
+        )  # fmt: skip
+        for event in changes:
+            self._emit(event)
