@@ -117,8 +117,17 @@ class GameEntry:
     table_id: str
     number: int
     round: str
-    pgn: str | None = None
-    """Set once the game is finished (the live game's PGN comes from the table)."""
+    archived: str | None = None
+    """The game's PGN once a new game replaced it at its table."""
+    live: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+    """While the game is finished but still at its table: its PGN from the table."""
+
+    @property
+    def pgn(self) -> str | None:
+        """The PGN of a finished game (None while it is in progress or has no moves)."""
+        if self.archived is not None:
+            return self.archived
+        return self.live() if self.live is not None else None
 
 
 TableFactory = Callable[[str, Mapping[str, Any]], Any]
@@ -157,6 +166,8 @@ class TableRunner:
         self.games: list[GameEntry] = [GameEntry(self.id, 1, config.settings.get("round", "?"))]
         self.finished = False
         self._live_pgn: str | None = None
+        """Tables without :meth:`~service.table.Table.take_ended_games` only: the PGN of
+        the game in progress as of its last change."""
         self.clock_published = 0.0
         self.clock_running: bool | None = None
         self.replay_divergences = 0
@@ -180,17 +191,41 @@ class TableRunner:
     # --- games ----------------------------------------------------------------------
 
     def note_outputs(self, outs: Sequence[Mapping[str, Any]]) -> None:
-        """Keep the list of games up to date from a batch of outputs.  The PGN of the game
-        in progress is kept after every change of its record, so the game can be archived
-        when a new one starts (by then the table shows the new game)."""
+        """Keep the list of games up to date from a batch of outputs.  A game with moves
+        that a new game replaced is archived with the PGN the table kept of it; a finished
+        game still at the table reads its PGN from the table (written when asked)."""
+        take = getattr(self.table, "take_ended_games", None)
+        if take is None:
+            self._note_outputs_rendering(outs)
+            return
+        for out in outs:
+            kind = out.get("type")
+            if kind == "new_game":
+                self.finished = False
+            elif kind == "result":
+                self.finished = True
+        ended: list[str] = take()
+        for pgn in ended:
+            self.games[-1].archived = pgn
+            self.games[-1].live = None
+            self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
+        self.games[-1].live = self._finished_pgn if self.finished else None
+
+    def _finished_pgn(self) -> str | None:
+        """The PGN of the finished game at the table (None without moves)."""
+        return self._pgn() if self._has_moves() else None
+
+    def _note_outputs_rendering(self, outs: Sequence[Mapping[str, Any]]) -> None:
+        """:meth:`note_outputs` for a table that keeps no ended games: the PGN of the game
+        in progress is written after every change of its record, so the game can be
+        archived when a new one starts (by then the table shows the new game)."""
         record_changed = False
         for out in outs:
             kind = out.get("type")
             if kind == "new_game":
                 if self._live_pgn is not None:
-                    self.games[-1].pgn = self._live_pgn
-                    round_ = str(self.settings().get("round", "?"))
-                    self.games.append(GameEntry(self.id, len(self.games) + 1, round_))
+                    self.games[-1].archived = self._live_pgn
+                    self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
                 self._live_pgn = None
                 self.finished = False
                 record_changed = False
@@ -203,7 +238,7 @@ class TableRunner:
             if pgn is not None and self._has_moves():
                 self._live_pgn = pgn
                 if self.finished:
-                    self.games[-1].pgn = pgn
+                    self.games[-1].archived = pgn
 
     def quiet_clock(self, running: bool, now: float) -> bool:
         """Whether a clock report that changed only the times can stay off the stream."""
@@ -233,9 +268,17 @@ class TableRunner:
             settings = {}
         return dict(settings) if isinstance(settings, Mapping) else {}
 
+    def _round(self) -> str:
+        """The table's round now (a new game's entry is filed under it)."""
+        settings = getattr(self.table, "settings", None)
+        round_ = getattr(settings, "round", None)  # a Table's settings: no state to build
+        if isinstance(round_, str):
+            return round_
+        return str(self.settings().get("round", "?"))
+
     def game_pgn(self, entry: GameEntry) -> str:
-        if entry.pgn is not None:
-            return entry.pgn
+        if entry.archived is not None:
+            return entry.archived
         pgn: str = self.table.pgn()
         return pgn
 
@@ -704,6 +747,18 @@ class Hall:
         state: dict[str, Any] = dict(runner.table.state())
         state["connection"] = runner.connection()
         return state
+
+    def summary(self, table_id: str) -> dict[str, Any] | None:
+        """What the overview shows of the table (see :func:`service.web.stream.summary`)
+        with its connection, from the table's own summary, which skips what the overview
+        does not show; None for a table without one (its :meth:`state` then serves)."""
+        runner = self.runners[table_id]
+        make = getattr(runner.table, "summary", None)
+        if make is None:
+            return None
+        summary: dict[str, Any] = make()
+        summary["connection"] = runner.connection()
+        return summary
 
     def games(self) -> list[tuple[TableRunner, GameEntry]]:
         """Every game with moves or a result, table by table."""

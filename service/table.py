@@ -16,6 +16,7 @@ rebuilt after a crash by replaying its logged inputs.  Commands for the board's 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -64,7 +65,7 @@ from service.variants.base import (
     VariantError,
     VariantGame,
 )
-from service.variants.standard import squares_of
+from service.variants.standard import ChessGame, squares_of
 from service.variants.twenty_chess import TwentyChess
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ TEXT_WIDTH = 8
 """Characters on the DGT 3000 display."""
 TEXT_SECONDS = 2.0
 """Seconds a message stays on the clock display before the times come back."""
+ENDED_KEPT = 16
+"""PGNs of replaced games a table keeps for :meth:`Table.take_ended_games`."""
 
 
 class TableError(ValueError):
@@ -188,26 +191,56 @@ class _Entry:
 _FEN_PIECES = frozenset("PNBRQKpnbrqk")
 
 
+_RANKS = range(56, -8, -8)
+"""The first square of each rank, the eighth first (as a FEN lists them)."""
+
+_CELL_OF = {piece: EMPTY if piece is Piece.EMPTY else piece.symbol for piece in Piece}
+"""What :meth:`Table.physical` shows for each piece code."""
+
+
 def placement_fen(cells: SquareMap) -> str:
     """The placement field of a FEN for ``cells`` (``cells[s]``: the symbol on square ``s``,
     a1 = 0), as ``chess.BaseBoard.board_fen()`` writes it; symbols that are no chess piece
     (empty, ``*``, ``?``) read as empty squares."""
-    rows: list[str] = []
-    for rank in range(56, -8, -8):
-        row = ""
-        empty = 0
-        for symbol in cells[rank : rank + 8]:
-            if symbol in _FEN_PIECES:
-                if empty:
-                    row += str(empty)
-                    empty = 0
-                row += symbol
-            else:
-                empty += 1
-        if empty:
-            row += str(empty)
-        rows.append(row)
-    return "/".join(rows)
+    return "/".join(_rank_fen(cells[rank : rank + 8]) for rank in _RANKS)
+
+
+def _rank_fen(cells: SquareMap) -> str:
+    """One rank of :func:`placement_fen` (its eight cells, the a-file first)."""
+    row = ""
+    empty = 0
+    for symbol in cells:
+        if symbol in _FEN_PIECES:
+            if empty:
+                row += str(empty)
+                empty = 0
+            row += symbol
+        else:
+            empty += 1
+    if empty:
+        row += str(empty)
+    return row
+
+
+def chess_fen(game: VariantGame) -> str | None:
+    """The FEN of a chess game's position as ``game.fen()`` writes it, but with the
+    placement written from the squares the game already keeps (python-chess reads its
+    board square by square, most of the cost of a FEN); None for a game that writes its
+    FEN otherwise."""
+    if type(game).fen is not ChessGame.fen:
+        return None
+    board = getattr(game, "board", None)
+    if type(board) is not chess.Board:
+        return None
+    ep = board.ep_square if board.has_legal_en_passant() else None
+    return " ".join((
+        placement_fen(game.squares),
+        "w" if board.turn else "b",
+        board.castling_xfen(),
+        chess.SQUARE_NAMES[ep] if ep is not None else "-",
+        str(board.halfmove_clock),
+        str(board.fullmove_number),
+    ))  # fmt: skip
 
 
 def _move_squares(uci: str) -> tuple[str | None, str | None]:
@@ -286,7 +319,14 @@ class Table:
         """Bumped whenever the game's position may have changed (keys the FEN cache)."""
         self._physical_cache: tuple[int, bool, SquareMap, str | None] | None = None
         self._fen_cache: tuple[int, str | None] | None = None
+        self._rows_cache: tuple[SquareMap, list[str]] | None = None
+        """The cells :meth:`_placement` last wrote, and each rank's text (eighth first)."""
         self._settings_cache: tuple[TableSettings, dict[str, Any]] | None = None
+        self._pgn_cache: tuple[_PgnKey, str] | None = None
+        self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ending_tags: tuple[TableSettings, TimeControl] | None = None
+        """The settings and time control the game being replaced was played under, when
+        a start command changes them before the new game begins."""
         self._family: bool | None = None
         self._link = "unknown"
         self._orders: list[ClockOrder] = []
@@ -318,7 +358,7 @@ class Table:
         if cache is not None and cache[0] == self._raw_version and cache[1] == rotated:
             return cache[2]
         raw = self._raw[::-1] if rotated else self._raw
-        cells = tuple(EMPTY if piece is Piece.EMPTY else piece.symbol for piece in raw)
+        cells = tuple(map(_CELL_OF.__getitem__, raw))
         self._physical_cache = (self._raw_version, rotated, cells, None)
         return cells
 
@@ -385,8 +425,9 @@ class Table:
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """An organiser's or arbiter's command (see the module docs of the contract):
         ``start``, ``end``, ``players``, ``rule``, ``claim``, ``correct``, ``choose`` (a
-        decision the board cannot show: ``value``, optionally ``what``).  Bad commands or
-        arguments raise :class:`TableError`."""
+        decision the board cannot show: ``value``, optionally ``what``), ``drop_kind`` (the
+        kind of a 20-chess drop a presence-only board guessed: ``ply``, ``kind``).  Bad
+        commands or arguments raise :class:`TableError`."""
         if not isinstance(args, Mapping):
             raise TableError("admin arguments must be a mapping")
         handler = {
@@ -397,11 +438,12 @@ class Table:
             "claim": self._admin_claim,
             "correct": self._admin_correct,
             "choose": self._admin_choose,
+            "drop_kind": self._admin_drop_kind,
         }.get(command)
         if handler is None:
             raise TableError(
-                f"unknown command {command!r}: use start, end, players, rule, claim, correct "
-                "or choose"
+                f"unknown command {command!r}: use start, end, players, rule, claim, correct, "
+                "choose or drop_kind"
             )
         return handler(args, now)
 
@@ -434,20 +476,13 @@ class Table:
         if cache is not None and cache[0] == self._position_version:
             return cache[1]
         game = self._game
-        fen = game.fen() if game is not None else None
+        fen = None if game is None else (chess_fen(game) or game.fen())
         self._fen_cache = (self._position_version, fen)
         return fen
 
     def state(self, now: float | None = None) -> dict[str, Any]:
         """A JSON-able snapshot for the web."""
         as_of = self._clocks.as_of if now is None else now
-        last = self._record[-1] if self._record else None
-        last_move = None
-        if last is not None:
-            origin, target = _move_squares(last.uci)
-            last_move = {
-                "from": origin, "to": target, "uci": last.uci, "san": last.san,
-            }  # fmt: skip
         return {
             "id": self.id,
             "settings": self._settings_json(),
@@ -455,7 +490,7 @@ class Table:
             "fen": self.fen(),
             "board": self._placement(),
             "orientation": "black" if self._recognizer.rotated else "white",
-            "last_move": last_move,
+            "last_move": self._last_move(),
             "moves": self.moves(),
             "clocks": self._clocks.snapshot(as_of),
             "clock_present": self._clock_present,
@@ -486,103 +521,76 @@ class Table:
         move Ng1-g3 stood (US speed 11) ...``) and result ``*``; the next one starts from the
         position after it (``SetUp``/``FEN``) with a comment saying so.  Every segment has
         the game's tags and ``GameSegment "k/n"``; the last one has the result, its reason
-        and the scores.  Without a standing illegal move the record is one game."""
-        segments = self._segments()
-        return "\n".join(
-            self._pgn_segment(index, len(segments), fen, entries, previous, stood)
-            for index, (fen, entries, previous, stood) in enumerate(segments, 1)
-        )
+        and the scores.  Without a standing illegal move the record is one game.
 
-    def _segments(self) -> list[tuple[str | None, list[_Entry], _Entry | None, _Entry | None]]:
-        """The record cut at each standing illegal move: (start FEN, None for the game's own
-        start; the completed moves; the illegal move it starts after; the one it ends with)."""
-        out: list[tuple[str | None, list[_Entry], _Entry | None, _Entry | None]] = []
-        fen: str | None = None
-        previous: _Entry | None = None
-        moves: list[_Entry] = []
-        for entry in self._record:
-            if entry.illegal:
-                out.append((fen, moves, previous, entry))
-                fen, previous, moves = entry.fen_after, entry, []
-            elif entry.final:
-                moves.append(entry)
-        out.append((fen, moves, previous, None))
-        return out
+        Written once per change of what it shows (the record, the result, the settings,
+        the scores) and kept until the next one."""
+        source = self._pgn_source()
+        key = _pgn_key(source, self._game)
+        cache = self._pgn_cache
+        if cache is not None and cache[0].same(key):
+            return cache[1]
+        text = _write_pgn(source)
+        self._pgn_cache = (key, text)
+        return text
 
-    def _pgn_segment(
-        self, index: int, count: int, fen: str | None, entries: list[_Entry],
-        previous_illegal: _Entry | None, stood: _Entry | None,
-    ) -> str:  # fmt: skip
+    def take_ended_games(self) -> list[str]:
+        """The PGN of each game with moves that a new game replaced since the last call,
+        oldest first, as it read when it was replaced (under the settings it was played
+        with).  Up to :data:`ENDED_KEPT` are kept for a caller that does not ask."""
+        ended = list(self._ended)
+        self._ended.clear()
+        return ended
+
+    def summary(self, now: float | None = None) -> dict[str, Any]:
+        """What the overview shows of the table: :meth:`state` without the move list, the
+        claims, the obligations and the settings (the players, round, event and variant
+        instead, and the number of moves, open claims and irregularities)."""
+        as_of = self._clocks.as_of if now is None else now
         s = self.settings
-        last = index == count
-        result = self._result if last else "*"
-        tags = {
-            "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
-            "White": s.white, "Black": s.black, "Result": result,
-        }  # fmt: skip
-        tags["TimeControl"] = self._control.text
-        if count > 1:
-            tags["GameSegment"] = f"{index}/{count}"
-        if self._reason and last:
-            tags["Termination"] = self._reason
-        if self._start is not None:
-            if self._game is not None:  # the variant's own tags (Variant, and any it adds)
-                game_tags = self._game.pgn_tags()
-                tags.update({k: v for k, v in game_tags.items() if k not in ("SetUp", "FEN")})
-            elif self._start.variant != "standard":
-                tags["Variant"] = get_variant(self._start.variant).pgn_name
-            if fen is not None or not self._start.classical:
-                tags["SetUp"] = "1"
-                tags["FEN"] = fen if fen is not None else self._start.fen
-        scores = self._scores()
-        if scores and last:
-            tags["WhiteScore"] = str(scores["white"])
-            tags["BlackScore"] = str(scores["black"])
-        lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
-        tokens: list[str] = []
-        if previous_illegal is not None:
-            tokens.append(_comment([f"after {_stood(previous_illegal)}"]))
-        previous: _Entry | None = None
-        part = 0  # actions in the side's part so far
-        for number, entry in enumerate(entries, 1):
-            # a side's part of several actions (20-chess) is written under one number
-            new_part = (
-                previous is None or previous.side != entry.side or previous.number != entry.number
-            )
-            if new_part and entry.side == WHITE:
-                tokens.append(f"{entry.number}.")
-            elif new_part and (
-                previous is None
-                or previous.side == BLACK
-                or previous.number != entry.number
-                or part > 1
-            ):
-                tokens.append(f"{entry.number}...")
-            part = 1 if new_part else part + 1
-            tokens.append(entry.san)
-            comment = []
-            if entry.clock is not None:
-                comment.append(f"[%clk {clk(entry.clock)}]")
-            for score in entry.scores:
-                comment.append(f"{score['side']} +{score['points']} {score['reason']}")
-            comment += entry.notes
-            if stood is not None and number == len(entries):
-                comment.append(_stood_note(stood))
-            if comment:
-                tokens.append(_comment(comment))
-            previous = entry
-        if stood is not None and not entries:
-            tokens.append(_comment([_stood_note(stood)]))
-        tokens.append(result)
-        text = "\n".join(lines) + "\n\n"
-        line = ""
-        for token in tokens:
-            if line and len(line) + 1 + len(token) > 79:
-                text += line + "\n"
-                line = token
-            else:
-                line = f"{line} {token}" if line else token
-        return text + line + "\n"
+        return {
+            "id": self.id,
+            "phase": self._phase,
+            "fen": self.fen(),
+            "board": self._placement(),
+            "orientation": "black" if self._recognizer.rotated else "white",
+            "last_move": self._last_move(),
+            "clocks": self._clocks.snapshot(as_of),
+            "scores": self._scores(),
+            "result": self._result,
+            "reason": self._reason,
+            "link": self._link,
+            "white": s.white,
+            "black": s.black,
+            "round": s.round,
+            "event": s.event,
+            "variant": s.variant,
+            "ply": len(self._record),
+            "claims": len(self._arbiter.open_claims()),
+            "irregularities": len(self._irregularities),
+        }
+
+    def _last_move(self) -> dict[str, Any] | None:
+        last = self._record[-1] if self._record else None
+        if last is None:
+            return None
+        origin, target = _move_squares(last.uci)
+        return {"from": origin, "to": target, "uci": last.uci, "san": last.san}
+
+    def _pgn_source(self) -> _PgnSource:
+        """What the PGN of the game at the table is written from, now."""
+        settings, control = self._ending_tags or (self.settings, self._control)
+        game = self._game
+        return _PgnSource(
+            settings,
+            control,
+            self._result,
+            self._reason,
+            self._start,
+            None if game is None else tuple(game.pgn_tags().items()),
+            self._scores(),
+            tuple(self._record),
+        )
 
     # -- internals: games ----------------------------------------------------------------------
 
@@ -591,6 +599,10 @@ class Table:
         return Recognizer(variant=variant, presence_only=self._family)
 
     def _reset_game(self) -> None:
+        if getattr(self, "_record", None):  # a game with moves is replaced: keep its PGN
+            self._ended.append(self.pgn())
+        self._ending_tags = None
+        self._pgn_cache = None  # its key holds the old game (its positions, its record)
         self._position_version += 1
         self._phase = "setup"
         self._game: VariantGame | None = None
@@ -1025,9 +1037,25 @@ class Table:
         assert cache is not None
         placement = cache[3]
         if placement is None:
-            placement = placement_fen(cells)
+            placement = self._placement_rows(cells)
             self._physical_cache = (cache[0], cache[1], cells, placement)
         return placement
+
+    def _placement_rows(self, cells: SquareMap) -> str:
+        """:func:`placement_fen` of ``cells``, writing again only the ranks that changed
+        since the last one written (a move changes one or two)."""
+        last = self._rows_cache
+        if last is None:
+            rows = [_rank_fen(cells[rank : rank + 8]) for rank in _RANKS]
+        else:
+            before, written = last
+            rows = [
+                row if before[rank : rank + 8] == cells[rank : rank + 8]
+                else _rank_fen(cells[rank : rank + 8])
+                for rank, row in zip(_RANKS, written, strict=True)
+            ]  # fmt: skip
+        self._rows_cache = (cells, rows)
+        return "/".join(rows)
 
     def _settings_json(self) -> dict[str, Any]:
         """The settings as JSON (a fresh copy; built once per change of the settings)."""
@@ -1039,12 +1067,20 @@ class Table:
     # -- admin commands ------------------------------------------------------------------------
 
     def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        try:
+            return self._start_anew(args, now)
+        finally:
+            self._ending_tags = None  # also when the start failed half-way
+
+    def _start_anew(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         known = {f.name for f in fields(TableSettings)}
         unknown = set(args) - known
         if unknown:
             raise TableError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         settings = replace(self.settings, **dict(args))
-        self._rules, self._variant, self._control = _check_settings(settings)
+        rules, variant, control = _check_settings(settings)
+        self._ending_tags = (self.settings, self._control)
+        self._rules, self._variant, self._control = rules, variant, control
         self.settings = settings
         self._arbiter = Arbiter(self._rules, self)
         rotated = self._recognizer.rotated
@@ -1209,6 +1245,113 @@ class Table:
         ]  # fmt: skip
 
 
+    def _admin_drop_kind(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """20-chess on a presence-only board: the captured piece dropped at ``ply`` (an
+        integer, or ``"last"``: the latest drop of the record) was of kind ``kind`` (``p``,
+        ``n``, ``b``, ``r``, ``q``), not the kind the board's occupancy was read as.  The
+        game is taken back to before the drop, the drop made with the new kind and the later
+        actions made again (in the table's game and in the recogniser's); the record is
+        rewritten.  Refused when the action is no captured-piece drop, the kind is not in the
+        hand then, or an action after it would no longer be legal."""
+        game = self._game
+        if self._phase != "playing" or game is None:
+            raise TableError("no game in progress")
+        if game.variant.id != TwentyChess.id:
+            raise TableError("drop_kind corrects 20-chess drops; this table plays another variant")
+        if not self.presence_only:
+            raise TableError(
+                "this board reads each piece: set the right piece on the square instead"
+            )
+        ply = args.get("ply", "last")
+        kind = args.get("kind")
+        if not isinstance(kind, str) or kind.strip().lower() not in ("p", "n", "b", "r", "q"):
+            raise TableError('drop_kind takes ply (a number or "last") and kind (p, n, b, r or q)')
+        kind = kind.strip().lower()
+        drops = [e.ply for e in self._record if "@" in e.uci]
+        if ply == "last":
+            if not drops:
+                raise TableError("no drop in this game yet")
+            ply = drops[-1]
+        if isinstance(ply, str) and ply.strip().isdigit():
+            ply = int(ply.strip())
+        if not isinstance(ply, int) or isinstance(ply, bool):
+            raise TableError('ply must be a number or "last"')
+        if not 1 <= ply <= len(self._record):
+            raise TableError(f"no action at ply {ply}")
+        entry = self._record[ply - 1]
+        if "@" not in entry.uci:
+            raise TableError(f"the action at ply {ply} ({entry.san}) is not a drop")
+        symbol = entry.uci.split("@", 1)[0]
+        if symbol.lower() not in ("p", "n", "b", "r", "q"):
+            raise TableError(
+                f"the action at ply {ply} ({entry.san}) sets down the extra piece: its kind "
+                "is the rule's"
+            )
+        if symbol.lower() == kind:
+            raise TableError(f"the drop at ply {ply} ({entry.san}) is already of kind {kind}")
+        if game.ply != len(self._record):
+            raise TableError("the record and the game disagree: take the actions back instead")
+        from service.variants.base import Drop
+
+        def redo(each: VariantGame, plies: int, symbol: str) -> list[tuple[str, str]] | str:
+            """Take the last ``plies`` actions of ``each`` back, make the first (the drop)
+            as a drop of ``symbol`` and the others again: each action's uci and notation as
+            made now, or why it cannot be (the game is then left as it was)."""
+            undone = [each.undo() for _ in range(plies)][::-1]
+
+            def restore(made: int, reason: str) -> str:
+                for _ in range(made):
+                    each.undo()
+                for action in undone:
+                    each.apply(action)
+                return reason
+
+            first = undone[0]
+            if not isinstance(first, Drop) or first.square != square:
+                return restore(0, "the action there is not that drop")
+            hand = getattr(each, "hand", None)
+            held = hand(first.piece.isupper()) if callable(hand) else ()
+            if symbol.lower() not in held:
+                kinds = ", ".join(held) or "nothing"
+                return restore(0, f"no {symbol.lower()} in the hand then (it held {kinds})")
+            made_now: list[tuple[str, str]] = []
+            for made, action in enumerate([Drop(symbol, square), *undone[1:]]):
+                legal = next((la for la in each.legal_actions() if la.action == action), None)
+                if legal is None:
+                    what = "the new drop" if made == 0 else f"the later action {action}"
+                    return restore(made, f"{what} would not be legal")
+                made_now.append((legal.uci, each.san(action)))
+                each.apply(action)
+            return made_now
+
+        seen = self._recognizer.game
+        if seen is not None and seen is not game and seen.ply != game.ply - self._offset:
+            raise TableError("the board is being read: wait until it stands still, then retry")
+        square = chess.parse_square(entry.uci.split("@", 1)[1][:2])
+        wanted = kind.upper() if symbol.isupper() else kind
+        plies = len(self._record) - ply + 1
+        rewritten = redo(game, plies, wanted)
+        if isinstance(rewritten, str):
+            raise TableError(f"ply {ply}: {rewritten}")
+        if seen is not None and seen is not game:
+            problem = redo(seen, plies, wanted)
+            if isinstance(problem, str):
+                logger.warning("table %s: the recogniser kept the old drop: %s", self.id,
+                               problem)  # fmt: skip
+        old_san = entry.san
+        for offset, (uci, san) in enumerate(rewritten):
+            later = self._record[ply - 1 + offset]
+            later.uci, later.san = uci, san
+        entry.notes.append(f"(drop corrected by the arbiter: was {old_san})")
+        self._position_version += 1
+        side = "White" if entry.side == WHITE else "Black"
+        return [TableEvent(now, "ruling", {
+            "kind": "drop-kind", "article": "arbiter", "ply": ply, "uci": entry.uci,
+            "side": _name(entry.side),
+            "message": f"{side}'s drop at ply {ply} corrected: {old_san} is {entry.san}",
+            "moves": self.moves(),
+        })]  # fmt: skip
+
 _SHORT = {
     "touch-move": "TOUCH",
     "castling-after-rook": "NO O-O",
@@ -1221,6 +1364,154 @@ _SHORT = {
     "flag": "FLAG",
     "part-incomplete": "NOT DONE",
 }
+
+
+@dataclass(slots=True)
+class _PgnSource:
+    """What a game's PGN is written from."""
+
+    settings: TableSettings
+    control: TimeControl
+    result: str
+    reason: str
+    start: StartPosition | None
+    game_tags: tuple[tuple[str, str], ...] | None
+    """The variant's own tags (None before a game)."""
+    scores: dict[str, int]
+    record: tuple[_Entry, ...]
+
+
+@dataclass(slots=True)
+class _PgnKey:
+    """Tells whether a PGN written earlier still reads right: the same objects (settings,
+    time control, start, game, each move entry with its JSON, which a change of the entry
+    drops) and the same values (result, reason, variant tags, scores, notes per move)."""
+
+    objects: tuple[object, ...]
+    values: tuple[object, ...]
+
+    def same(self, other: _PgnKey) -> bool:
+        return (
+            len(self.objects) == len(other.objects)
+            and all(a is b for a, b in zip(self.objects, other.objects, strict=True))
+            and self.values == other.values
+        )
+
+
+def _pgn_key(source: _PgnSource, game: object) -> _PgnKey:
+    objects: list[object] = [source.settings, source.control, source.start, game]
+    notes: list[int] = []
+    for entry in source.record:
+        objects += (entry, entry.to_json())
+        notes.append(len(entry.notes))
+    values = (
+        source.result, source.reason, source.game_tags, tuple(source.scores.items()),
+        tuple(notes),
+    )  # fmt: skip
+    return _PgnKey(tuple(objects), values)
+
+
+def _write_pgn(source: _PgnSource) -> str:
+    """The PGN of ``source`` (see :meth:`Table.pgn`)."""
+    segments = _segments(source.record)
+    return "\n".join(
+        _pgn_segment(source, index, len(segments), fen, entries, previous, stood)
+        for index, (fen, entries, previous, stood) in enumerate(segments, 1)
+    )
+
+
+def _segments(
+    record: tuple[_Entry, ...],
+) -> list[tuple[str | None, list[_Entry], _Entry | None, _Entry | None]]:
+    """The record cut at each standing illegal move: (start FEN, None for the game's own
+    start; the completed moves; the illegal move it starts after; the one it ends with)."""
+    out: list[tuple[str | None, list[_Entry], _Entry | None, _Entry | None]] = []
+    fen: str | None = None
+    previous: _Entry | None = None
+    moves: list[_Entry] = []
+    for entry in record:
+        if entry.illegal:
+            out.append((fen, moves, previous, entry))
+            fen, previous, moves = entry.fen_after, entry, []
+        elif entry.final:
+            moves.append(entry)
+    out.append((fen, moves, previous, None))
+    return out
+
+
+def _pgn_segment(
+    src: _PgnSource, index: int, count: int, fen: str | None, entries: list[_Entry],
+    previous_illegal: _Entry | None, stood: _Entry | None,
+) -> str:  # fmt: skip
+    s = src.settings
+    last = index == count
+    result = src.result if last else "*"
+    tags = {
+        "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
+        "White": s.white, "Black": s.black, "Result": result,
+    }  # fmt: skip
+    tags["TimeControl"] = src.control.text
+    if count > 1:
+        tags["GameSegment"] = f"{index}/{count}"
+    if src.reason and last:
+        tags["Termination"] = src.reason
+    if src.start is not None:
+        if src.game_tags is not None:  # the variant's own tags (Variant, and any it adds)
+            tags.update({k: v for k, v in src.game_tags if k not in ("SetUp", "FEN")})
+        elif src.start.variant != "standard":
+            tags["Variant"] = get_variant(src.start.variant).pgn_name
+        if fen is not None or not src.start.classical:
+            tags["SetUp"] = "1"
+            tags["FEN"] = fen if fen is not None else src.start.fen
+    scores = src.scores
+    if scores and last:
+        tags["WhiteScore"] = str(scores["white"])
+        tags["BlackScore"] = str(scores["black"])
+    lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
+    tokens: list[str] = []
+    if previous_illegal is not None:
+        tokens.append(_comment([f"after {_stood(previous_illegal)}"]))
+    previous: _Entry | None = None
+    part = 0  # actions in the side's part so far
+    for number, entry in enumerate(entries, 1):
+        # a side's part of several actions (20-chess) is written under one number
+        new_part = (
+            previous is None or previous.side != entry.side or previous.number != entry.number
+        )
+        if new_part and entry.side == WHITE:
+            tokens.append(f"{entry.number}.")
+        elif new_part and (
+            previous is None
+            or previous.side == BLACK
+            or previous.number != entry.number
+            or part > 1
+        ):
+            tokens.append(f"{entry.number}...")
+        part = 1 if new_part else part + 1
+        tokens.append(entry.san)
+        comment = []
+        if entry.clock is not None:
+            comment.append(f"[%clk {clk(entry.clock)}]")
+        for score in entry.scores:
+            comment.append(f"{score['side']} +{score['points']} {score['reason']}")
+        comment += entry.notes
+        if stood is not None and number == len(entries):
+            comment.append(_stood_note(stood))
+        if comment:
+            tokens.append(_comment(comment))
+        previous = entry
+    if stood is not None and not entries:
+        tokens.append(_comment([_stood_note(stood)]))
+    tokens.append(result)
+    text = "\n".join(lines) + "\n\n"
+    line = ""
+    for token in tokens:
+        if line and len(line) + 1 + len(token) > 79:
+            text += line + "\n"
+            line = token
+        else:
+            line = f"{line} {token}" if line else token
+    return text + line + "\n"
 
 
 def _payload(item: ArbiterEvent) -> dict[str, Any]:

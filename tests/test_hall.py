@@ -12,16 +12,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import chess
 import pytest
 from test_store import EchoTable
 
 import service.hall
+import service.table
+from dgt.emulator.board import VirtualBoard
 from dgt.events import BoardEvent, ClockUpdate, Side, SquareChanged
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
+from service.commands.demo import TransportLine
 from service.config import TableConfig
 from service.hall import CollectorPacer, Hall, HallError, Update
 from service.store import Store
+from service.web.stream import summary
 
 
 def committed_rows(db: Path) -> int:
@@ -322,3 +327,54 @@ async def test_a_running_hall_paces_the_collector_until_it_closes(tmp_path: Path
     assert gc.get_freeze_count() == 0
     await quiet.close()
     quiet.store.close()
+
+
+async def test_pgn_is_written_only_when_a_game_is_archived_or_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written: list[str] = []
+    write = service.table._write_pgn
+
+    def counted(source: Any) -> str:
+        text = write(source)
+        written.append(text)
+        return text
+
+    monkeypatch.setattr(service.table, "_write_pgn", counted)
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store, tick_interval=0)
+    transport = EmulatorTransport(VirtualBoard(now=time.monotonic(), clock=None), name="emu")
+    settings = {"white": "Ann", "black": "Bob", "round": "1", "rules": "casual"}
+    runner = hall.add_table(TableConfig("1", "emu", None, settings), transport)
+    await hall.start()
+    line = TransportLine(transport)
+    try:
+        assert await runner.wait_ready(5)
+        for uci in ("e2e4", "e7e5", "g1f3", "b8c6"):
+            move = chess.Move.from_uci(uci)
+            piece = line.device.squares[move.from_square]
+            line.act(lambda now, m=move: line.device.lift(m.from_square, now))
+            line.act(lambda now, m=move, p=piece: line.device.place(m.to_square, p, now))
+            await asyncio.sleep(0.1)
+        await wait_for(lambda: len(runner.table.moves()) == 4)
+        # the overview's summary is the table's own, the same as one cut from its state
+        assert hall.summary("1") == summary(hall.state("1"))
+        assert written == []  # four moves pushed, no PGN written for them
+        assert runner.games[0].pgn is None  # in progress
+        await hall.admin("1", "end", {"result": "1/2-1/2", "reason": "agreement"})
+        assert written == []
+        finished = runner.games[0].pgn  # asked for: written now, kept until a change
+        assert finished is not None
+        assert runner.games[0].pgn is finished
+        assert len(written) == 1
+        await hall.admin("1", "start", {"white": "Cy", "round": "2"})
+        assert [(g.number, g.round) for g in runner.games] == [(1, "1"), (2, "2")]
+        assert runner.games[0].archived == finished  # as played, under its own players
+        assert '[White "Ann"]' in finished
+        assert "1. e4" in finished
+        assert "1/2-1/2" in finished
+        assert runner.games[1].pgn is None
+        assert '[White "Cy"]' in runner.game_pgn(runner.games[1])
+    finally:
+        await hall.close()
+        store.close()

@@ -13,7 +13,11 @@ import chess
 import pytest
 from test_table_helpers import Hands
 
-from service.table import Table, TableEvent, TableSettings, placement_fen
+from dgt.events import BoardSnapshot, SquareChanged
+from dgt.protocol.constants import Piece
+from service.table import Table, TableEvent, TableSettings, chess_fen, placement_fen
+from service.variants import get_variant
+from service.web.stream import summary as overview
 
 
 def test_placement_fen_writes_what_python_chess_writes() -> None:
@@ -48,16 +52,23 @@ class RecordedHands(Hands):
         self.inputs.append(("admin", (command, args, self.time)))
         return super().admin(command, **args)
 
-    def fresh_state(self) -> dict[str, Any]:
+    def fresh_table(self) -> Table:
         table = Table("t1", self.settings)
         for name, args in self.inputs:
             getattr(table, name)(*args)
-        return table.state()
+        return table
+
+    def fresh_state(self) -> dict[str, Any]:
+        return self.fresh_table().state()
 
 
 def checked(hands: RecordedHands) -> dict[str, Any]:
     state = hands.table.state()
-    assert state == hands.fresh_state()
+    fresh = hands.fresh_table()
+    assert state == fresh.state()
+    assert hands.table.pgn() == fresh.pgn()
+    assert {**hands.table.summary(), "connection": None} == overview(state)
+    assert hands.table.summary() == fresh.summary()
     game = hands.table.game
     assert state["fen"] == (game.fen() if game is not None else None)
     reference = chess.BaseBoard.empty()
@@ -107,3 +118,93 @@ def test_move_entries_follow_their_changes() -> None:
     assert [m["final"] for m in second] == [True]
     assert second[0]["clock_seconds"] is not None
     assert first[0]["final"] is False  # what was handed out earlier did not change
+
+
+def test_the_pgn_is_written_once_per_change_of_the_record() -> None:
+    hands = Hands()
+    hands.move("e2e4", "P")
+    first = hands.table.pgn()
+    assert hands.table.pgn() is first  # nothing changed: the same text, not written again
+    hands.press(True)  # the move is final now, with its clock
+    second = hands.table.pgn()
+    assert second is not first
+    assert "1. e4" in second
+    assert "1. e4" not in first
+    hands.admin("players", white="Ann")
+    assert '[White "Ann"]' in hands.table.pgn()
+
+
+def test_a_replaced_game_is_kept_as_it_was_played() -> None:
+    hands = RecordedHands(TableSettings(white="Ann", black="Bob", round="1"))
+    assert hands.table.take_ended_games() == []  # nothing played yet
+    hands.play("e2e4", "P", True)
+    hands.play("e7e5", "p", False)
+    hands.admin("end", result="0-1", reason="resignation")
+    played = hands.table.pgn()
+    assert "1. e4" in played
+    assert "0-1" in played
+    assert hands.table.take_ended_games() == []  # finished, but still at the table
+    hands.admin("start", white="Cy", black="Di", round="2")
+    assert hands.table.take_ended_games() == [played]  # under its own players and round
+    assert hands.table.take_ended_games() == []  # handed out once
+    assert '[White "Cy"]' in hands.table.pgn()
+    hands.admin("start")  # a game without moves leaves nothing to keep
+    assert hands.table.take_ended_games() == []
+
+
+@pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
+def test_the_quick_fen_reads_as_the_games_own(variant_id: str) -> None:
+    """Random games (castling, en passant, promotions come up in a few hundred plies): the
+    FEN written from the game's squares is the game's own FEN, position after position."""
+    rng = random.Random(11)
+    variant = get_variant(variant_id)
+    compared = 0
+    seen_ep = seen_castled = False
+    for _ in range(20):
+        game = variant.new_game()
+        for _ in range(120):
+            quick = chess_fen(game)
+            assert quick is not None
+            assert quick == game.fen()
+            compared += 1
+            seen_ep = seen_ep or quick.split()[3] != "-"
+            seen_castled = seen_castled or quick.split()[2] not in ("KQkq", "-")
+            legal = [la for la in game.legal_actions() if la.changes]
+            if not legal:
+                break
+            game.apply(rng.choice(legal).action)
+    assert compared > 400
+    if variant_id != "t20":  # T20 games end at 20 points, mostly before anyone castles
+        assert seen_ep
+        assert seen_castled
+
+
+def test_a_game_with_its_own_fen_keeps_it() -> None:
+    game = get_variant("twenty-chess").new_game()
+    assert chess_fen(game) is None
+
+
+def test_the_board_shown_follows_every_square_change() -> None:
+    """Pieces put, lifted and swapped at random (the ranks written again one by one): the
+    board the table shows is always the placement of what stands on the board."""
+    rng = random.Random(7)
+    pieces = [Piece.EMPTY] * 6 + [p for p in Piece if p.is_chessman]
+    table = Table("t1", TableSettings())
+    squares = [Piece.EMPTY] * 64
+    table.feed(BoardSnapshot(0.0, tuple(squares), "connect"))
+    for step in range(1, 600):
+        if step % 150 == 0:  # a whole new reading now and then
+            squares = [rng.choice(pieces) for _ in range(64)]
+            table.feed(BoardSnapshot(step, tuple(squares), "resync"))
+        else:
+            square = rng.randrange(64)
+            piece = rng.choice(pieces)
+            table.feed(SquareChanged(step, square, piece, squares[square]))
+            squares[square] = piece
+        reference = chess.BaseBoard.empty()
+        for square, piece in enumerate(squares):
+            if piece is not Piece.EMPTY:
+                reference.set_piece_at(square, chess.Piece.from_symbol(piece.symbol))
+        assert table.physical() == tuple("" if p is Piece.EMPTY else p.symbol for p in squares)
+        assert table.state()["board"] == reference.board_fen()
+        assert table.summary()["board"] == reference.board_fen()

@@ -103,6 +103,25 @@ async def test_admin_and_pgn_with_the_real_table(tmp_path: Path) -> None:
             assert games[0]["white"] == 'Ann "A" <b>'
             round_pgn = await get("/rounds/2.pgn")
             assert "1-0" in round_pgn
+            finished_pgn = await get("/games/1-1.pgn")
+            assert games[0]["finished"] is True
+
+            # A new game with other players: the finished one keeps its players, its
+            # round, its PGN word for word; the new one is filed under the new round.
+            status, answer = await admin("start", {"white": "Cy", "black": "Di", "round": "3"})
+            assert status == 200, answer
+            games = (await get("/api/games"))["games"]
+            assert [(g["id"], g["round"], g["finished"]) for g in games] == [
+                ("1-1", "2", True),
+                ("1-2", "3", False),
+            ]
+            assert games[0]["white"] == 'Ann "A" <b>'
+            assert games[1]["white"] == "Cy"
+            assert await get("/games/1-1.pgn") == finished_pgn
+            assert await get("/rounds/2.pgn") == finished_pgn
+            everything = await get("/games.pgn")
+            assert everything.startswith(finished_pgn)
+            assert '[White "Cy"]' in everything.split(finished_pgn, 1)[1]
             before = hall.state("1")
     finally:
         await server.close()
@@ -117,4 +136,10 @@ async def test_admin_and_pgn_with_the_real_table(tmp_path: Path) -> None:
     after = runner.table.state()
     for key in ("moves", "result", "reason", "settings", "phase"):
         assert after[key] == before[key], key
+    assert len(runner.games) == 2
+    archived = runner.games[0].pgn  # archived again by the replay
+    assert archived is not None
+    assert archived.strip() + "\n\n" == finished_pgn  # the feed ends each game so
+    assert runner.game_pgn(runner.games[0]) == archived
+    assert runner.games[1].pgn is None  # in progress
     store.close()

@@ -98,11 +98,16 @@ class StreamHub:
             client.wake.set()
 
     def payload(self, table_id: str, full: bool, update: Update | None = None) -> str:
-        """One ``data:`` line for a table, as it stands now."""
-        state = self.hall.state(table_id)
+        """One ``data:`` line for a table, as it stands now.  The overview's summary comes
+        from the table's own (no move list, claims or settings built for it) where the
+        table has one."""
+        shown = None if full else self.hall.summary(table_id)
+        if shown is None:
+            state = self.hall.state(table_id)
+            shown = state if full else summary(state)
         body: dict[str, Any] = {
             "table": table_id,
-            "state": state if full else summary(state),
+            "state": shown,
             "server_time": time.time(),
         }
         if update is not None:
