@@ -171,7 +171,8 @@ async def static_file(request: web.Request) -> web.StreamResponse:
 async def api_tables(request: web.Request) -> web.StreamResponse:
     hall = _hall(request)
     hall.settle()
-    return json_response({"tables": [summary(hall.state(tid)) for tid in hall.runners]})
+    tables = [hall.summary(tid) or summary(hall.state(tid)) for tid in hall.runners]
+    return json_response({"tables": tables})
 
 
 async def api_table(request: web.Request) -> web.StreamResponse:
