@@ -162,6 +162,17 @@ class _Position:
     scores: tuple[ScoreEvent, ...] | None = None
     """Score events of the action that led here (variants that score)."""
 
+    def forget(self, keep: _Position) -> None:
+        """Drop what was worked out here except the way on to ``keep`` (the next position
+        of the game): a position two or more actions back is seldom asked about again, and
+        a long game would otherwise hold every position's actions.  Anything asked later is
+        worked out again."""
+        self.known = {}
+        self.actions = None
+        self.by_square = {}
+        self.san = {}
+        self.children = {a: p for a, p in self.children.items() if p is keep}
+
 
 class ChessGame(VariantGame):
     """A game of chess (or a chess variant with the FIDE moves) on a python-chess board.
@@ -307,6 +318,8 @@ class ChessGame(VariantGame):
                 squares = tuple(cells)
             after = here.children[action] = _Position(squares)
         self._line.append(after)
+        if len(self._line) > 3:  # the recogniser steps between the last two positions
+            self._line[-4].forget(keep=self._line[-3])
         return after
 
     def san(self, action: Action) -> str:
