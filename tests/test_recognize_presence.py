@@ -1,9 +1,10 @@
 """The recogniser on presence-only boards (occupancy only), one test per kind of handling that
 was once read wrong in the noisy replays: a reply set down before its lift on the square the
 last move left, a knocked neighbour of a capture, a dragged capturing piece, a capture read on
-the wrong piece and proved wrong by the next move, a slow castling, a hand touching a piece
-after a move completed by the settle delay, en passant seen place-before-lift, and a capture
-whose captured piece was swept off."""
+the wrong piece and proved wrong by the next move (also when it was read before the captured
+square was handled), a capture told by which square was lifted first, a slow castling, a hand
+touching a piece after a move completed by the settle delay, en passant seen
+place-before-lift, and a capture whose captured piece was swept off."""
 
 from __future__ import annotations
 
@@ -108,6 +109,54 @@ def test_capture_read_on_a_knocked_neighbour_is_read_again_when_the_next_move_di
     assert moves_in(got) == ["e4d5", "f5h4"]
     desk.wait(3)
     assert desk.final_ucis() == ["e4d5", "f5h4"]
+
+
+def test_capture_read_before_the_captured_square_was_handled_can_be_read_again() -> None:
+    """exd5 with the knight on f5 knocked over and set back before d5 is handled: the board
+    reads exf5 at once.  d5 lifted and set down after that reads the same, and the pawn was
+    not lifted again, so the handling does not amend the capture -- but exd5 is kept for a
+    re-reading, which the knight leaving f5 then calls for."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES, clock=True)
+    desk.lift("e4")
+    desk.lift("f5", 0.2)
+    got = desk.put("f5", "*", 0.3)
+    assert moves_in(got) == ["e4f5"]
+    desk.lift("d5", 0.01)
+    desk.put("d5", "*", 0.5)
+    desk.press(Side.LEFT)
+    desk.lift("f5", 2.0)
+    got = desk.put("h4", "*", 0.5)
+    assert [t.moves for t in of_type(got, "takeback")] == [("e4f5",)]
+    assert moves_in(got) == ["e4d5", "f5h4"]
+    desk.press(Side.RIGHT)
+    assert desk.final_ucis() == ["e4d5", "f5h4"]
+
+
+def test_capture_whose_square_was_lifted_well_before_the_knocked_one_is_read() -> None:
+    """exd5: the pawn on d5 comes off first, the knight on f5 is knocked over half a second
+    later and set back before the pawn lands on d5.  Both captures read the same; the
+    square lifted first (more than a scan before the other) is the captured one."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    desk.lift("d5")
+    desk.lift("e4", 0.2)
+    desk.lift("f5", 0.5)
+    desk.put("f5", "*", 0.4)
+    got = desk.put("d5", "*", 0.2)
+    assert moves_in(got) == ["e4d5"]
+    desk.wait(3)
+    assert desk.final_ucis() == ["e4d5"]
+
+
+def test_lifts_within_a_scan_leave_the_capture_to_the_square_set_down_first() -> None:
+    """The same handling but d5 and f5 read empty within one scan: the lifts tell nothing,
+    the square set down first (f5) is read as the capture."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    desk.lift("e4")
+    desk.lift("d5", 0.2)
+    desk.lift("f5", 0.05)
+    desk.put("f5", "*", 0.4)
+    got = desk.put("d5", "*", 0.2)
+    assert moves_in(got) == ["e4f5"]
 
 
 def test_ambiguous_capture_is_kept_when_the_next_move_fits_it() -> None:

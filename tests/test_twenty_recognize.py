@@ -12,7 +12,8 @@ import pytest
 
 from dgt.events import BoardSnapshot, LeverMoved, Side, SquareChanged
 from dgt.protocol.constants import Piece
-from service.recognize import Mismatch, Recognizer, RecognizerEvent, Result
+from service.recognize import Mismatch, MoveEvent, Recognizer, RecognizerEvent, Result, Takeback
+from service.recognize.recognizer import ReplacementError
 from service.variants import BLACK, WHITE, Choice, Drop, Move
 from service.variants.twenty_chess import SPECIAL_STAND_INS, TwentyChess
 
@@ -295,3 +296,69 @@ def test_drop_actions_carry_the_model_symbol() -> None:
     assert game.board_symbol("F") == "q"
     assert [a.action for a in game.legal_actions() if a.action == Move(chess.G1, chess.F3)]
     assert not [a for a in game.legal_actions() if isinstance(a.action, Drop)]
+
+
+def test_replace_action_corrects_a_guessed_drop_and_replays_the_later_actions() -> None:
+    """A presence-only board reads White's drop on a3 as the pawn (it cannot see the kind);
+    the arbiter says it was the queen: the drop is replaced, the later actions made again,
+    each as complete as it was, and the hand follows."""
+    hand = Hand([1, 1, 1, 1, 4], presence=True)
+    hand.play(*PREFIX)
+    hand.put("a3", "P")
+    hand.move("g1f3")
+    hand.press()
+    hand.put("a6", "p")
+    assert hand.ucis()[8:] == ["P@a3", "g1f3", "p@a6"]
+    recognizer = hand.recognizer
+    got = recognizer.replace_action(9, Drop("Q", chess.A3), hand.time)
+    takebacks = [e for e in got if isinstance(e, Takeback)]
+    assert [(t.ply, t.moves, t.final) for t in takebacks] == [
+        (8, ("p@a6", "g1f3", "P@a3"), (False, True, True))
+    ]
+    moves = [e for e in got if isinstance(e, MoveEvent)]
+    assert [(m.ply, m.uci, m.final) for m in moves] == [
+        (9, "Q@a3", True),
+        (10, "g1f3", True),
+        (11, "p@a6", False),
+    ]
+    assert hand.ucis()[8:] == ["Q@a3", "g1f3", "p@a6"]
+    game = recognizer.game
+    assert game is not None
+    assert game.squares[chess.A3] == "Q"
+    assert game.hand(True) == ("p",)  # type: ignore[attr-defined]
+    hand.move("b8c6")  # the board still reads the game: play goes on
+    hand.press()
+    record = recognizer.record()
+    assert record is not None
+    assert [m.uci for m in record.moves][8:] == ["Q@a3", "g1f3", "p@a6", "b8c6"]
+    assert all(m.final for m in record.moves)
+
+
+def test_replace_action_refuses_when_a_later_action_would_be_illegal() -> None:
+    """Both White drops read, P@a3 then Q@d3: the first cannot have been the queen, which
+    the second drop sets down (one queen in hand).  Refused with a one-line message and
+    nothing changed; a ply the game does not have is refused too."""
+    hand = Hand([1, 1, 1, 1, 6], presence=True)
+    hand.play(*PREFIX)
+    hand.put("a3", "P")
+    hand.put("d3", "Q")
+    hand.move("g1f3")
+    hand.press()
+    recognizer = hand.recognizer
+    before = hand.ucis()
+    with pytest.raises(ReplacementError, match=r"Q@d3 \(ply 10\) would no longer be legal"):
+        recognizer.replace_action(9, Drop("Q", chess.A3), hand.time)
+    with pytest.raises(ReplacementError, match="no action at ply 12"):
+        recognizer.replace_action(12, Drop("Q", chess.A3), hand.time)
+    with pytest.raises(ReplacementError, match="not legal at ply 9"):
+        recognizer.replace_action(9, Drop("R", chess.A3), hand.time)
+    assert hand.ucis() == before
+    game = recognizer.game
+    assert game is not None
+    assert game.squares[chess.A3] == "P"
+    assert game.squares[chess.D3] == "Q"
+    hand.put("a6", "p")
+    hand.put("h6", "p")
+    hand.move("b8c6")
+    hand.press()
+    assert hand.ucis()[8:] == ["P@a3", "Q@d3", "g1f3", "p@a6", "p@h6", "b8c6"]

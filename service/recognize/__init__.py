@@ -26,6 +26,7 @@ from service.recognize.recognizer import (
     NoPromotionError,
     Recognizer,
     RecognizerError,
+    ReplacementError,
     recognize,
 )
 
@@ -45,6 +46,7 @@ __all__ = [
     "RecognizerError",
     "RecognizerEvent",
     "RecordedMove",
+    "ReplacementError",
     "Result",
     "Takeback",
     "game_pgn",

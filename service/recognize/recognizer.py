@@ -50,8 +50,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   mover's lift): the likelier is read -- the chosen promotion kind, then the one explaining
   more of the handling (a Chess960 castling whose king lands where its rook stood, rather
   than a king step), then the one leaving fewer handled squares unexplained (the squares a
-  dragged piece passed over belong to its move), then the capture whose square was set down
-  first (a knocked piece is mostly set back after the move is made);
+  dragged piece passed over belong to its move), then the capture whose square was lifted
+  first if every other one was lifted more than a scan later (the captured piece comes off
+  as the move starts; a neighbour is knocked over as the hand moves on), else the one whose
+  square was set down first (a knocked piece is mostly set back after the move is made);
 * a capture read among captures of other pieces by the same piece (the case above: truly
   ambiguous, the sensor histories are the same) is kept with its alternatives for
   :data:`REREAD_PLIES` actions: when the board stands on something nothing explains (after
@@ -59,7 +61,13 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   other way keeps the actions since legal and explains the board (it shows the position
   after them, or after them and one more legal action), the game is read again that way --
   a ``Takeback`` of the actions since that capture and move events for them again, with
-  their completion kept.  The last capture of a game has nothing after it to tell;
+  their completion kept.  A capture read as the mover lands, before the captured square
+  was handled, keeps the same way the captures of the same piece whose squares are handled
+  afterwards but which do not amend it (below).  The last capture of a game has nothing
+  after it to tell, nor has one whose later play fits both readings: when the neighbour was
+  knocked over before the captured piece came off, or the capture was read before the
+  captured square was handled, such a capture stays read wrong (in the noisy replays, 2 of
+  5,380 presence-only games; how long each square was held points either way);
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
@@ -101,6 +109,9 @@ On a piece-identity board, a move completed only by the settle delay (no clock) 
 replaced -- a ``Takeback`` and the new move -- when the same hand continues it (a slow rook
 after the king: castling).
 
+:meth:`Recognizer.replace_action` replaces an action of the game told at the table (a
+20-chess drop whose kind the board guessed) and makes the later actions again.
+
 Result gestures are never moves: a DGT draw / white-wins / black-wins piece placed on any
 square, or both kings on the centre squares (see :data:`CENTRE`).
 """
@@ -137,6 +148,7 @@ from service.recognize.pgn import GameRecord, RecordedMove
 from service.variants import get_variant
 from service.variants.base import (
     EMPTY,
+    Action,
     Color,
     LegalAction,
     Move,
@@ -186,6 +198,9 @@ PROMOTION_KINDS = frozenset("qrbn")
 REREAD_PLIES = 8
 """How far back an action read among several may be read again another way."""
 _SQUARES = tuple(range(64))
+_FEW_SQUARES = 8
+"""A mismatch over more squares than this compares the board with every legal action rather
+than with those changing a differing square (one query per square)."""
 
 
 class RecognizerError(Exception):
@@ -195,6 +210,10 @@ class RecognizerError(Exception):
 class InvalidPromotionError(RecognizerError, ValueError):
     def __init__(self, kind: str) -> None:
         super().__init__(f"promotion kind must be one of q, r, b, n, got {kind!r}")
+
+
+class ReplacementError(RecognizerError, ValueError):
+    """An action of the game cannot be replaced as asked (:meth:`Recognizer.replace_action`)."""
 
 
 class NoPromotionError(RecognizerError):
@@ -550,6 +569,74 @@ class Recognizer:
         self._replace(replacement, now, out, amend_final=True)
         return out
 
+    def replace_action(self, ply: int, action: Action, now: float) -> list[RecognizerEvent]:
+        """Action ``ply`` (1 is the game's first) was ``action``, not what was read -- e.g.
+        a 20-chess drop whose kind a presence-only board guessed, corrected at the table.
+        The game is taken back to before it, ``action`` made instead and the later actions
+        made again, each kept as complete as it was; returns a ``Takeback`` of the actions
+        from ``ply`` and the move events for them as made now.  Raises
+        :class:`ReplacementError` (leaving everything as it was) when there is no action at
+        ``ply`` or ``action`` or a later action would not be legal."""
+        game = self._game
+        count = len(self._played)
+        if game is None or not 1 <= ply <= count:
+            raise ReplacementError(
+                f"no action at ply {ply}: the game has {count} action(s)"
+                if game is not None
+                else "no game in progress"
+            )
+        index = ply - 1
+        if self._played[index].action.action == action:
+            return []
+        old_top, old_prev = self._top, self._prev
+        saved = self._played[index:]
+        saved_nodes = self._nodes[index + 1 :]
+        for _ in saved:
+            self._played.pop()
+            game.undo()
+            self._pop_node()
+        wanted = [action, *(p.action.action for p in saved[1:])]
+        problem = ""
+        for made, each in enumerate(wanted):
+            legal = next((la for la in game.legal_actions() if la.action == each), None)
+            if legal is None:
+                problem = (
+                    f"{each} is not legal at ply {ply}"
+                    if made == 0
+                    else f"the later action {saved[made].san} (ply {ply + made}) would no "
+                    "longer be legal"
+                )
+                break
+            self._apply(legal)
+        if problem:
+            for _ in range(len(self._played) - index):
+                self._played.pop()
+                game.undo()
+                self._pop_node()
+            for played, node in zip(saved, saved_nodes, strict=True):
+                game.apply(played.action.action)
+                self._played.append(played)
+                self._push_node(node)
+            self._top, self._prev = old_top, old_prev
+            raise ReplacementError(problem)
+        top = self._new_ref(self._nodes[-1])
+        if old_top is not None:
+            _copy_handling(old_top, top)
+        self._top = top
+        self._pending = None
+        result = self._result, self._result_reason
+        out: list[RecognizerEvent] = []
+        self._commit_reading(index, saved, old_prev, now, out)
+        if result[0] is not None and game.outcome() is None:
+            # a result declared by a gesture or a claim still stands
+            self._result, self._result_reason = result
+        elif self._played and self._played[-1].final:
+            end = game.outcome()
+            if end is not None:
+                self._declare(end.result, end.reason, now, out)
+        logger.debug("ply %d replaced by %s", ply, self._played[index].san)
+        return out
+
     def reconsider(self, now: float) -> list[RecognizerEvent]:
         """The game's legal actions changed without an action (a decision entered at the
         table: a 20-chess rule cast, the opponent's pick): forget what was worked out for the
@@ -820,7 +907,7 @@ class Recognizer:
         ]
         if not found:
             return False
-        found.sort(key=lambda c: self._preference(top, c))
+        self._sort_likeliest(top, found)
         self._advance(found[0].action, time, out)
         played = self._played[-1]
         played.alternatives = _alternatives(found)
@@ -879,7 +966,7 @@ class Recognizer:
                 continue
             found.append(candidate)
         if len(found) > 1:
-            found.sort(key=lambda c: self._preference(ref, c))
+            self._sort_likeliest(ref, found)
         return found
 
     def _amend_order_fits(self, new: _Candidate, old: LegalAction, top: _Ref) -> bool:
@@ -920,24 +1007,49 @@ class Recognizer:
             return False
         prev_view = prev.node.view
         last_same = sum(1 for sq, symbol in last.action.changes if symbol and prev_view[sq])
+        rejected: list[LegalAction] = []
         for candidate in self._matches(prev):
             if candidate.action.action == last.action.action or not candidate.same:
                 continue
             if candidate.promotion not in (None, self._promotion):
                 continue  # the player told the kind
-            if any(sq not in top.first_lift or sq not in top.last_place for sq in candidate.same):
-                continue
             if (
-                len(candidate.same) <= last_same
-                and not last.swept
-                and any(sq not in top.first_lift for sq in candidate.emptied)
+                any(sq not in top.first_lift or sq not in top.last_place for sq in candidate.same)
+                or (
+                    len(candidate.same) <= last_same
+                    and not last.swept
+                    and any(sq not in top.first_lift for sq in candidate.emptied)
+                )
+                or not self._amend_order_fits(candidate, last.action, top)
             ):
-                continue
-            if not self._amend_order_fits(candidate, last.action, top):
+                rejected.append(candidate.action)
                 continue
             self._replace(candidate.action, time, out)
             return True
+        self._keep_alternatives(last, rejected)
         return False
+
+    @staticmethod
+    def _keep_alternatives(played: _Played, rejected: Sequence[LegalAction]) -> None:
+        """Captures by the piece of ``played``'s capture of pieces on other squares, which
+        the board read the same but the handling did not favour, kept for a re-reading
+        (the capture may have been read at the mover's lift, before the captured square
+        was handled)."""
+        action = played.action.action
+        if not isinstance(action, Move):
+            return
+        kept = list(played.alternatives)
+        for la in rejected:
+            other = la.action
+            if (
+                isinstance(other, Move)
+                and other.from_square == action.from_square
+                and other.to_square != action.to_square
+                and other.promotion == action.promotion
+                and la not in kept
+            ):
+                kept.append(la)
+        played.alternatives = tuple(kept)
 
     def _order_fits(self, ref: _Ref, candidate: _Candidate) -> bool:
         """Presence-only: each square that stays occupied but changes content was set down
@@ -956,6 +1068,28 @@ class Recognizer:
                     return False
         return True
 
+    def _sort_likeliest(self, ref: _Ref, found: list[_Candidate]) -> None:
+        """Sort actions that read the same, the likeliest first (see :meth:`_preference`);
+        among captures tied on all but the time their squares were set down, the one whose
+        square was lifted first comes first if every other was lifted more than a scan
+        later (the captured piece comes off as the move starts, a neighbour is knocked over
+        as the hand moves on); within a scan of each other the lifts tell nothing."""
+        found.sort(key=lambda c: self._preference(ref, c))
+        head = self._preference(ref, found[0])[:3]
+        tied = [c for c in found if self._preference(ref, c)[:3] == head]
+        if len(tied) < 2:
+            return
+
+        def lifted(candidate: _Candidate) -> float:
+            return max((ref.first_lift.get(sq, 0.0) for sq in candidate.same), default=0.0)
+
+        earliest = min(tied, key=lifted)
+        if earliest is not found[0] and all(
+            lifted(c) > lifted(earliest) + SCAN_SLACK for c in tied if c is not earliest
+        ):
+            found.remove(earliest)
+            found.insert(0, earliest)
+
     def _preference(self, ref: _Ref, candidate: _Candidate) -> tuple[int, int, int, float]:
         """Sort key among actions a presence-only board cannot tell apart: the chosen
         promotion kind first, then the action that explains more of the handling (a
@@ -963,7 +1097,8 @@ class Recognizer:
         then the one that leaves fewer handled squares unexplained (the squares a dragged
         piece passed over belong to its move; a capture elsewhere leaves them and the
         captured square unexplained), then the capture whose square was set down first (a
-        piece knocked over near the move is mostly set back after the move is made)."""
+        piece knocked over near the move is mostly set back after the move is made) --
+        overruled by the lifts when they are far enough apart (:meth:`_sort_likeliest`)."""
         promotion = 0 if candidate.promotion in (None, self._promotion) else 1
         placed = max((ref.last_place.get(sq, 0.0) for sq in candidate.same), default=0.0)
         return promotion, -len(candidate.same), self._unexplained(ref, candidate), placed
@@ -1216,10 +1351,13 @@ class Recognizer:
         self._push_node(_Node(len(self._played), squares, self._view(squares)))
         return played
 
-    def _move_event(self, time: float, played: _Played, final: bool) -> MoveEvent:
+    def _move_event(
+        self, time: float, played: _Played, final: bool, ply: int | None = None
+    ) -> MoveEvent:
+        """The event for ``played``, the action at ``ply`` (default: the last one)."""
         return MoveEvent(
             time,
-            len(self._played),
+            len(self._played) if ply is None else ply,
             played.number,
             played.action.side,
             played.action.uci,
@@ -1357,10 +1495,12 @@ class Recognizer:
                 tuple(p.final for p in reversed(saved)),
             )
         )
-        for played, old in zip(self._played[index:], saved, strict=True):
+        for ply, (played, old) in enumerate(
+            zip(self._played[index:], saved, strict=True), start=index + 1
+        ):
             played.final = old.final
             played.by_settle = old.by_settle
-            out.append(self._move_event(time, played, played.final))
+            out.append(self._move_event(time, played, played.final, ply))
         if len(self._nodes) > 1:
             self._prev = self._new_ref(self._nodes[-2])
             if old_prev is not None:
@@ -1470,7 +1610,9 @@ class Recognizer:
 
     def _nearest_difference(self) -> tuple[int, ...]:
         """The squares where the board differs from the nearest explainable position: the
-        current one, or the current one plus one legal action."""
+        current one, or the current one plus one legal action.  Only an action changing a
+        differing square can leave fewer squares wrong (any other one adds its own), so for
+        a small difference only those are asked for."""
         top = self._top
         game = self._game
         assert top is not None
@@ -1478,7 +1620,12 @@ class Recognizer:
         best = set(top.diff)
         board = self._board
         presence = bool(self.presence_only)
-        for la in game.legal_actions():
+        actions: Iterable[LegalAction]
+        if len(top.diff) > _FEW_SQUARES:
+            actions = game.legal_actions()
+        else:
+            actions = dict.fromkeys(la for sq in top.diff for la in game.actions_changing(sq))
+        for la in actions:
             wrong = set(top.diff)
             for sq, symbol in la.changes:
                 wrong.discard(sq)
