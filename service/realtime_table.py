@@ -45,16 +45,10 @@ from typing import Any
 
 import chess
 
-from dgt.events import (
-    BoardEvent,
-    BoardSnapshot,
-    ClockConnection,
-    ClockUpdate,
-    LinkLost,
-    LinkRestored,
-)
+from dgt.events import BoardEvent, BoardSnapshot
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
+from service.pgn_text import game_text, seven_tag_roster
 from service.recognize.events import Amend, Lift, NewGame, Place, Result
 from service.recognize.realtime import (
     Collision,
@@ -64,7 +58,24 @@ from service.recognize.realtime import (
     StartedMove,
     correction_json,
 )
-from service.table import ClockOrder, TableError, TableEvent, TableSettings, placement_fen
+from service.table import (
+    TEXT_WIDTH,
+    ClockOrder,
+    TableError,
+    TableEvent,
+    TableSettings,
+    check_admin_args,
+    check_setting_text,
+    check_table_id,
+    clock_present_after,
+    end_arguments,
+    event_data,
+    link_after,
+    placement_fen,
+    player_changes,
+    players_event,
+    result_text,
+)
 from service.variants.base import WHITE, Color, SquareMap, StartPosition
 from service.variants.realtime import (
     DELAY_TICKS,
@@ -78,10 +89,6 @@ from service.variants.realtime import (
 from service.variants.standard import squares_of
 
 __all__ = ["RealtimeSettings", "RealtimeTable", "clock_text", "realtime_settings"]
-
-RESULTS = ("1-0", "0-1", "1/2-1/2")
-TEXT_WIDTH = 8
-"""Characters on the DGT 3000 display."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +136,9 @@ def realtime_settings(
     if settings is None:
         base: dict[str, Any] = {}
     elif isinstance(settings, (RealtimeSettings, TableSettings)):
-        base = asdict(settings)
+        if getattr(settings, "options", None):
+            raise TableError("variant realtime takes no options")
+        base = {k: v for k, v in asdict(settings).items() if k in _KEYS}
     elif isinstance(settings, Mapping):
         base = {k: v for k, v in settings.items() if k in _KEYS and v is not None}
     else:
@@ -149,10 +158,9 @@ def realtime_settings(
     for key, value in base.items():
         if key in ("tick", "start"):
             continue
-        if not isinstance(value, str):
+        if not isinstance(value, str):  # None too: no setting here may be unset
             raise TableError(f"setting {key} must be a string")
-        if len(value) > 200 or any(ord(c) < 32 for c in value):
-            raise TableError(f"setting {key} is too long or has control characters")
+        check_setting_text(key, value)
     return RealtimeSettings(**base)
 
 
@@ -190,27 +198,24 @@ def _side(color: Color | None) -> str | None:
 
 @dataclass(slots=True)
 class _Entry:
-    """A move of the record."""
+    """A move of the record: the recogniser's :class:`StartedMove` as amended since, and
+    why it no longer stands (``refused``, empty while it stands)."""
 
-    ply: int
-    side: Color
-    uci: str
-    san: str
-    start: float
-    arrives: float
+    move: StartedMove
     refused: str = ""
 
     def to_json(self, number: int) -> dict[str, Any]:
+        move = self.move
         data: dict[str, Any] = {
-            "ply": self.ply,
+            "ply": move.ply,
             "number": number,
-            "side": "white" if self.side else "black",
-            "san": self.san,
-            "uci": self.uci,
+            "side": "white" if move.side else "black",
+            "san": move.san,
+            "uci": move.uci,
             "final": True,
             "clock_seconds": None,
-            "start": self.start,
-            "arrives": self.arrives,
+            "start": move.start,
+            "arrives": move.arrives,
         }
         if self.refused:
             data["refused"] = self.refused
@@ -231,9 +236,7 @@ class RealtimeTable:
         *,
         draw_after: float = DRAW_AFTER,
     ) -> None:
-        if not isinstance(table_id, str) or not table_id or len(table_id) > 100:
-            raise TableError("a table id is a non-empty string of at most 100 characters")
-        self.id = table_id
+        self.id = check_table_id(table_id)
         self.settings = realtime_settings(settings)
         self._draw_after = draw_after
         self._raw: list[Piece] = [Piece.EMPTY] * 64
@@ -302,16 +305,8 @@ class RealtimeTable:
         t = event.time
         self._as_of = max(self._as_of, t)
         out = [TableEvent(t, "board", event_to_json(event))]
-        if isinstance(event, LinkLost):
-            self._link = "down"
-        elif isinstance(event, LinkRestored):
-            self._link = "up"
-        elif isinstance(event, ClockConnection):
-            self._clock_present = event.connected
-        elif isinstance(event, ClockUpdate):
-            self._clock_present = True
-        if self._link == "unknown" and not isinstance(event, LinkLost):
-            self._link = "up"
+        self._link = link_after(self._link, event)
+        self._clock_present = clock_present_after(self._clock_present, event)
         if isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
         elif hasattr(event, "square") and hasattr(event, "piece"):
@@ -344,8 +339,7 @@ class RealtimeTable:
         """``start`` (settings, ``tick`` among them: a new game now), ``end`` (``result``,
         optional ``reason``), ``players`` (``white``/``black``).  Bad commands or arguments
         raise :class:`TableError`."""
-        if not isinstance(args, Mapping):
-            raise TableError("admin arguments must be a mapping")
+        check_admin_args(args)
         handler = {
             "start": self._admin_start,
             "end": self._admin_end,
@@ -371,7 +365,7 @@ class RealtimeTable:
     # -- outputs -------------------------------------------------------------------------------
 
     def _ordered(self) -> list[_Entry]:
-        return sorted(self._record, key=lambda e: (e.start, e.ply))
+        return sorted(self._record, key=lambda e: (e.move.start, e.move.ply))
 
     def moves(self) -> list[dict[str, Any]]:
         """The record in order of start time (refused moves marked ``refused``)."""
@@ -449,42 +443,31 @@ class RealtimeTable:
     def pgn(self) -> str:
         """The record as PGN (format: the module docstring)."""
         s = self.settings
-        tags = {
-            "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
-            "White": s.white, "Black": s.black, "Result": self._result,
-            "Variant": "Realtime", "TimeControl": "-", "RealtimeTick": f"{s.tick:g}",
-        }  # fmt: skip
+        tags = seven_tag_roster(s, self._result)
+        tags.update(Variant="Realtime", TimeControl="-", RealtimeTick=f"{s.tick:g}")
         if self._reason:
             tags["Termination"] = self._reason
         start = self._start()
         if not start.classical:
             tags["SetUp"] = "1"
             tags["FEN"] = start.fen
-        lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
         items: list[tuple[float, int, list[str]]] = []
         number = 0
         for entry in self._ordered():
             if entry.refused:
                 continue
             number += 1
-            dots = "." if entry.side == WHITE else "..."
-            comment = _comment(f"[%vt {entry.start:.3f}] arrives {entry.arrives:.3f}")
-            items.append((entry.start, 0, [f"{number}{dots}", entry.san, comment]))
+            move = entry.move
+            dots = "." if move.side == WHITE else "..."
+            comment = _comment(f"[%vt {move.start:.3f}] arrives {move.arrives:.3f}")
+            items.append((move.start, 0, [f"{number}{dots}", move.san, comment]))
         for when, text in self._notes:
             items.append((when, 1, [_comment(f"[%vt {when:.3f}] {text}")]))
         tokens = [
             token for _, _, group in sorted(items, key=lambda i: (i[0], i[1])) for token in group
         ]
         tokens.append(self._result)
-        text = "\n".join(lines) + "\n\n"
-        line = ""
-        for token in tokens:
-            if line and len(line) + 1 + len(token) > 79:
-                text += line + "\n"
-                line = token
-            else:
-                line = f"{line} {token}" if line else token
-        return text + line + "\n"
+        return game_text(tags, tokens)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -493,9 +476,7 @@ class RealtimeTable:
 
     def _recognized(self, item: Any) -> list[TableEvent]:
         t = item.time
-        data = item.to_json()
-        data.pop("type", None)
-        data.pop("time", None)
+        data = event_data(item)
         if isinstance(item, NewGame):
             return self._begin(t, data)
         if isinstance(item, (Lift, Place)):
@@ -503,17 +484,18 @@ class RealtimeTable:
         if self._phase != "playing":
             return []
         if isinstance(item, StartedMove):
-            entry = _Entry(item.ply, item.side, item.uci, item.san, item.start, item.arrives)
-            self._record.append(entry)
+            self._record.append(_Entry(item))
             return [TableEvent(t, "move", {**data, "final": True})]
         if isinstance(item, Amend):
             for entry in self._record:
-                if entry.ply == item.ply:
-                    entry.uci, entry.san = item.uci, item.san
+                if entry.move.ply == item.ply:
+                    amended = replace(entry.move, uci=item.uci, san=item.san)
                     moved = next((m for m in self._recognizer.moves if m.ply == item.ply), None)
                     if moved is not None:
-                        entry.start = self._virtual(moved.lifted)
-                        entry.arrives = round(entry.start + 2 * self.settings.tick, 3)
+                        start = self._virtual(moved.lifted)
+                        arrives = round(start + 2 * self.settings.tick, 3)
+                        amended = replace(amended, start=start, arrives=arrives)
+                    entry.move = amended
             return [TableEvent(t, "amend", data)]
         if isinstance(item, Refused):
             return [self._refused(item, data)]
@@ -569,7 +551,7 @@ class RealtimeTable:
         message = f"{who}'s move {where} is refused ({item.reason}): put the piece back"
         if item.ply is not None:
             for entry in self._record:
-                if entry.ply == item.ply:
+                if entry.move.ply == item.ply:
                     entry.refused = item.reason
                     message = (
                         f"{who}'s move {where} no longer stands ({item.reason}): an earlier "
@@ -623,7 +605,7 @@ class RealtimeTable:
         self._reason = reason
         if self._clock_present:
             self._orders.append(
-                ClockOrder("text", text=result if result != "1/2-1/2" else "DRAW", beep=1.0)
+                ClockOrder("text", text=result_text(result), beep=1.0)
             )
             self._shown = result
         return [TableEvent(t, "result", {"result": result, "reason": reason})]
@@ -662,12 +644,7 @@ class RealtimeTable:
         return out
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        result = args.get("result")
-        if result not in RESULTS:
-            raise TableError(f"result must be one of {', '.join(RESULTS)}")
-        reason = args.get("reason", "arbiter")
-        if not isinstance(reason, str) or len(reason) > 200:
-            raise TableError("reason must be a string of at most 200 characters")
+        result, reason = end_arguments(args)
         if self._phase != "playing":
             raise TableError("no game in progress")
         out: list[TableEvent] = []
@@ -679,18 +656,9 @@ class RealtimeTable:
         return out + self._end(result, reason, now)
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        changes = {k: args[k] for k in ("white", "black") if k in args}
-        if not changes or set(args) - {"white", "black"}:
-            raise TableError("players takes white and/or black")
-        self.settings = realtime_settings(replace(self.settings, **changes))
-        return [
-            TableEvent(now, "players", {"white": self.settings.white, "black": self.settings.black})
-        ]
+        self.settings = realtime_settings(replace(self.settings, **player_changes(args)))
+        return [players_event(now, self.settings.white, self.settings.black)]
 
 
 def _comment(text: str) -> str:
     return "{" + text.replace("}", ")") + "}"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')

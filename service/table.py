@@ -19,7 +19,7 @@ import logging
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 import chess
 
@@ -39,6 +39,7 @@ from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling, get_rules
 from service.arbiter.base import RuleSet, UnknownRuleSetError
 from service.arbiter.engine import ArbiterError
+from service.pgn_text import game_text, seven_tag_roster
 from service.recognize import (
     Amend,
     Lift,
@@ -47,6 +48,7 @@ from service.recognize import (
     NewGame,
     Place,
     Recognizer,
+    RecognizerError,
     RecognizerEvent,
     Result,
     Takeback,
@@ -265,13 +267,96 @@ def _name(color: Color | None) -> str | None:
     return None if color is None else ("white" if color else "black")
 
 
+class _ToJson(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def event_data(item: _ToJson) -> dict[str, Any]:
+    """An event's JSON without its ``type`` and ``time`` (a table event carries both)."""
+    data = item.to_json()
+    data.pop("type", None)
+    data.pop("time", None)
+    return data
+
+
+def check_table_id(table_id: Any) -> str:
+    """``table_id`` if it is a table id (a non-empty string of at most 100 characters)."""
+    if not isinstance(table_id, str) or not table_id or len(table_id) > 100:
+        raise TableError("a table id is a non-empty string of at most 100 characters")
+    return table_id
+
+
+def check_admin_args(args: Any) -> None:
+    """An admin command's arguments must be a mapping."""
+    if not isinstance(args, Mapping):
+        raise TableError("admin arguments must be a mapping")
+
+
+def check_setting_text(name: str, value: Any) -> None:
+    """A setting's value: a string of at most 200 characters without control characters
+    (None, an unset setting, passes)."""
+    if value is not None and not isinstance(value, str):
+        raise TableError(f"setting {name} must be a string")
+    if isinstance(value, str) and (len(value) > 200 or any(ord(c) < 32 for c in value)):
+        raise TableError(f"setting {name} is too long or has control characters")
+
+
+def end_arguments(args: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``end`` command's ``result`` (one of :data:`RESULTS`) and ``reason`` (a string of
+    at most 200 characters, ``arbiter`` when not given)."""
+    result = args.get("result")
+    if result not in RESULTS:
+        raise TableError(f"result must be one of {', '.join(RESULTS)}")
+    reason = args.get("reason", "arbiter")
+    if not isinstance(reason, str) or len(reason) > 200:
+        raise TableError("reason must be a string of at most 200 characters")
+    return result, reason
+
+
+def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``players`` command's changes: ``white`` and/or ``black``, nothing else."""
+    changes = {k: args[k] for k in ("white", "black") if k in args}
+    if not changes or set(args) - {"white", "black"}:
+        raise TableError("players takes white and/or black")
+    return changes
+
+
+def players_event(now: float, white: str, black: str) -> TableEvent:
+    """The ``players`` event: the players are now ``white`` and ``black``."""
+    return TableEvent(now, "players", {"white": white, "black": black})
+
+
+def link_after(link: str, event: BoardEvent) -> str:
+    """The board link (``unknown``, ``up``, ``down``) after ``event``: down after a
+    :class:`LinkLost`, up after a :class:`LinkRestored` or any first event."""
+    if isinstance(event, LinkLost):
+        return "down"
+    if isinstance(event, LinkRestored) or link == "unknown":
+        return "up"
+    return link
+
+
+def clock_present_after(present: bool, event: BoardEvent) -> bool:
+    """Whether the board has a clock after ``event``: as a :class:`ClockConnection` says,
+    yes after a :class:`ClockUpdate`, else as before."""
+    if isinstance(event, ClockConnection):
+        return event.connected
+    if isinstance(event, ClockUpdate):
+        return True
+    return present
+
+
+def result_text(result: str) -> str:
+    """A result as the clock shows it: ``1-0``, ``0-1``, ``DRAW``."""
+    return result if result != "1/2-1/2" else "DRAW"
+
+
 def _check_settings(settings: TableSettings) -> tuple[RuleSet, Variant, TimeControl]:
     for item in fields(settings):
         value = getattr(settings, item.name)
-        if value is not None and not isinstance(value, str):
+        if value is None and item.default is not None:  # only start and options may be unset
             raise TableError(f"setting {item.name} must be a string")
-        if isinstance(value, str) and (len(value) > 200 or any(ord(c) < 32 for c in value)):
-            raise TableError(f"setting {item.name} is too long or has control characters")
+        check_setting_text(item.name, value)
     try:
         rules = get_rules(settings.rules)
     except UnknownRuleSetError as exc:
@@ -307,9 +392,7 @@ class Table:
     """One game at one board (see the module docstring)."""
 
     def __init__(self, table_id: str, settings: TableSettings) -> None:
-        if not isinstance(table_id, str) or not table_id or len(table_id) > 100:
-            raise TableError("a table id is a non-empty string of at most 100 characters")
-        self.id = table_id
+        self.id = check_table_id(table_id)
         self.settings = settings
         self._rules, self._variant, self._control = _check_settings(settings)
         self._raw: list[Piece] = [Piece.EMPTY] * 64
@@ -379,17 +462,10 @@ class Table:
         elif isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
             self._raw_version += 1
-        elif isinstance(event, LinkLost):
-            self._link = "down"
-        elif isinstance(event, LinkRestored):
-            self._link = "up"
-        elif isinstance(event, ClockConnection):
-            self._clock_present = event.connected
         elif isinstance(event, ClockUpdate):
-            self._clock_present = True
             self._lever_high = event.lever_high
-        if self._link == "unknown" and not isinstance(event, LinkLost):
-            self._link = "up"
+        self._link = link_after(self._link, event)
+        self._clock_present = clock_present_after(self._clock_present, event)
         got = self._recognizer.tick(t) + self._recognizer.feed(event)
         pressed: Color | None = None
         if isinstance(event, LeverMoved):
@@ -428,8 +504,7 @@ class Table:
         decision the board cannot show: ``value``, optionally ``what``), ``drop_kind`` (the
         kind of a 20-chess drop a presence-only board guessed: ``ply``, ``kind``).  Bad
         commands or arguments raise :class:`TableError`."""
-        if not isinstance(args, Mapping):
-            raise TableError("admin arguments must be a mapping")
+        check_admin_args(args)
         handler = {
             "start": self._admin_start,
             "end": self._admin_end,
@@ -632,9 +707,7 @@ class Table:
         self._position_version += 1
         self._start = start
         self._phase = "playing"
-        data = event.to_json() if event is not None else {"variant": variant.id, "fen": start.fen}
-        data.pop("type", None)
-        data.pop("time", None)
+        data = event_data(event) if event is not None else {"variant": variant.id, "fen": start.fen}
         out = [TableEvent(t, "new_game", data)]
         base = self._control.base
         self._clocks = GameClocks(base, base, WHITE if self._control.timed else None, t)
@@ -659,9 +732,7 @@ class Table:
 
     def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
         t = item.time
-        data = item.to_json()
-        data.pop("type", None)
-        data.pop("time", None)
+        data = event_data(item)
         if isinstance(item, NewGame):
             if self._restarting:
                 return []
@@ -818,10 +889,10 @@ class Table:
         self._clocks.run(None, t)
         out = [TableEvent(t, "result", {"result": result, "reason": reason})]
         for claim in self._arbiter.finish():
-            out.append(TableEvent(t, "claim", _payload(claim)))
+            out.append(TableEvent(t, "claim", event_data(claim)))
         if self._clock_present and self._control.timed:
             self._order_times(t, paused=True)
-        self._text(result if result != "1/2-1/2" else "DRAW", 1.0, t, hold=True)
+        self._text(result_text(result), 1.0, t, hold=True)
         return out
 
     # -- internals: rulings --------------------------------------------------------------------
@@ -829,7 +900,7 @@ class Table:
     def _apply(self, items: list[ArbiterEvent], t: float) -> list[TableEvent]:
         out: list[TableEvent] = []
         for item in items:
-            out.append(TableEvent(t, item.type, _payload(item)))
+            out.append(TableEvent(t, item.type, event_data(item)))
             if isinstance(item, Irregularity):
                 self._irregularities.append(item.to_json())
                 self._text(_SHORT.get(item.kind, "ARBITER"), 0.5, t)
@@ -1108,24 +1179,16 @@ class Table:
         return out
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        result = args.get("result")
-        if result not in RESULTS:
-            raise TableError(f"result must be one of {', '.join(RESULTS)}")
-        reason = args.get("reason", "arbiter")
-        if not isinstance(reason, str) or len(reason) > 200:
-            raise TableError("reason must be a string of at most 200 characters")
+        result, reason = end_arguments(args)
         if self._phase != "playing":
             raise TableError("no game in progress")
         return self._end(result, reason, now, "admin")
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        changes = {k: args[k] for k in ("white", "black") if k in args}
-        if not changes or set(args) - {"white", "black"}:
-            raise TableError("players takes white and/or black")
-        settings = replace(self.settings, **changes)
+        settings = replace(self.settings, **player_changes(args))
         _check_settings(settings)
         self.settings = settings
-        return [TableEvent(now, "players", {"white": settings.white, "black": settings.black})]
+        return [players_event(now, settings.white, settings.black)]
 
     def _admin_rule(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         claim = args.get("claim")
@@ -1333,11 +1396,11 @@ class Table:
         rewritten = redo(game, plies, wanted)
         if isinstance(rewritten, str):
             raise TableError(f"ply {ply}: {rewritten}")
-        if seen is not None and seen is not game:
-            problem = redo(seen, plies, wanted)
-            if isinstance(problem, str):
-                logger.warning("table %s: the recogniser kept the old drop: %s", self.id,
-                               problem)  # fmt: skip
+        if seen is not None and seen is not game and ply - self._offset >= 1:
+            try:  # the recogniser's record too (the events it returns: the table's are above)
+                self._recognizer.replace_action(ply - self._offset, Drop(wanted, square), now)
+            except RecognizerError as error:
+                logger.warning("table %s: the recogniser kept the old drop: %s", self.id, error)
         old_san = entry.san
         for offset, (uci, san) in enumerate(rewritten):
             later = self._record[ply - 1 + offset]
@@ -1446,10 +1509,7 @@ def _pgn_segment(
     s = src.settings
     last = index == count
     result = src.result if last else "*"
-    tags = {
-        "Event": s.event, "Site": s.site, "Date": "????.??.??", "Round": s.round,
-        "White": s.white, "Black": s.black, "Result": result,
-    }  # fmt: skip
+    tags = seven_tag_roster(s, result)
     tags["TimeControl"] = src.control.text
     if count > 1:
         tags["GameSegment"] = f"{index}/{count}"
@@ -1467,7 +1527,6 @@ def _pgn_segment(
     if scores and last:
         tags["WhiteScore"] = str(scores["white"])
         tags["BlackScore"] = str(scores["black"])
-    lines = [f'[{k} "{_escape(v)}"]' for k, v in tags.items()]
     tokens: list[str] = []
     if previous_illegal is not None:
         tokens.append(_comment([f"after {_stood(previous_illegal)}"]))
@@ -1503,22 +1562,7 @@ def _pgn_segment(
     if stood is not None and not entries:
         tokens.append(_comment([_stood_note(stood)]))
     tokens.append(result)
-    text = "\n".join(lines) + "\n\n"
-    line = ""
-    for token in tokens:
-        if line and len(line) + 1 + len(token) > 79:
-            text += line + "\n"
-            line = token
-        else:
-            line = f"{line} {token}" if line else token
-    return text + line + "\n"
-
-
-def _payload(item: ArbiterEvent) -> dict[str, Any]:
-    data = item.to_json()
-    data.pop("type", None)
-    data.pop("time", None)
-    return data
+    return game_text(tags, tokens)
 
 
 def _long_algebraic(squares: SquareMap, uci: str) -> str:
@@ -1548,7 +1592,3 @@ def _stood_note(entry: _Entry) -> str:
         f"{side}'s illegal move {entry.san} ({entry.uci}) stood{clock} ({entry.article}): "
         "the game goes on from the position after it in the next game segment"
     )
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')

@@ -63,6 +63,10 @@ def test_settings_tick_range_and_errors_are_one_line() -> None:
         assert "\n" not in str(info.value)
     with pytest.raises(TableError, match="variant realtime"):
         realtime_settings(TableSettings())
+    from_table = realtime_settings(TableSettings(variant="realtime", white="Ann"))
+    assert (from_table.white, from_table.tick) == ("Ann", 1.0)
+    with pytest.raises(TableError, match=r"^variant realtime takes no options$"):
+        realtime_settings(TableSettings(variant="realtime", options="cast"))
     with pytest.raises(TableError, match="each side needs a king"):
         realtime_settings({"start": "8/8/8/8/8/8/8/4K3 w - - 0 1"})
     with pytest.raises(TableError, match="unknown setting"):

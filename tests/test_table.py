@@ -83,6 +83,16 @@ def test_admin_players_end_and_errors() -> None:
         Table("t", TableSettings(time_control="five minutes"))
 
 
+@pytest.mark.parametrize("name", ["white", "black", "event", "round", "rules", "variant"])
+def test_a_setting_set_to_null_is_refused_and_the_record_still_writes(name: str) -> None:
+    hands = Hands()
+    with pytest.raises(TableError, match=f"^setting {name} must be a string$"):
+        hands.admin("start", **{name: None})
+    assert hands.table.pgn().startswith('[Event "?"]')
+    with pytest.raises(TableError, match=f"^setting {name} must be a string$"):
+        Table("t", TableSettings(**{name: None}))  # type: ignore[arg-type]
+
+
 def test_admin_start_restarts_and_correct_rewrites_the_game() -> None:
     hands = Hands()
     hands.play("e2e4", "P", True)
