@@ -589,12 +589,7 @@ class Recognizer:
         if self._played[index].action.action == action:
             return []
         old_top, old_prev = self._top, self._prev
-        saved = self._played[index:]
-        saved_nodes = self._nodes[index + 1 :]
-        for _ in saved:
-            self._played.pop()
-            game.undo()
-            self._pop_node()
+        saved, saved_nodes = self._take_back_from(index)
         wanted = [action, *(p.action.action for p in saved[1:])]
         problem = ""
         for made, each in enumerate(wanted):
@@ -609,14 +604,7 @@ class Recognizer:
                 break
             self._apply(legal)
         if problem:
-            for _ in range(len(self._played) - index):
-                self._played.pop()
-                game.undo()
-                self._pop_node()
-            for played, node in zip(saved, saved_nodes, strict=True):
-                game.apply(played.action.action)
-                self._played.append(played)
-                self._push_node(node)
+            self._restore_from(index, saved, saved_nodes)
             self._top, self._prev = old_top, old_prev
             raise ReplacementError(problem)
         top = self._new_ref(self._nodes[-1])
@@ -1440,12 +1428,7 @@ class Recognizer:
         assert game is not None
         old_top, old_prev = self._top, self._prev
         assert old_top is not None
-        saved = self._played[index:]
-        saved_nodes = self._nodes[index + 1 :]
-        for _ in saved:
-            self._played.pop()
-            game.undo()
-            self._pop_node()
+        saved, saved_nodes = self._take_back_from(index)
         applied = 0
         reading: LegalAction | None = alternative
         for _ in saved:
@@ -1467,16 +1450,34 @@ class Recognizer:
                     self._advance(matches[0].action, time, out)
                     self._played[-1].alternatives = _alternatives(matches)
                 return True
-        for _ in range(applied):
+        self._restore_from(index, saved, saved_nodes)
+        self._top, self._prev = old_top, old_prev
+        return False
+
+    def _take_back_from(self, index: int) -> tuple[list[_Played], list[_Node]]:
+        """Take the actions from ``index`` on back (to try another reading of them); returns
+        them and their nodes for :meth:`_restore_from`."""
+        game = self._game
+        assert game is not None
+        saved, saved_nodes = self._played[index:], self._nodes[index + 1 :]
+        for _ in saved:
             self._played.pop()
             game.undo()
             self._pop_node()
-        for played, node in zip(saved, saved_nodes, strict=True):
+        return saved, saved_nodes
+
+    def _restore_from(self, index: int, saved: list[_Played], nodes: list[_Node]) -> None:
+        """Undo whatever was tried from ``index`` on and make the saved actions again."""
+        game = self._game
+        assert game is not None
+        for _ in range(len(self._played) - index):
+            self._played.pop()
+            game.undo()
+            self._pop_node()
+        for played, node in zip(saved, nodes, strict=True):
             game.apply(played.action.action)
             self._played.append(played)
             self._push_node(node)
-        self._top, self._prev = old_top, old_prev
-        return False
 
     def _commit_reading(
         self,
