@@ -5,6 +5,12 @@ events, ticks that produced something, admin commands) and, after each input, th
 the table answered with (moves, rulings, results: :class:`~service.table.TableEvent` as
 JSON).  Rows are only ever inserted: triggers refuse updates and deletes.
 
+A table answers every board event with the event itself first (``type`` "board", the
+input's time and data), so that the page sees what the board did.  That output is not
+written twice: the input row takes the role ``echo`` instead of ``in`` and stands for both
+(the readers give the output back).  It halves the rows of a busy hall, most of whose
+inputs are clock reports.
+
 Durability: nothing is shown before it is committed.  The writer collects the rows of one
 turn of the event loop and commits them in one transaction (:meth:`Store.commit`); the
 caller publishes only after that returns.  In WAL mode with ``synchronous=NORMAL`` (the
@@ -33,7 +39,8 @@ from dgt.recording import event_from_json, event_to_json
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: the ``echo`` role (an input that is also its own first output)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,7 +52,7 @@ CREATE TABLE IF NOT EXISTS tables (
 CREATE TABLE IF NOT EXISTS log (
     seq INTEGER PRIMARY KEY,
     table_id TEXT NOT NULL,
-    role TEXT NOT NULL CHECK (role IN ('in', 'out')),
+    role TEXT NOT NULL CHECK (role IN ('in', 'echo', 'out')),
     kind TEXT NOT NULL,
     t REAL NOT NULL,
     data TEXT NOT NULL
@@ -112,6 +119,12 @@ def normalise(obj: Any) -> Any:
 def board_input(event: BoardEvent) -> dict[str, Any]:
     """A board event as the ``data`` of an input row."""
     return event_to_json(event)
+
+
+def echo_of(t: float, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The output a table gives first for the board input ``data`` at ``t``: the event
+    itself (see the module docstring)."""
+    return {"time": t, "type": "board", **data}
 
 
 def output_json(event: Any) -> dict[str, Any]:
@@ -198,7 +211,11 @@ class Store:
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
         pending = self._pending
-        pending.append((table_id, "in", kind, t, _encode(data)))
+        role = "in"
+        if outputs and kind == "board" and outputs[0] == echo_of(t, data):
+            role = "echo"
+            outputs = outputs[1:]
+        pending.append((table_id, role, kind, t, _encode(data)))
         for out in outputs:
             pending.append(
                 (
@@ -264,10 +281,11 @@ class Store:
         current: tuple[int, str, float, dict[str, Any]] | None = None
         outs: list[dict[str, Any]] = []
         for seq, role, kind, t, data in cursor:
-            if role == "in":
+            if role != "out":
                 if current is not None:
                     yield Input(*current, tuple(outs))
-                current, outs = (seq, kind, t, json.loads(data)), []
+                current = (seq, kind, t, json.loads(data))
+                outs = [echo_of(t, current[3])] if role == "echo" else []
             elif current is not None:
                 outs.append(json.loads(data))
         if current is not None:
@@ -276,15 +294,19 @@ class Store:
     def outputs(
         self, table_id: str, *, after: int = 0, limit: int = 1000, kind: str | None = None
     ) -> list[tuple[int, dict[str, Any]]]:
-        """Stored outputs of a table (what was shown), oldest first, after ``after``."""
-        sql = "SELECT seq, data FROM log WHERE table_id=? AND role='out' AND seq>?"
+        """Stored outputs of a table (what was shown), oldest first, after ``after``.  A
+        board event's echo has the sequence number of its input."""
+        sql = "SELECT seq, role, t, data FROM log WHERE table_id=? AND role!='in' AND seq>?"
         params: list[Any] = [table_id, after]
         if kind is not None:
             sql += " AND kind=?"
             params.append(kind)
         sql += " ORDER BY seq LIMIT ?"
         params.append(limit)
-        return [(seq, json.loads(data)) for seq, data in self._db.execute(sql, params)]
+        return [
+            (seq, echo_of(t, json.loads(data)) if role == "echo" else json.loads(data))
+            for seq, role, t, data in self._db.execute(sql, params)
+        ]
 
     def count(self, table_id: str | None = None) -> int:
         """Rows in the log (of one table, or all)."""

@@ -236,3 +236,38 @@ def test_output_rows_keep_json_exactly(tmp_path: Path) -> None:
     assert store.outputs("1") == [(2, out)]
     assert json.loads(json.dumps(out)) == store.outputs("1", kind="players")[0][1]
     store.close()
+
+
+def test_a_board_event_shown_as_it_came_is_stored_once(tmp_path: Path) -> None:
+    """The table's first answer to a board event is the event itself: one ``echo`` row
+    stands for the input and that output, and the readers give both back."""
+    store = Store(tmp_path / "s.db")
+    event = place(3.5, 12)
+    data = board_input(event)
+    echo = {"time": 3.5, "type": "board", **data}
+    move = {"time": 3.5, "type": "move", "data": {"uci": "e2e4"}}
+    store.append("1", "board", 3.5, data, [echo, move])
+    # Not the event as it came (another time): an ordinary output row.
+    store.append("1", "board", 4.0, data, [echo])
+    assert store.commit() == 4
+    reader = sqlite3.connect(tmp_path / "s.db")
+    roles = [row[0] for row in reader.execute("SELECT role FROM log ORDER BY seq")]
+    reader.close()
+    assert roles == ["echo", "out", "in", "out"]
+    items = list(store.inputs("1"))
+    assert [item.outputs for item in items] == [(echo, move), (echo,)]
+    assert [item.data for item in items] == [data, data]
+    assert store.outputs("1") == [(1, echo), (2, move), (4, echo)]
+    assert store.outputs("1", kind="board") == [(1, echo), (4, echo)]
+    assert store.outputs("1", after=1, kind="move") == [(2, move)]
+    store.close()
+
+
+def test_a_database_of_another_schema_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    Store(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value='1' WHERE key='schema'")
+    db.close()
+    with pytest.raises(StoreError, match="schema 1 is not 2: use a new --db file"):
+        Store(path)

@@ -264,7 +264,10 @@ class VirtualBoard:
         """What a dump of this board reports, as python-chess squares in the board's own
         frame: rotated 180 degrees when the board is turned round; OCCUPIED/EMPTY on a
         Pegasus (UNKNOWN everywhere until the developer key was sent)."""
-        return tuple(self._report(self._squares[self._physical(s)]) for s in range(64))
+        squares = self._squares[::-1] if self.reversed else self._squares
+        if not self.pegasus:
+            return tuple(squares)
+        return tuple([self._report(piece) for piece in squares])
 
     def _physical(self, board_square: int) -> int:
         """Players'-frame square of a board-frame square (the mapping is its own inverse)."""
@@ -544,7 +547,7 @@ class VirtualBoard:
     def _check_tags(self) -> None:
         """Begin-position and empty-board tags, with the header's hysteresis: after a tag,
         a new one is written only once more than two squares left the tagged state."""
-        frame = tuple(self._squares[self._physical(s)] for s in range(64))
+        frame = tuple(self._squares[::-1] if self.reversed else self._squares)
         if not self._tag_armed:
             assert self._tagged is not None
             if sum(a is not b for a, b in zip(frame, self._tagged, strict=True)) > 2:

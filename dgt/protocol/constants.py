@@ -169,19 +169,14 @@ class Piece(IntEnum):
     @classmethod
     def from_wire(cls, code: int, presence_only: bool = False) -> Piece:
         """Decode a square byte; never raises (undefined codes read as UNKNOWN)."""
-        if presence_only:
-            if code == 0:
-                return Piece.EMPTY
-            return Piece.UNKNOWN if code == 0x7F else Piece.OCCUPIED
-        if code <= 0x0F:
-            return cls(code)
-        return Piece.UNKNOWN
+        try:
+            return (_FROM_PRESENCE if presence_only else _FROM_IDENTITY)[code]
+        except IndexError:
+            return Piece.UNKNOWN
 
     def to_wire(self) -> int:
         """The byte a board sends for this square content."""
-        if self is Piece.OCCUPIED:
-            return 0x01
-        return int(self)
+        return _TO_WIRE[self]
 
 
 _SYMBOLS: dict[Piece, str] = {
@@ -205,6 +200,16 @@ _SYMBOLS: dict[Piece, str] = {
     Piece.UNKNOWN: "?",
 }
 _FROM_SYMBOL: dict[str, Piece] = {s: p for p, s in _SYMBOLS.items()}
+
+# Square bytes decoded once (a dump is 64 of them): by code, for each board family.
+_FROM_IDENTITY: tuple[Piece, ...] = tuple(
+    Piece(code) if code <= 0x0F else Piece.UNKNOWN for code in range(256)
+)
+_FROM_PRESENCE: tuple[Piece, ...] = tuple(
+    Piece.EMPTY if code == 0 else Piece.UNKNOWN if code == 0x7F else Piece.OCCUPIED
+    for code in range(256)
+)
+_TO_WIRE: dict[Piece, int] = {piece: int(piece) for piece in Piece} | {Piece.OCCUPIED: 0x01}
 
 
 def index_to_square(index: int) -> int:

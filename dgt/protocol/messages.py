@@ -23,6 +23,11 @@ def frame(msg_id: int, payload: bytes) -> bytes:
     return bytes((msg_id, (size >> 7) & 0x7F, size & 0x7F)) + payload
 
 
+_FIELD_OF_SQUARE: tuple[int, ...] = tuple((7 - (i >> 3)) * 8 + (i & 7) for i in range(64))
+"""The board's field number of each python-chess square, and (the mapping is its own
+inverse) the square of each field number: a dump lists a8 first, python-chess a1."""
+
+
 def _ascii(payload: bytes) -> str:
     return payload.decode("ascii", "replace")
 
@@ -36,18 +41,18 @@ class BoardDump:
 
     def pieces(self, presence_only: bool = False) -> tuple[Piece, ...]:
         """Square contents in python-chess order (index 0 = a1), board frame."""
-        out = [Piece.EMPTY] * 64
-        for index, code in enumerate(self.fields):
-            out[(7 - (index >> 3)) * 8 + (index & 7)] = Piece.from_wire(code, presence_only)
-        return tuple(out)
+        fields = self.fields
+        if len(fields) < 64:  # decode_message never makes one; read what is missing as empty
+            fields = fields + bytes(64 - len(fields))
+        decode = Piece.from_wire
+        return tuple([decode(fields[index], presence_only) for index in _FIELD_OF_SQUARE])
 
     @classmethod
     def from_pieces(cls, squares: tuple[Piece, ...] | list[Piece]) -> BoardDump:
         """Build a dump from square contents in python-chess order (index 0 = a1)."""
-        fields = bytearray(64)
-        for square, piece in enumerate(squares):
-            fields[(7 - (square >> 3)) * 8 + (square & 7)] = piece.to_wire()
-        return cls(bytes(fields))
+        if len(squares) != 64:
+            raise ValueError(f"a board has 64 squares, not {len(squares)}")
+        return cls(bytes([squares[square].to_wire() for square in _FIELD_OF_SQUARE]))
 
     def to_bytes(self) -> bytes:
         return frame(self.ID, self.fields)
