@@ -44,6 +44,7 @@ class BoardFeed(ABC):
         """Squares such a dump found different from the mirror (updates lost or garbled)."""
         self._queue: asyncio.Queue[BoardEvent | None] = asyncio.Queue()
         self._listeners: list[Callable[[BoardEvent], None]] = []
+        self._consumer: Callable[[BoardEvent], None] | None = None
 
     @property
     @abstractmethod
@@ -104,10 +105,36 @@ class BoardFeed(ABC):
         with contextlib.suppress(ValueError):
             self._listeners.remove(callback)
 
+    def consume(self, callback: Callable[[BoardEvent], None]) -> None:
+        """Hand every event to ``callback`` as it happens instead of queueing it (those
+        already queued first, in order); :meth:`events` then yields nothing and only ends
+        when the board is closed.  For a reader that handles each event at once, as the
+        hall's tables do: no task has to wake up for each event.  An exception in
+        ``callback`` is logged and the next event still comes."""
+        self._consumer = callback
+        while not self._queue.empty():
+            event = self._queue.get_nowait()
+            if event is None:
+                self._queue.put_nowait(None)  # closed already: events() ends at once
+                return
+            self._consume(callback, event)
+
+    def _consume(self, callback: Callable[[BoardEvent], None], event: BoardEvent) -> None:
+        try:
+            callback(event)
+        except Exception:
+            logger.exception("%s: event consumer failed on %r", self.name, event)
+
     # --- fed by the subclass ------------------------------------------------------------
 
     def _emit(self, event: BoardEvent) -> None:
-        self._queue.put_nowait(event)
+        consumer = self._consumer
+        if consumer is None:
+            self._queue.put_nowait(event)
+        else:
+            self._consume(consumer, event)
+        if not self._listeners:
+            return
         for listener in list(self._listeners):
             try:
                 listener(event)

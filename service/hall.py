@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import gc
 import logging
 import time
@@ -320,8 +321,11 @@ class TableRunner:
                 self.leds = LedDriver(board, self.table)
                 self._led_task = asyncio.create_task(self.leds.run(), name=f"leds {self.id}")
             self._ready.set()
-            async for event in board.events():
-                self.hall.board_event(self, event)
+            # Each event goes to the table as the driver reads it (no wake-up of this task
+            # per event); this task waits for the board to close.
+            board.consume(functools.partial(self.hall.board_event, self))
+            async for _ in board.events():
+                pass
             return
 
     def _set_link(self, link: str) -> None:

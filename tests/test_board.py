@@ -96,6 +96,39 @@ async def test_lifts_and_places_become_square_changes(fake_board: FakePtyBoard) 
         assert len(got.of(SquareChanged)) == 4  # the re-dump found nothing to correct
 
 
+async def test_a_consumer_gets_every_event_in_order_and_the_queue_none(
+    fake_board: FakePtyBoard, caplog: pytest.LogCaptureFixture
+) -> None:
+    consumed: list[BoardEvent] = []
+
+    def consumer(event: BoardEvent) -> None:
+        consumed.append(event)
+        if isinstance(event, SquareChanged) and event.square == chess.E4:
+            raise RuntimeError("consumer broke")
+
+    async with Board(fake_board.path, read_memory=False, **FAST) as board:
+        heard = Collector(board)
+        await wait_until(lambda: board.pending_events() > 0, 2)  # the connect snapshot
+        board.consume(consumer)
+        assert board.pending_events() == 0
+        assert isinstance(consumed[0], BoardSnapshot)
+        fake_board.lift(chess.E2)
+        fake_board.place(chess.E4, Piece.WPAWN)
+        fake_board.lift(chess.D7)
+        await wait_until(lambda: len([e for e in consumed if isinstance(e, SquareChanged)]) == 3)
+        assert [e.square for e in consumed if isinstance(e, SquareChanged)] == [
+            chess.E2, chess.E4, chess.D7,
+        ]  # fmt: skip
+        assert board.pending_events() == 0  # nothing queued beside the consumer
+        assert consumed[1:] == heard.events  # listeners still hear each event
+        waiting = asyncio.create_task(anext(board.events(), None))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+    assert await asyncio.wait_for(waiting, 2) is None  # events() ends at the close
+    assert "event consumer failed" in caplog.text
+    caplog.clear()  # that error was the point
+
+
 async def test_clock_times_lever_and_buttons(fake_board: FakePtyBoard) -> None:
     async with Board(fake_board.path, read_memory=False, **FAST) as board:
         # the board asks for the clock's times when it connects: take that answer first

@@ -12,7 +12,7 @@ the move" (touch-move, illegal moves, the clock press) apply when exactly one si
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -229,12 +229,13 @@ class Arbiter:
     # -- actions -----------------------------------------------------------------------------
 
     def before_action(
-        self, time: float, ply: int, action: LegalAction, legal: Sequence[LegalAction],
-        before: SquareMap,
+        self, time: float, ply: int, action: LegalAction,
+        legal: Callable[[], Sequence[LegalAction]], before: SquareMap,
     ) -> None:  # fmt: skip
         """An action of ``action.side`` is about to be played as ply ``ply`` from the
-        position ``before`` where ``legal`` were the legal actions: check touch-move (FIDE
-        4.3, 4.4, 4.5; US speed 2a) and the obligations of earlier rulings."""
+        position ``before`` where ``legal()`` gives the legal actions (asked for only when
+        a touched piece or an obligation needs them): check touch-move (FIDE 4.3, 4.4,
+        4.5; US speed 2a) and the obligations of earlier rulings."""
         side = action.side
         if self._restore_to is not None and ply - 1 <= self._restore_to:
             self._restore_to = None  # the position was reinstated; this is the new move
@@ -858,7 +859,7 @@ def _is_castling(action: LegalAction, before: SquareMap) -> bool:
 def _touch_violation(
     touches: Sequence[_Touch],
     action: LegalAction,
-    legal: Sequence[LegalAction],
+    legal_actions: Callable[[], Sequence[LegalAction]],
     before: SquareMap,
     must_move: int | None,
 ) -> tuple[str, str, str, int] | None:
@@ -869,6 +870,9 @@ def _touch_violation(
     piece, or if illegal move/capture the first touched that can be; 4.4.2 rook then king:
     no castling on that side (4.3.1 governs); 4.5 nothing touched can move: any move.
     ``must_move``: a square an earlier ruling obliges the side to move (7.5.1 with 4.3)."""
+    if must_move is None and not touches:
+        return None
+    legal = legal_actions()
     if must_move is not None:
         movable = [a for a in legal if must_move in _origins(a, before)]
         if movable and must_move not in _origins(action, before):
