@@ -289,8 +289,9 @@ def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
         assert gc.get_freeze_count() > 0  # what was there at start is out of the way
         frozen = gc.get_freeze_count()
         young = [[] for _ in range(100)]
-        gc.collect(1)  # the survivors of a collection of the middle generation are frozen
+        gc.collect(0)  # the survivors of a young collection are frozen
         assert gc.get_freeze_count() >= frozen + 100
+        assert len(gc.get_objects(1)) == 0  # none waits in the middle generation
         del young
         cycle = _Cycle()
         alive = weakref.ref(cycle)
@@ -300,15 +301,16 @@ def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
         del cycle
         gc.collect()
         assert alive() is not None  # frozen garbage cycles wait for the thaw...
-        monkeypatch.setattr(service.hall, "THAW_INTERVAL", 0.0)
-        gc.collect()  # ...which is due: everything goes back to the collector
-        assert gc.get_freeze_count() == 0
-        gc.collect()  # the long pass frees the cycle, its survivors are frozen again
-        assert alive() is None
+        assert not CollectorPacer.thaw_if_due()  # ...not due yet
+        assert alive() is not None
+        assert CollectorPacer.thaw_if_due(time.monotonic() + 3600.0)  # due: one long pass
+        assert alive() is None  # frees the cycle, and its survivors are frozen again
         assert gc.get_freeze_count() > 0
+        assert not CollectorPacer.thaw_if_due(time.monotonic() + 3600.0)  # not again at once
     finally:
         CollectorPacer.stop()
     assert gc.get_freeze_count() == 0
+    assert not CollectorPacer.thaw_if_due(time.monotonic() + 7200.0)  # no hall: nothing
 
 
 async def test_a_running_hall_paces_the_collector_until_it_closes(tmp_path: Path) -> None:

@@ -53,3 +53,24 @@ def test_bench_quick_run(script: str) -> None:
     lines = result.stdout.splitlines()
     for pattern in SCRIPTS[script]:
         assert any(re.search(pattern, line) for line in lines), (pattern, result.stdout)
+
+
+def test_the_hall_spectator_reads_the_update_time_as_a_full_parse_does() -> None:
+    """bench/hall.py's spectator reads ``t_in`` without decoding the whole update."""
+    import importlib.util
+    import json
+
+    from service.web.stream import dumps
+
+    spec = importlib.util.spec_from_file_location("hall_bench", BENCH / "hall.py")
+    assert spec is not None
+    assert spec.loader is not None
+    hall_bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hall_bench)
+    events = [{"time": 1.5, "type": "move", "uci": "e2e4"}, {"time": 1.5, "type": "clock"}]
+    for t_in in (1795337966.7807086, 0.5, 1e-07, 2.5e16, 12345.0):
+        body = {"table": "1", "state": {"fen": "8/8"}, "events": events, "t_in": t_in}
+        raw = b"data: " + dumps(body).encode() + b"\n"
+        assert hall_bench._t_in(raw) == json.loads(raw[6:])["t_in"] == t_in
+        assert raw.count(b'"type":"move"') == 1
+    assert hall_bench._t_in(b'data: {"table":"1","events":[]}\n') is None

@@ -49,6 +49,7 @@ class EmulatorTransport(Transport):
         self._on_lost: LostCallback | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._due = 0.0  # monotonic time the armed poll fires
         self._open = False
         self.unplugged = False
         self.written = bytearray()
@@ -134,12 +135,15 @@ class EmulatorTransport(Transport):
     def _schedule(self) -> None:
         if not self._open or self._loop is None:
             return
+        deadline = self.board.next_deadline()
         if self._timer is not None:
+            if deadline is not None and self._due <= deadline:
+                return  # the armed poll comes first and schedules the next one itself
             self._timer.cancel()
             self._timer = None
-        deadline = self.board.next_deadline()
         if deadline is not None:
             delay = max(MIN_POLL_DELAY, deadline - time.monotonic())
+            self._due = time.monotonic() + delay
             self._timer = self._loop.call_later(delay, self._poll)
 
     def _poll(self) -> None:
