@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
+from service.json_text import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +65,7 @@ CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 """
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
-"""One encoder for every row: ``json.dumps`` with ``separators`` builds a new encoder on
-each call; the output is the same."""
-_encode = _COMPACT.encode
+_encode = dumps
 
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""

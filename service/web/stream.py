@@ -9,12 +9,12 @@ replaced), so memory stays bounded whatever it does.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Iterable
 from typing import Any
 
+from service import json_text
 from service.hall import Hall, Update
 
 logger = logging.getLogger(__name__)
@@ -56,13 +56,9 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-"""Built once: ``json.dumps`` with options builds a new encoder on every call."""
-
-
 def dumps(obj: Any) -> str:
     """``obj`` as compact JSON (UTF-8 text, not ASCII escapes), as every response has it."""
-    return _ENCODER.encode(obj)
+    return json_text.dumps(obj)
 
 
 class StreamClient:

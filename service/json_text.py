@@ -1,0 +1,33 @@
+"""Compact JSON text for the log and the web: orjson, and the standard library for what
+orjson refuses.
+
+Every row of the log and every update on the push stream is encoded: at 1,000 tables that
+is thousands of objects a second, and the standard library's encoder takes about 30 µs for
+a 1 KB update where orjson takes 3 µs.  The text may be spelled differently (UTF-8 rather
+than ``\\u`` escapes, ``1e-7`` for ``1e-07``, ``null`` for a NaN, which JSON has no word
+for) but reads back as the same values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+__all__ = ["dumps"]
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS
+"""Keys that are numbers (or None, or booleans) written as strings, as ``json`` does."""
+
+_FALLBACK = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""For what orjson refuses (an integer beyond 64 bits, say); built once, as ``json.dumps``
+with options builds a new encoder on every call."""
+
+
+def dumps(obj: Any) -> str:
+    """``obj`` as compact JSON text (no spaces, UTF-8 characters as they are)."""
+    try:
+        return orjson.dumps(obj, option=_OPTIONS).decode()
+    except TypeError:
+        return _FALLBACK.encode(obj)
