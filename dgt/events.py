@@ -26,6 +26,10 @@ class Side(Enum):
     LEFT = "left"
     RIGHT = "right"
 
+    # Members are singletons, equal only to themselves: hashed by identity too (Enum's own
+    # hash runs Python code, and sides key dictionaries on every clock report).
+    __hash__ = object.__hash__
+
 
 class BoardFamily(Enum):
     PIECE_IDENTITY = "piece-identity"  # classic e-Boards, Revelation II: each square's piece

@@ -135,6 +135,8 @@ class VirtualClock:
         self.buttons_held = 0
         self._sides = {Side.LEFT: _SideState(float(left)), Side.RIGHT: _SideState(float(right))}
         self._since = now
+        self._framed: tuple[object, ...] = ()
+        self._frame = ClockTimes(bytes(7))
 
     # -- time ------------------------------------------------------------------------
 
@@ -184,16 +186,23 @@ class VirtualClock:
         self.advance(now)
         left_flag, right_flag = self.flags()
         left_running = None if self.running is None else self.running is Side.LEFT
-        return ClockTimes.build(
-            self._shown(Side.LEFT),
-            self._shown(Side.RIGHT),
-            running=self.ticking,
-            right_high=self.right_high,
-            left_running=left_running,
-            battery_low=self.battery_low,
-            left_flag=left_flag,
-            right_flag=right_flag,
-        )
+        shown = (
+            self._shown(Side.LEFT), self._shown(Side.RIGHT), self.ticking, self.right_high,
+            left_running, self.battery_low, left_flag, right_flag,
+        )  # fmt: skip
+        if shown != self._framed:  # the board asks far more often than the display changes
+            self._framed = shown
+            self._frame = ClockTimes.build(
+                shown[0],
+                shown[1],
+                running=shown[2],
+                right_high=shown[3],
+                left_running=shown[4],
+                battery_low=shown[5],
+                left_flag=shown[6],
+                right_flag=shown[7],
+            )
+        return self._frame
 
     def next_change(self, now: float) -> float | None:
         """When the displayed frame changes next without anyone acting (None: never)."""
