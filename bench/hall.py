@@ -26,6 +26,12 @@ Reported per N, over a measuring window after a warm-up:
   of their pauses (wall time; see ``service.hall.CollectorPacer``);
 * updates and moves seen, and how many updates the stream merged for a slow reader.
 
+Each board starts its first game at a random moment within ``--stagger`` seconds (6 by
+default), as in a hall where the games are at different points: started all in one
+instant, the boards make their first moves in step, a burst of a few hundred milliseconds
+that on its own decided the p99 of a 20 s window whenever it fell inside it (runs before
+2026-11-22 started them so).  ``--stagger 0`` measures that burst.
+
     .venv/bin/python bench/hall.py                 # N = 100, 500, 1000, 30 s each
     .venv/bin/python bench/hall.py --sizes 1000 --duration 20
     .venv/bin/python bench/hall.py --quick         # N = 20, 4 s (CI smoke run)
@@ -295,7 +301,7 @@ class BoardsProcess:
     async def start(cls, n: int, args: argparse.Namespace) -> BoardsProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), "--serve-boards", str(n),
-            "--seed", str(args.seed), "--speed", str(args.speed),
+            "--seed", str(args.seed), "--speed", str(args.speed), "--stagger", str(args.stagger),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert process.stdout is not None
@@ -340,6 +346,7 @@ async def serve_boards(n: int, args: argparse.Namespace) -> int:
 
     async def replay_forever(server: EmulatorServer, first: int, seed: int) -> None:
         own = random.Random(seed)
+        await asyncio.sleep(own.uniform(0.0, args.stagger))
         index = first
         while True:
             game = games[index % len(games)]
@@ -361,6 +368,14 @@ async def serve_boards(n: int, args: argparse.Namespace) -> int:
         for server in servers:
             await server.close()
     return 0
+
+
+async def staggered(delay: float, coro: Coroutine[Any, Any, T]) -> T:
+    """``coro`` started ``delay`` seconds from now: boards that all began their first game
+    in the same instant would move in step for their first moves, a burst that a hall
+    (players arriving, thinking, at different points of their games) does not see."""
+    await asyncio.sleep(delay)
+    return await coro
 
 
 async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[str, Any]:
@@ -399,10 +414,11 @@ async def _measure(
         follower = asyncio.create_task(split.task(spectator.follow(url)))
         rng = random.Random(args.seed)
         players = [
-            asyncio.create_task(split.task(
+            asyncio.create_task(split.task(staggered(
+                rng.uniform(0.0, args.stagger),
                 play(hall, runner, line, games, first=i, speed=args.speed,
-                     rng=random.Random(rng.randrange(1 << 30)), pause=2.0)
-            ))
+                     rng=random.Random(rng.randrange(1 << 30)), pause=2.0),
+            )))
             for i, (runner, line) in enumerate(runners)
             if line is not None
         ]  # fmt: skip
@@ -479,7 +495,8 @@ async def main_async(args: argparse.Namespace) -> int:
     extra = [str(SHARED_GAMES)] if SHARED_GAMES.is_file() else []
     games = load_games(extra)
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
-          f"window {args.duration:g} s after {args.warmup:g} s warm-up; one CPU")  # fmt: skip
+          f"boards start within {args.stagger:g} s; window {args.duration:g} s after "
+          f"{args.warmup:g} s warm-up; one CPU")  # fmt: skip
     for n in args.sizes:
         r = await measure(n, args, games)
         print(
@@ -507,7 +524,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000])
     parser.add_argument("--duration", type=float, default=30.0, help="measuring window, s")
-    parser.add_argument("--warmup", type=float, default=8.0, help="seconds before measuring")
+    parser.add_argument("--warmup", type=float, default=12.0, help="seconds before measuring")
+    parser.add_argument(
+        "--stagger",
+        type=float,
+        default=6.0,
+        help="each board starts its first game at a random moment within this many seconds "
+        "(0: all at once)",
+    )
     parser.add_argument("--speed", type=float, default=1.0, help="replay speed-up (1 = human)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="N = 20 for 4 s (CI smoke run)")
@@ -521,7 +545,7 @@ def main() -> int:
     if args.serve_boards:
         return asyncio.run(main_async(args))
     if args.quick:
-        args.sizes, args.duration, args.warmup = [20], 4.0, 2.0
+        args.sizes, args.duration, args.warmup, args.stagger = [20], 4.0, 2.0, 1.0
     with contextlib.suppress(AttributeError, OSError):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     return asyncio.run(main_async(args))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import operator
 import random
 from collections.abc import Mapping
 from enum import StrEnum
@@ -138,6 +139,7 @@ def start_squares(board: chess.BaseBoard | None = None) -> tuple[Piece, ...]:
 
 
 _START = start_squares()
+_EMPTY_FRAME = (Piece.EMPTY,) * 64
 _START_ROTATED = tuple(reversed(_START))
 
 
@@ -550,7 +552,7 @@ class VirtualBoard:
         frame = tuple(self._squares[::-1] if self.reversed else self._squares)
         if not self._tag_armed:
             assert self._tagged is not None
-            if sum(a is not b for a, b in zip(frame, self._tagged, strict=True)) > 2:
+            if sum(map(operator.is_not, frame, self._tagged)) > 2:
                 self._tag_armed = True
             else:
                 return
@@ -559,7 +561,7 @@ class VirtualBoard:
             tag = EETag.BEGINPOS
         elif frame == _START_ROTATED:
             tag = EETag.BEGINPOS_ROT
-        elif all(p is Piece.EMPTY for p in frame):
+        elif frame == _EMPTY_FRAME:
             tag = EETag.EMPTYBOARD
         elif _four_rows(frame):
             tag = EETag.FOURROWS
