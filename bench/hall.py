@@ -77,6 +77,7 @@ from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
 from dgt.emulator.replay import replay_games  # noqa: E402
 from dgt.transports.emulator import EmulatorTransport  # noqa: E402
+from service import event_loop  # noqa: E402
 from service.commands.demo import emulated_tables, load_games, play  # noqa: E402
 from service.config import TableConfig  # noqa: E402
 from service.hall import Hall  # noqa: E402
@@ -496,7 +497,8 @@ async def main_async(args: argparse.Namespace) -> int:
     games = load_games(extra)
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
           f"boards start within {args.stagger:g} s; window {args.duration:g} s after "
-          f"{args.warmup:g} s warm-up; one CPU")  # fmt: skip
+          f"{args.warmup:g} s warm-up; one CPU; event loop "
+          f"{type(asyncio.get_running_loop()).__module__.split('.')[0]}")  # fmt: skip
     for n in args.sizes:
         r = await measure(n, args, games)
         print(
@@ -543,12 +545,12 @@ def main() -> int:
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_boards:
-        return asyncio.run(main_async(args))
+        return event_loop.run(main_async(args))
     if args.quick:
         args.sizes, args.duration, args.warmup, args.stagger = [20], 4.0, 2.0, 1.0
     with contextlib.suppress(AttributeError, OSError):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    return asyncio.run(main_async(args))
+    return event_loop.run(main_async(args))  # the loop the service runs on
 
 
 if __name__ == "__main__":

@@ -218,6 +218,11 @@ def run(args: argparse.Namespace) -> int:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if servers:
+                # the boards let go of their ports first: a port closing under a board
+                # reads as a pulled cable (a warning at every shutdown)
+                for runner, _ in plays:
+                    await runner.close()
             for server in servers:
                 with contextlib.suppress(OSError):
                     await server.close()

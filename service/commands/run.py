@@ -20,6 +20,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from service import event_loop
 from service.config import (
     ServiceConfig,
     TableConfig,
@@ -192,7 +193,7 @@ def serve(
         raise UsageError(str(exc)) from None
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(
+            event_loop.run(
                 _serve(
                     store, setup, token, generated, bind, port, seconds, what, after_start, durable
                 )
