@@ -731,3 +731,16 @@ def test_setup_any_maps(
     start = {s: p for s, p in start.items() if p is not Piece.EMPTY}
     goal = {s: p for s, p in goal.items() if p is not Piece.EMPTY}
     check_setup(start, goal, seed, NOISY if noisy else TIDY)
+
+
+def test_steps_one_move_at_a_time_are_the_steps_of_the_whole_game() -> None:
+    from dgt.emulator.human import iter_game_steps
+
+    board = chess.Board()
+    moves = [chess.Move.from_uci(u) for u in ("e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6")]
+    whole = game_steps(board, moves, random.Random(7), NOISY)
+    lazy = iter_game_steps(board, moves, random.Random(7), NOISY)
+    first = next(lazy)
+    assert first == whole[0]  # worked out before the rest is asked for
+    assert [first, *lazy] == whole
+    assert board == chess.Board()  # the board given is not changed

@@ -26,7 +26,7 @@ square map of the position after it, and no step leaves its square as it was.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import chess
@@ -38,6 +38,7 @@ __all__ = [
     "Step",
     "apply_steps",
     "game_steps",
+    "iter_game_steps",
     "move_steps",
     "piece_code",
     "setup_steps",
@@ -573,16 +574,27 @@ def game_steps(
     """The steps of each move of a game played from ``board`` (pushed on a copy): a list
     of ``(index, steps)`` where ``index`` counts the moves given, from 0.  Adds quick
     replies: a move that starts right after the previous one ended."""
+    return list(iter_game_steps(board, moves, rng, handling, presence_only))
+
+
+def iter_game_steps(
+    board: chess.Board,
+    moves: Iterable[chess.Move],
+    rng: random.Random,
+    handling: Handling,
+    presence_only: bool = False,
+) -> Iterator[tuple[int, list[Step]]]:
+    """:func:`game_steps` one move at a time, each worked out when it is asked for (a
+    player replaying a game spreads the work over the game instead of doing it all at
+    its start); ``rng`` must serve nothing else meanwhile for the same steps."""
     position = board.copy(stack=False)
-    result: list[tuple[int, list[Step]]] = []
     for index, move in enumerate(moves):
         steps = move_steps(position, move, rng, handling, presence_only)
         if index > 0 and steps and rng.random() < handling.quick_reply:
             delay = rng.uniform(*handling.quick_reply_time)
             steps[0] = replace(steps[0], delay=round(delay, 4))
-        result.append((index, steps))
+        yield index, steps
         position.push(move)
-    return result
 
 
 def setup_steps(

@@ -103,7 +103,10 @@ async def _play(player: Player, game: chess.pgn.Game, rng: random.Random, pause:
         line.act(lambda now: _set_clock(board, base, increment, now))
     player.game = start
     moves = list(game.mainline_moves())
-    for index, steps in human.game_steps(start, moves, rng, player.handling):
+    # the steps come from their own generator, worked out move by move: a whole game at
+    # once took 4-5 ms, a pause for every board starting a game at the same moment
+    steps_rng = random.Random(rng.getrandbits(64))
+    for index, steps in human.iter_game_steps(start, moves, steps_rng, player.handling):
         await player.play_steps(steps)
         position = player.game
         if position is not None:
