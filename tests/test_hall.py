@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import sqlite3
+import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -311,6 +314,35 @@ def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
         CollectorPacer.stop()
     assert gc.get_freeze_count() == 0
     assert not CollectorPacer.thaw_if_due(time.monotonic() + 7200.0)  # no hall: nothing
+
+
+async def test_checkpoints_run_on_a_thread_of_their_own_at_lower_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service.hall, "CHECKPOINT_INTERVAL", 0.02)
+    store = Store(tmp_path / "hall.db")
+    seen: list[tuple[str, int]] = []
+    checkpoint = store.checkpoint
+
+    def recorded() -> None:
+        thread = threading.current_thread()
+        seen.append((thread.name, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        checkpoint()
+
+    monkeypatch.setattr(store, "checkpoint", recorded)
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    hall.add_table(TableConfig("1", "emulator", None, {}), EmulatorTransport())
+    await hall.start()
+    try:
+        await wait_for(lambda: len(seen) >= 2)
+    finally:
+        await hall.close()
+        store.close()
+    assert all(name.startswith("dgt-checkpoint") for name, _ in seen)
+    if sys.platform == "linux":
+        assert all(nice >= 10 for _, nice in seen)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == base  # the loop's own thread is untouched
 
 
 async def test_a_running_hall_paces_the_collector_until_it_closes(tmp_path: Path) -> None:
