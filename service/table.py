@@ -209,7 +209,24 @@ def placement_fen(cells: SquareMap) -> str:
 
 
 def _rank_fen(cells: SquareMap) -> str:
-    """One rank of :func:`placement_fen` (its eight cells, the a-file first)."""
+    """One rank of :func:`placement_fen` (its eight cells, the a-file first); the same
+    ranks come back all game long, so each is written once (up to a bound)."""
+    key = tuple(cells)
+    row = _RANK_FENS.get(key)
+    if row is None:
+        if len(_RANK_FENS) >= _MEMO_LIMIT:
+            _RANK_FENS.clear()
+        row = _RANK_FENS[key] = _write_rank_fen(key)
+    return row
+
+
+_MEMO_LIMIT = 8192
+"""Entries a memo of this module holds before it starts again (a bound on its memory)."""
+
+_RANK_FENS: dict[tuple[str, ...], str] = {}
+
+
+def _write_rank_fen(cells: SquareMap) -> str:
     row = ""
     empty = 0
     for symbol in cells:
@@ -239,11 +256,34 @@ def chess_fen(game: VariantGame) -> str | None:
     return " ".join((
         placement_fen(game.squares),
         "w" if board.turn else "b",
-        board.castling_xfen(),
+        _castling_xfen(board),
         chess.SQUARE_NAMES[ep] if ep is not None else "-",
         str(board.halfmove_clock),
         str(board.fullmove_number),
     ))  # fmt: skip
+
+
+_BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+
+_CASTLING_FENS: dict[tuple[int, ...], str] = {}
+
+
+def _castling_xfen(board: chess.Board) -> str:
+    """``board.castling_xfen()``, written once for each arrangement it depends on (the
+    castling rights, the kings, and the rooks on the back ranks with their colours)."""
+    rights = board.castling_rights
+    if not rights:
+        return "-"
+    key = (
+        rights, board.kings, board.promoted & board.kings, board.rooks & _BACKRANKS,
+        board.occupied_co[chess.WHITE] & (board.kings | board.rooks), int(board.chess960),
+    )  # fmt: skip
+    text = _CASTLING_FENS.get(key)
+    if text is None:
+        if len(_CASTLING_FENS) >= _MEMO_LIMIT:
+            _CASTLING_FENS.clear()
+        text = _CASTLING_FENS[key] = board.castling_xfen()
+    return text
 
 
 def _legal_action(game: VariantGame, uci: str) -> LegalAction | None:
