@@ -1,10 +1,14 @@
 """Hall figure: N emulated boards in one process on one core, board event to SSE update.
 
-Everything runs in one process pinned to one CPU: N virtual DGT boards with DGT 3000 clocks
-(in-process transport), each replaying real games with human timing (a move every 2-6 s,
-the clock reporting every second while it runs); the service (``dgt.Board`` per table,
-``Table``, the SQLite store with commit-before-publish, the web server) and one spectator
-following the overview stream (``/api/stream``, every table) over HTTP on 127.0.0.1.
+One process pinned to one CPU runs N virtual DGT boards with DGT 3000 clocks (in-process
+transport), each replaying real games with human timing (a move every 2-6 s, the clock
+reporting every second while it runs), and the service (``dgt.Board`` per table,
+``Table``, the SQLite store with commit-before-publish, the web server).  One spectator
+follows the overview stream (``/api/stream``, every table) over HTTP on 127.0.0.1 from a
+process of its own (:class:`SpectatorProcess`, on another CPU when there is one), as a
+hall's spectators are browsers on other machines; ``--spectator-inside`` follows it from
+inside the service's process instead, as runs before 2026-11-22 did (its CPU then counts
+in the bench's share of the same core).
 
 Reported per N, over a measuring window after a warm-up:
 
@@ -14,9 +18,9 @@ Reported per N, over a measuring window after a warm-up:
 * CPU share: CPU seconds of the whole process (emulated boards and replay included) per
   wall second, and split into the service's own share and the bench's load: the CPU time
   (``time.thread_time``) spent in the emulated boards (the replaying tasks, the virtual
-  boards answering the host and running their clocks) and in the spectator's task is
-  charged to the bench (:class:`CpuSplit`), the rest to the service (driver, tables, store,
-  web server);
+  boards answering the host and running their clocks) and in the spectator's task (when
+  inside) is charged to the bench (:class:`CpuSplit`), the rest to the service (driver,
+  tables, store, web server);
 * memory per table: growth of the process's resident set from before the tables were
   built to the end of the window, divided by N (emulated boards included);
 * service CPU per input: the service's CPU seconds in the window divided by the inputs the
@@ -249,12 +253,14 @@ class Spectator:
         self.moves = 0
         self.measuring = False
 
-    async def follow(self, url: str) -> None:
+    async def follow(self, url: str, ready: Callable[[], None] | None = None) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
             session.get(url + "api/stream") as response,
         ):
+            if ready is not None:
+                ready()
             async for raw in response.content:
                 if not raw.startswith(b"data: ") or not self.measuring:
                     continue
@@ -265,6 +271,79 @@ class Spectator:
                 self.updates += 1
                 self.latencies.append(now - t_in)
                 self.moves += raw.count(b'"type":"move"')
+
+
+class SpectatorProcess:
+    """The spectator in a child process of its own (pinned to another CPU when there is
+    one), as a hall's spectators are browsers on other machines: it costs the service's
+    core nothing but the stream the service writes.  Told over its standard input when
+    the window starts and ends; answers with one JSON line."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+
+    @classmethod
+    async def start(cls, url: str) -> SpectatorProcess:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(SCRIPT), "--spectate", url,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stdout is not None
+        if await process.stdout.readline() != b"following\n":
+            raise RuntimeError("the spectator process did not start (see its error output)")
+        return cls(process)
+
+    def measure(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"start\n")
+
+    async def result(self) -> Spectator:
+        """Ends the window; the spectator's figures for it."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(b"stop\n")
+        body = json.loads(await self.process.stdout.readline())
+        spectator = Spectator()
+        spectator.latencies = body["latencies"]
+        spectator.updates = body["updates"]
+        spectator.moves = body["moves"]
+        return spectator
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+        await self.process.wait()
+
+
+def _say_following() -> None:
+    print("following", flush=True)
+
+
+async def spectate(url: str) -> int:
+    """The child of :class:`SpectatorProcess`: follow ``url``'s stream, measure between
+    ``start`` and ``stop`` on standard input, then print the figures as one JSON line."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    spectator = Spectator()
+    follower = asyncio.create_task(
+        spectator.follow(url, ready=lambda: print("following", flush=True))
+    )
+    try:
+        await reader.readline()
+        spectator.measuring = True
+        await reader.readline()
+        spectator.measuring = False
+        print(json.dumps({
+            "latencies": spectator.latencies, "updates": spectator.updates,
+            "moves": spectator.moves,
+        }), flush=True)  # fmt: skip
+    finally:
+        follower.cancel()
+        await asyncio.gather(follower, return_exceptions=True)
+    return 0
 
 
 _T_IN = re.compile(rb'"t_in":(-?[0-9.eE+-]+)')
@@ -412,7 +491,12 @@ async def _measure(
         await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
         connected = time.monotonic() - built
         spectator = Spectator()
-        follower = asyncio.create_task(split.task(spectator.follow(url)))
+        follower = None
+        outside = None
+        if args.spectator_inside:
+            follower = asyncio.create_task(split.task(spectator.follow(url)))
+        else:
+            outside = await SpectatorProcess.start(url)
         rng = random.Random(args.seed)
         players = [
             asyncio.create_task(split.task(staggered(
@@ -429,6 +513,8 @@ async def _measure(
         try:
             await asyncio.sleep(args.warmup)
             spectator.measuring = True
+            if outside is not None:
+                outside.measure()
             watch.__enter__()
             watch.on = True
             inputs0 = sum(runner.inputs for runner in hall.runners.values())
@@ -441,15 +527,20 @@ async def _measure(
             inputs = sum(runner.inputs for runner in hall.runners.values()) - inputs0
             watch.on = False
             spectator.measuring = False
+            if outside is not None:
+                spectator = await outside.result()
             merged = server.hub.merged - merged_before
             rss_after = rss_bytes()
             rows = store.rows_written
         finally:
             with contextlib.suppress(ValueError):
                 watch.__exit__()
-            for task in [*players, follower]:
+            others = [*players] if follower is None else [*players, follower]
+            for task in others:
                 task.cancel()
-            await asyncio.gather(*players, follower, return_exceptions=True)
+            await asyncio.gather(*others, return_exceptions=True)
+            if outside is not None:
+                await outside.stop()
             await server.close()
             await hall.close()
             store.close()
@@ -458,6 +549,7 @@ async def _measure(
     lat = [x * 1000 for x in spectator.latencies]
     return {
         "boards_cpu": (child1 - child0) / (wall1 - wall0) if boards is not None else None,
+        "spectator_inside": args.spectator_inside,
         "n": n,
         "connect_s": connected,
         "p50": statistics.median(lat) if lat else float("nan"),
@@ -482,11 +574,14 @@ async def _measure(
 
 def bench_part(r: dict[str, Any]) -> str:
     """The bench's own share of the figure line."""
+    inside = r["spectator_inside"]
     if r["boards_cpu"] is None:
-        return f"emulated boards, replay and spectator {r['cpu_bench'] * 100:.0f}%"
+        if inside:
+            return f"emulated boards, replay and spectator {r['cpu_bench'] * 100:.0f}%"
+        return f"emulated boards and replay {r['cpu_bench'] * 100:.0f}%"
     return (
-        f"spectator {r['cpu_bench'] * 100:.0f}%; "
-        f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
+        (f"spectator {r['cpu_bench'] * 100:.0f}%; " if inside else "")
+        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
     )
 
 
@@ -542,8 +637,17 @@ def main() -> int:
         action="store_true",
         help="run the emulated boards in a second process, on pseudo-terminals",
     )
+    parser.add_argument(
+        "--spectator-inside",
+        action="store_true",
+        help="follow the stream from inside the service's process (its CPU then shares the "
+        "service's core) instead of from a process of its own",
+    )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.spectate:
+        return event_loop.run(spectate(args.spectate))
     if args.serve_boards:
         return event_loop.run(main_async(args))
     if args.quick:
