@@ -302,7 +302,7 @@ class SpectatorProcess:
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self.process.stdin.write(b"stop\n")
-        body = json.loads(await self.process.stdout.readline())
+        body = json.loads(await self.process.stdout.read())  # then it exits
         spectator = Spectator()
         spectator.latencies = body["latencies"]
         spectator.updates = body["updates"]
