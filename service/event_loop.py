@@ -13,31 +13,45 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["loop_factory", "run"]
+__all__ = ["loop_factory", "name", "run"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 
-def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's loop factory, or None for asyncio's default loop."""
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
+    """uvloop's loop factory, or asyncio's own (asked for, or no uvloop installed)."""
     if os.environ.get("DGT_EVENT_LOOP", "").strip().lower() == "asyncio":
-        return None
+        return _asyncio_loop
     try:
         import uvloop
     except ImportError:
-        return None
+        return _asyncio_loop
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
     return factory
+
+
+def name() -> str:
+    """``"uvloop"`` or ``"asyncio"``: the loop :func:`run` runs on."""
+    return "asyncio" if loop_factory() is _asyncio_loop else "uvloop"
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop:
+    """asyncio's own loop for this system, whatever event loop policy is set."""
+    if sys.platform == "win32":
+        proactor: Callable[[], asyncio.AbstractEventLoop] = asyncio.ProactorEventLoop  # type: ignore[attr-defined]
+        return proactor()
+    return asyncio.SelectorEventLoop()
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """Run ``main`` to completion on a new loop (as :func:`asyncio.run` does)."""
     factory = loop_factory()
-    logger.debug("event loop: %s", "uvloop" if factory is not None else "asyncio")
+    logger.debug("event loop: %s", "asyncio" if factory is _asyncio_loop else "uvloop")
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(main)

@@ -47,6 +47,14 @@ from dgt.protocol import (
     square_to_index,
 )
 from dgt.protocol.eeprom import EEPieceChange, EETag, EETagRecord
+from service import event_loop
+
+if event_loop.name() == "uvloop":
+    # The tests run on the loop the service runs on (service.event_loop): uvloop where it
+    # is installed; `DGT_EVENT_LOOP=asyncio ./test.sh` runs them on asyncio's own.
+    import uvloop
+
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 FAST: dict[str, Any] = {
     "handshake_retry": 0.3,

@@ -24,5 +24,8 @@ def test_the_service_runs_on_uvloop_where_it_exists(monkeypatch: pytest.MonkeyPa
 
 def test_asyncio_loop_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DGT_EVENT_LOOP", "asyncio")
-    assert event_loop.loop_factory() is None
     assert event_loop.run(_loop_module()).startswith("asyncio")
+
+
+async def test_the_tests_run_on_the_service_loop() -> None:
+    assert type(asyncio.get_running_loop()).__module__.startswith(event_loop.name())
