@@ -2,7 +2,8 @@
 was once read wrong in the noisy replays: a reply set down before its lift on the square the
 last move left, a knocked neighbour of a capture, a dragged capturing piece, a capture read on
 the wrong piece and proved wrong by the next move (also when it was read before the captured
-square was handled), a capture told by which square was lifted first, a slow castling, a hand
+square was handled), a capture told by which square was lifted first or by a square lifted
+within a scan of the mover's lift (knocked over, not taken), a slow castling, a hand
 touching a piece after a move completed by the settle delay, en passant seen
 place-before-lift, and a capture whose captured piece was swept off."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from test_recognize_helpers import Desk, moves_in, of_type
 
 from dgt.events import Side
+from service.recognize.events import Amend
 
 TWO_CAPTURES = "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"
 """White pawn e4 can take the pawn on d5 or the knight on f5."""
@@ -253,3 +255,50 @@ def test_swept_capture_on_an_identity_board_is_not_guessed() -> None:
     desk.press(Side.LEFT, 0.8)
     desk.wait(3)
     assert desk.all_ucis() == []
+
+
+def test_capture_read_on_a_square_lifted_within_a_scan_of_the_mover_is_amended() -> None:
+    """exd5: as the pawn on e4 is lifted, the knight on f5 reads empty within the same scan
+    (knocked over: one hand cannot take two pieces at once) and is set back; the board reads
+    exf5 at once.  Then d5 is lifted and the pawn set down there: exd5, although the pawn
+    was not lifted again."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    desk.lift("e4")
+    desk.lift("f5", 0.06)
+    got = desk.put("f5", "*", 0.65)
+    assert moves_in(got) == ["e4f5"]  # provisional
+    desk.lift("d5", 0.2)
+    got = desk.put("d5", "*", 0.25)
+    amends = [(e.old_uci, e.uci) for e in got if isinstance(e, Amend)]
+    assert amends == [("e4f5", "e4d5")]
+    desk.wait(3)
+    assert desk.final_ucis() == ["e4d5"]
+
+
+def test_capture_read_on_a_square_lifted_a_scan_after_the_mover_is_not_amended() -> None:
+    """The same handling, but f5 reads empty 0.2 s after e4 (more than a scan): the hand
+    may have taken the knight off, the later handling of d5 a knocked pawn set back."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    desk.lift("e4")
+    desk.lift("f5", 0.2)
+    desk.put("f5", "*", 0.5)
+    desk.lift("d5", 0.2)
+    got = desk.put("d5", "*", 0.25)
+    assert of_type(got, "amend") == []
+    desk.wait(3)
+    assert desk.final_ucis() == ["e4f5"]
+
+
+def test_square_lifted_within_a_scan_of_the_mover_is_no_capture_though_lifted_first() -> None:
+    """Both candidate squares handled before the pawn lands: f5 lifted within a scan of the
+    pawn's lift (and well before d5) and set down first would read exf5; lifted together
+    with the mover, the knight was knocked over: exd5."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    desk.lift("e4")
+    desk.lift("f5", 0.05)
+    desk.lift("d5", 0.5)
+    desk.put("f5", "*", 0.3)
+    got = desk.put("d5", "*", 0.2)
+    assert moves_in(got) == ["e4d5"]
+    desk.wait(3)
+    assert desk.final_ucis() == ["e4d5"]

@@ -50,10 +50,13 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   mover's lift): the likelier is read -- the chosen promotion kind, then the one explaining
   more of the handling (a Chess960 castling whose king lands where its rook stood, rather
   than a king step), then the one leaving fewer handled squares unexplained (the squares a
-  dragged piece passed over belong to its move), then the capture whose square was lifted
-  first if every other one was lifted more than a scan later (the captured piece comes off
-  as the move starts; a neighbour is knocked over as the hand moves on), else the one whose
-  square was set down first (a knocked piece is mostly set back after the move is made);
+  dragged piece passed over belong to its move), then a capture whose captured square was
+  not lifted within a scan of the mover's lift (a move is made with one hand, which cannot
+  take two pieces off two squares at once: a square emptied together with the mover's was
+  knocked over), then the capture whose square was lifted first if every other one was
+  lifted more than a scan later (the captured piece comes off as the move starts; a
+  neighbour is knocked over as the hand moves on), else the one whose square was set down
+  first (a knocked piece is mostly set back after the move is made);
 * a capture read among captures of other pieces by the same piece (the case above: truly
   ambiguous, the sensor histories are the same) is kept with its alternatives for
   :data:`REREAD_PLIES` actions: when the board stands on something nothing explains (after
@@ -65,9 +68,12 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   was handled, keeps the same way the captures of the same piece whose squares are handled
   afterwards but which do not amend it (below).  The last capture of a game has nothing
   after it to tell, nor has one whose later play fits both readings: when the neighbour was
-  knocked over before the captured piece came off, or the capture was read before the
-  captured square was handled, such a capture stays read wrong (in the noisy replays, 2 of
-  5,380 presence-only games; how long each square was held points either way);
+  knocked over before the captured piece came off (more than a scan after the mover's lift),
+  or the capture was read before the captured square was handled, such a capture stays read
+  wrong (in the noisy replays, 1 of 5,480 presence-only games over the default sources
+  and 5 seeds, 3 of 4,800 when the Chess960 games alone are replayed, which draws other
+  noise; how long each square was held points either way, and there the handling fits the
+  wrong reading better);
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
@@ -80,8 +86,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
 * the board reads exactly like the last action but another action from the previous
   position explains the handling better -- e.g. king e1-f1 read first, then the rook on g1
   lifted and the king set on g1: castling; a capture read on a knocked-over neighbour, then
-  the real captured piece lifted and the mover lifted again -- the last action is amended
-  (an ``Amend`` event), provided it was not completed yet;
+  the real captured piece lifted and the mover lifted again (or, the square read as
+  captured having been lifted within a scan of the mover's lift, only the real captured
+  square lifted and set down) -- the last action is amended (an ``Amend`` event), provided
+  it was not completed yet;
 * an amendment needs the right order: a piece the provisional action set down on a square
   the new action leaves empty must have been lifted from there before the new action's
   changed-but-occupied squares were set down (an opponent touching a piece first is not the
@@ -986,7 +994,9 @@ class Recognizer:
         captured piece lifted and set down as the pawn is lifted again).  Rule: the last
         action is replaced by one whose occupied-but-changed squares were all lifted and
         set down since the last action was read, and which either explains more such
-        squares or whose emptied squares were lifted again since."""
+        squares or whose emptied squares were lifted again since, or which is a capture by
+        the same piece as the last action, whose captured square was lifted within a scan
+        of the mover's lift (:meth:`_knocked`: knocked over, not taken)."""
         prev = self._prev
         if prev is None or not self._played:
             return False
@@ -1007,6 +1017,10 @@ class Recognizer:
                     len(candidate.same) <= last_same
                     and not last.swept
                     and any(sq not in top.first_lift for sq in candidate.emptied)
+                    and not (
+                        _same_origin(candidate.action, last.action)
+                        and self._knocked(prev, last.action)
+                    )
                 )
                 or not self._amend_order_fits(candidate, last.action, top)
             ):
@@ -1067,6 +1081,13 @@ class Recognizer:
         tied = [c for c in found if self._preference(ref, c)[:3] == head]
         if len(tied) < 2:
             return
+        taken = [c for c in tied if not (self.presence_only and self._knocked(ref, c.action))]
+        if taken and len(taken) < len(tied):
+            # the tied are the head of ``found``: the knocked-over readings go after the rest
+            found[: len(tied)] = taken + [c for c in tied if c not in taken]
+            tied = taken
+            if len(tied) < 2:
+                return
 
         def lifted(candidate: _Candidate) -> float:
             return max((ref.first_lift.get(sq, 0.0) for sq in candidate.same), default=0.0)
@@ -1077,6 +1098,27 @@ class Recognizer:
         ):
             found.remove(earliest)
             found.insert(0, earliest)
+
+    @staticmethod
+    def _knocked(ref: _Ref, la: LegalAction) -> bool:
+        """Presence-only: whether ``la`` is a capture (a piece leaves its square and takes
+        the piece on another) whose captured square was first lifted, since ``ref``, within
+        a scan (:data:`SCAN_SLACK`) of a lift of the mover's square.  A move is made with
+        one hand, which cannot take two pieces off two squares at once: the mover is the
+        piece taken, so the other square was knocked over, not its piece captured."""
+        action = la.action
+        if not isinstance(action, Move) or len(la.changes) != 2:
+            return False
+        changes = dict(la.changes)
+        if changes.get(action.from_square, "x") != EMPTY or not changes.get(action.to_square):
+            return False
+        if not ref.node.view[action.to_square]:
+            return False  # not a capture
+        taken = ref.first_lift.get(action.to_square)
+        if taken is None:
+            return False
+        lifts = (ref.first_lift.get(action.from_square), ref.last_lift.get(action.from_square))
+        return any(lift is not None and abs(taken - lift) <= SCAN_SLACK for lift in lifts)
 
     def _preference(self, ref: _Ref, candidate: _Candidate) -> tuple[int, int, int, float]:
         """Sort key among actions a presence-only board cannot tell apart: the chosen
