@@ -65,8 +65,6 @@ CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 """
 
-_encode = dumps
-
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""
 
@@ -111,7 +109,7 @@ class ReplayReport:
 
 def normalise(obj: Any) -> Any:
     """``obj`` as it reads back from JSON (tuples become lists, keys strings)."""
-    return json.loads(_encode(obj))
+    return json.loads(dumps(obj))
 
 
 def board_input(event: BoardEvent) -> dict[str, Any]:
@@ -213,7 +211,7 @@ class Store:
         if outputs and kind == "board" and outputs[0] == echo_of(t, data):
             role = "echo"
             outputs = outputs[1:]
-        pending.append((table_id, role, kind, t, _encode(data)))
+        pending.append((table_id, role, kind, t, dumps(data)))
         for out in outputs:
             pending.append(
                 (
@@ -221,7 +219,7 @@ class Store:
                     "out",
                     str(out.get("type", "?")),
                     float(out.get("time", t) or t),
-                    _encode(out),
+                    dumps(out),
                 )
             )
 

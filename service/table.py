@@ -1331,7 +1331,7 @@ class Table:
         game = get_variant(self._start.variant).new_game(self._start)
         record: list[_Entry] = []
         for index, move_uci in enumerate(ucis):
-            action = next((la for la in game.legal_actions() if la.uci == move_uci), None)
+            action = _legal_action(game, move_uci)
             if action is None:
                 if index == ply - 1:
                     raise TableError(f"{uci} is not legal at ply {ply}")

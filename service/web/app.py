@@ -16,8 +16,9 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
+from service.json_text import dumps
 from service.table import RESULTS
-from service.web.stream import MAX_CLIENTS, StreamHub, dumps, summary
+from service.web.stream import MAX_CLIENTS, StreamHub, summary
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from service import json_text
 from service.hall import Hall, Update
+from service.json_text import dumps
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +54,6 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
     out["claims"] = len(state.get("claims") or state.get("pending_claims") or [])
     out["irregularities"] = len(state.get("irregularities") or [])
     return out
-
-
-def dumps(obj: Any) -> str:
-    """``obj`` as compact JSON (UTF-8 text, not ASCII escapes), as every response has it."""
-    return json_text.dumps(obj)
 
 
 class StreamClient:
