@@ -189,3 +189,18 @@ def test_bad_command_lines_get_one_line(
     err = capsys.readouterr().err.encode()
     assert re.search(message, err), err
     assert err.count(b"\n") == 1
+
+
+async def test_demo_on_pseudo_terminals_ends_without_link_warnings(tmp_path: Path) -> None:
+    """``demo --pty`` lets its boards go before it closes their ports: a port closing under
+    a board reads as a pulled cable, which must not be logged at every shutdown."""
+    proc, url = await start(
+        "demo", "--pty", "--boards", "2", "--port", "0", "--seconds", "4",
+        "--db", str(tmp_path / "demo.db"),
+    )  # fmt: skip
+    status, tables = await asyncio.to_thread(fetch, url + "api/tables")
+    assert status == 200
+    assert len(tables["tables"]) == 2
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0
+    assert b"link lost" not in err, err.decode(errors="replace")
