@@ -134,6 +134,9 @@ CLOCK_TIMES_TRIES = 3
 """Clock-times requests after each handshake before giving up (silence then means the board
 does not report its clock; nothing else depends on the answer)."""
 
+_SEND_BRD = encode_command(Command.SEND_BRD)
+"""The dump request, encoded once: sent after every move (the settle re-dump)."""
+
 _PEGASUS_TRADEMARK = re.compile(r"pegasus|serial no:\s*P", re.IGNORECASE)
 _REV2_TRADEMARK = re.compile(r"revelation|rev\s*-?\s*ii|pcs-rev", re.IGNORECASE)
 
@@ -542,13 +545,13 @@ class Board(BoardFeed):
                 if event is not None:
                     self._emit(event)
                 self._settle(now)
-        elif isinstance(message, BoardDump):
-            self._on_dump(message, now)
         elif isinstance(message, ClockTimes):
             if self._times_tries and (not message.clock_connected or message.valid):
                 self._clock_times_answered()
             for event in self.clock.state.feed(message, now):
                 self._emit(event)
+        elif isinstance(message, BoardDump):
+            self._on_dump(message, now)
         elif isinstance(message, ClockAck):
             for event in self.clock.state.feed(message, now):
                 self._emit(event)
@@ -571,7 +574,8 @@ class Board(BoardFeed):
             self._emit(BoardMemory(now, message.records))
         else:
             logger.debug("%s: unhandled message %r", self.name, message)
-        self._resolve(message)
+        if self._waiters:
+            self._resolve(message)
 
     def _on_dump(self, dump: BoardDump, now: float) -> None:
         self._dump_requested = None
@@ -697,7 +701,7 @@ class Board(BoardFeed):
 
     def _request_dump(self) -> None:
         self._dump_requested = time.monotonic()
-        self._write(encode_command(Command.SEND_BRD))
+        self._write(_SEND_BRD)
         # If the dump never comes (garbled on the line), ask again.
         if self._dump_retry_timer is not None:
             self._dump_retry_timer.cancel()

@@ -132,7 +132,11 @@ class BoardFeed(ABC):
         if consumer is None:
             self._queue.put_nowait(event)
         else:
-            self._consume(consumer, event)
+            # What _consume does, written out: this runs for every event of every board.
+            try:
+                consumer(event)
+            except Exception:
+                logger.exception("%s: event consumer failed on %r", self.name, event)
         if not self._listeners:
             return
         for listener in list(self._listeners):

@@ -64,6 +64,21 @@ READY_ACK = 0x81
 
 BUTTON_ACK = 0x88
 
+# The status bits and sides as plain module names: read on every clock report, and cheaper
+# than an attribute of the enum class each time.
+_RUNNING = int(ClockStatus.RUNNING)
+_RIGHT_HIGH = int(ClockStatus.RIGHT_HIGH)
+_BATTERY_LOW = int(ClockStatus.BATTERY_LOW)
+_NO_CLOCK = int(ClockStatus.NO_CLOCK)
+_TURN_A = int(ClockStatus.TURN_A)
+_TURN_B = int(ClockStatus.TURN_B)
+_TURN_BITS = _TURN_A | _TURN_B
+_LEFT = Side.LEFT
+_RIGHT = Side.RIGHT
+
+_Reading = tuple[int, int, int]
+"""What :class:`ClockState` keeps of a times frame: left seconds, right seconds, status."""
+
 _BUTTON_NAMES: dict[Button, str] = {
     Button.BACK: "back",
     Button.PLUS: "plus",
@@ -101,7 +116,8 @@ class ClockState:
         self.last_update: ClockUpdate | None = None
         self.turn_bit_left: int = ClockStatus.TURN_A
         """The status bit that marks the left side running (learned, see class doc)."""
-        self._previous: ClockTimes | None = None
+        self._previous: _Reading | None = None
+        """The last valid times frame read: left and right seconds, status byte."""
 
     def feed(self, message: ClockTimes | ClockAck, now: float) -> list[BoardEvent]:
         """Fold one decoded BWTIME message in; return the events it produces."""
@@ -142,38 +158,37 @@ class ClockState:
             return events
         return []
 
-    def _learn_turn_bits(self, times: ClockTimes) -> None:
-        prev = self._previous
-        status = times.status
-        if prev is None or not times.running or not prev.running:
+    def _learn_turn_bits(self, left: int, right: int, bits: int, previous: _Reading) -> None:
+        """Called for a running clock whose previous reading ran too; ``bits`` are the turn
+        bits of the status byte."""
+        if bits != _TURN_A and bits != _TURN_B:
             return
-        bits = status & (ClockStatus.TURN_A | ClockStatus.TURN_B)
-        if bits not in (ClockStatus.TURN_A, ClockStatus.TURN_B):
+        prev_left, prev_right, prev_status = previous
+        if prev_status & _TURN_BITS != bits:
             return
-        if (prev.status & (ClockStatus.TURN_A | ClockStatus.TURN_B)) != bits:
-            return
-        left_down = times.left < prev.left and times.right == prev.right
-        right_down = times.right < prev.right and times.left == prev.left
+        left_down = left < prev_left and right == prev_right
+        right_down = right < prev_right and left == prev_left
         if left_down and bits != self.turn_bit_left:
             logger.info("clock turn bits: 0x%02x marks the left side running", bits)
             self.turn_bit_left = bits
         elif right_down and bits == self.turn_bit_left:
-            other = (ClockStatus.TURN_A | ClockStatus.TURN_B) & ~bits
+            other = _TURN_BITS & ~bits
             logger.info("clock turn bits: 0x%02x marks the left side running", other)
             self.turn_bit_left = other
 
-    def _turn(self, times: ClockTimes) -> Side | None:
-        bits = times.status & (ClockStatus.TURN_A | ClockStatus.TURN_B)
+    def _turn(self, bits: int) -> Side | None:
+        """The running side the turn bits of a status byte mark, if any."""
         if bits == self.turn_bit_left:
-            return Side.LEFT
-        if bits and bits == (ClockStatus.TURN_A | ClockStatus.TURN_B) & ~self.turn_bit_left:
-            return Side.RIGHT
+            return _LEFT
+        if bits and bits == _TURN_BITS & ~self.turn_bit_left:
+            return _RIGHT
         return None
 
     def _feed_times(self, times: ClockTimes, now: float) -> list[BoardEvent]:
         if times.is_null:
             return []
-        if not times.clock_connected:
+        left, right, status, left_flag, right_flag = times.read()
+        if status & _NO_CLOCK:
             self._previous = None
             return self.set_connected(False, now, "no clock on the board")
         if not times.valid:
@@ -182,27 +197,31 @@ class ClockState:
         events: list[BoardEvent] = []
         if self.connected is not True:
             events += self.set_connected(True, now, "times")
-        self._learn_turn_bits(times)
-        lever = Side.RIGHT if times.right_high else Side.LEFT
-        if self.lever is not None and lever != self.lever:
+        running = bool(status & _RUNNING)
+        bits = status & _TURN_BITS
+        previous = self._previous
+        if running and previous is not None and previous[2] & _RUNNING:
+            self._learn_turn_bits(left, right, bits, previous)
+        lever = _RIGHT if status & _RIGHT_HIGH else _LEFT
+        if self.lever is not None and lever is not self.lever:
             events.append(LeverMoved(now, lever))
         self.lever = lever
-        self.left = float(times.left)
-        self.right = float(times.right)
-        self.running = times.running
+        self.left = seconds_left = float(left)
+        self.right = seconds_right = float(right)
+        self.running = running
         update = ClockUpdate(
-            time=now,
-            left=self.left,
-            right=self.right,
-            running=times.running,
-            lever_high=lever,
-            left_flag=times.left_flag,
-            right_flag=times.right_flag,
-            battery_low=times.battery_low,
-            turn=self._turn(times) if times.running else None,
-        )
+            now,
+            seconds_left,
+            seconds_right,
+            running,
+            lever,
+            left_flag,
+            right_flag,
+            bool(status & _BATTERY_LOW),
+            self._turn(bits) if running else None,
+        )  # positional: cheaper than keywords, in the order of ClockUpdate's fields
         self.last_update = update
-        self._previous = times
+        self._previous = (left, right, status)
         events.append(update)
         return events
 

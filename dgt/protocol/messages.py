@@ -28,6 +28,14 @@ _FIELD_OF_SQUARE: tuple[int, ...] = tuple((7 - (i >> 3)) * 8 + (i & 7) for i in 
 inverse) the square of each field number: a dump lists a8 first, python-chess a1."""
 
 
+# Piece.from_wire of every byte, for each board family: a dump decodes 64 squares, and a
+# lookup is cheaper than a call per square.
+_PIECE_OF_CODE: dict[bool, tuple[Piece, ...]] = {
+    presence_only: tuple(Piece.from_wire(code, presence_only) for code in range(256))
+    for presence_only in (False, True)
+}
+
+
 def _ascii(payload: bytes) -> str:
     return payload.decode("ascii", "replace")
 
@@ -44,8 +52,8 @@ class BoardDump:
         fields = self.fields
         if len(fields) < 64:  # decode_message never makes one; read what is missing as empty
             fields = fields + bytes(64 - len(fields))
-        decode = Piece.from_wire
-        return tuple([decode(fields[index], presence_only) for index in _FIELD_OF_SQUARE])
+        piece_of = _PIECE_OF_CODE[bool(presence_only)]
+        return tuple([piece_of[fields[index]] for index in _FIELD_OF_SQUARE])
 
     @classmethod
     def from_pieces(cls, squares: tuple[Piece, ...] | list[Piece]) -> BoardDump:
@@ -70,7 +78,8 @@ class FieldUpdate:
     @property
     def square(self) -> int:
         """python-chess square in the board's frame."""
-        return (7 - (self.index >> 3)) * 8 + (self.index & 7)
+        index = self.index
+        return (7 - (index >> 3)) * 8 + (index & 7)
 
     def to_bytes(self) -> bytes:
         return frame(self.ID, bytes((self.index, self.code)))

@@ -27,6 +27,10 @@ _FIELD_UPDATES: dict[bytes, FieldUpdate] = {
     for code in range(128)
 }
 
+# The two ids of the fast paths below as plain ints (cheaper than the enum attributes).
+_FIELD_UPDATE_ID = int(MessageId.FIELD_UPDATE)
+_BWTIME_ID = int(MessageId.BWTIME)
+
 
 class FrameParser:
     """Board-to-host messages in single-board mode.
@@ -38,7 +42,9 @@ class FrameParser:
     __slots__ = ("_buffer", "discarded")
 
     def __init__(self) -> None:
-        self._buffer = bytearray()
+        self._buffer = b""
+        """The start of a frame whose rest has not come yet (immutable: replaced, never
+        grown in place)."""
         self.discarded = 0
         """Bytes skipped as garbage so far (for diagnostics)."""
 
@@ -48,11 +54,11 @@ class FrameParser:
         return len(self._buffer)
 
     def reset(self) -> None:
-        self._buffer.clear()
+        self._buffer = b""
 
     def feed(self, data: bytes) -> list[Message]:
         # Work on the new bytes directly when nothing is pending (the usual case): no copy.
-        buf = bytes(self._buffer) + data if self._buffer else bytes(data)
+        buf = self._buffer + data if self._buffer else bytes(data)
         out: list[Message] = []
         n = len(buf)
         i = 0
@@ -68,12 +74,13 @@ class FrameParser:
                 i = m.start()
             if n - i < HEADER_SIZE:
                 break
-            hit = field_updates.get(buf[i : i + 5])
-            if hit is not None:
-                out.append(hit)
-                i += 5
-                continue
-            if buf[i] == 0x8D and n - i >= 10 and buf[i + 1] == 0 and buf[i + 2] == 10:
+            if buf[i] == _FIELD_UPDATE_ID:
+                hit = field_updates.get(buf[i : i + 5])
+                if hit is not None:
+                    out.append(hit)
+                    i += 5
+                    continue
+            elif buf[i] == _BWTIME_ID and n - i >= 10 and buf[i + 1] == 0 and buf[i + 2] == 10:
                 payload = buf[i + 3 : i + 10]
                 if payload.isascii():  # no byte with bit 7 set: a whole clock frame
                     if (payload[0] & 0x0F) == 0x0A or (payload[3] & 0x0F) == 0x0A:
@@ -104,7 +111,7 @@ class FrameParser:
                 break
             out.append(decode_message(msg_id, buf[i + HEADER_SIZE : end]))
             i = end
-        self._buffer = bytearray(buf[i:]) if i < n else bytearray()
+        self._buffer = buf[i:] if i < n else b""
         return out
 
 
