@@ -113,6 +113,10 @@ def parse_placement(text: str) -> tuple[Piece, ...]:
 
 def event_to_json(event: BoardEvent) -> dict[str, Any]:
     """A board event as the JSON object of an ``event`` line (without ``t``/``type``)."""
+    # Every board event of a hall passes here twice (its log row and the table's echo):
+    # clock reports, the most frequent kind, are written straight away.
+    if type(event) is ClockUpdate:
+        return _clock_json(event)
     match event:
         case SquareChanged():
             return {
@@ -124,17 +128,7 @@ def event_to_json(event: BoardEvent) -> dict[str, Any]:
         case BoardSnapshot():
             return {"event": "snapshot", "board": placement(event.squares), "reason": event.reason}
         case ClockUpdate():
-            return {
-                "event": "clock",
-                "left": event.left,
-                "right": event.right,
-                "running": event.running,
-                "lever_high": event.lever_high.value,
-                "left_flag": event.left_flag,
-                "right_flag": event.right_flag,
-                "battery_low": event.battery_low,
-                "turn": event.turn.value if event.turn else None,
-            }
+            return _clock_json(event)
         case LeverMoved():
             return {"event": "lever", "high": event.high.value}
         case ButtonPressed():
@@ -159,9 +153,48 @@ def event_to_json(event: BoardEvent) -> dict[str, Any]:
     raise TypeError(f"not a board event: {event!r}")
 
 
+def _clock_json(event: ClockUpdate) -> dict[str, Any]:
+    # ``_value_``: an enum member's value as a plain attribute (``.value`` is a property
+    # that runs Python code, twice a clock report).
+    turn = event.turn
+    return {
+        "event": "clock",
+        "left": event.left,
+        "right": event.right,
+        "running": event.running,
+        "lever_high": event.lever_high._value_,
+        "left_flag": event.left_flag,
+        "right_flag": event.right_flag,
+        "battery_low": event.battery_low,
+        "turn": turn._value_ if turn else None,
+    }
+
+
+_SIDES = {side.value: side for side in Side}
+
+
+def _side(value: Any) -> Side:
+    """``Side(value)``, looked up first among the two texts a log holds."""
+    side = _SIDES.get(value) if type(value) is str else None
+    return side if side is not None else Side(value)
+
+
 def event_from_json(t: float, obj: dict[str, Any]) -> BoardEvent:
     """Inverse of :func:`event_to_json`.  Raises ValueError/KeyError/TypeError on bad input."""
     name = obj["event"]
+    if name == "clock":
+        turn = obj.get("turn")
+        return ClockUpdate(
+            t,
+            float(obj["left"]),
+            float(obj["right"]),
+            bool(obj["running"]),
+            _side(obj["lever_high"]),
+            bool(obj.get("left_flag", False)),
+            bool(obj.get("right_flag", False)),
+            bool(obj.get("battery_low", False)),
+            _side(turn) if turn else None,
+        )
     if name == "square":
         return SquareChanged(
             t,
@@ -171,21 +204,8 @@ def event_from_json(t: float, obj: dict[str, Any]) -> BoardEvent:
         )
     if name == "snapshot":
         return BoardSnapshot(t, parse_placement(obj["board"]), str(obj.get("reason", "connect")))
-    if name == "clock":
-        turn = obj.get("turn")
-        return ClockUpdate(
-            t,
-            float(obj["left"]),
-            float(obj["right"]),
-            bool(obj["running"]),
-            Side(obj["lever_high"]),
-            bool(obj.get("left_flag", False)),
-            bool(obj.get("right_flag", False)),
-            bool(obj.get("battery_low", False)),
-            Side(turn) if turn else None,
-        )
     if name == "lever":
-        return LeverMoved(t, Side(obj["high"]))
+        return LeverMoved(t, _side(obj["high"]))
     if name == "button":
         return ButtonPressed(t, str(obj["button"]), int(obj.get("mask", 0)))
     if name == "clock_connection":
@@ -207,6 +227,41 @@ def event_from_json(t: float, obj: dict[str, Any]) -> BoardEvent:
             float(obj.get("downtime", 0.0)),
         )
     raise ValueError(f"unknown event {name!r}")
+
+
+def event_as_logged(t: float, event: BoardEvent) -> BoardEvent:
+    """``event`` at time ``t`` exactly as its log line reads back:
+    ``event_from_json(t, event_to_json(event))``.  The kinds a driver sends all the time
+    (clock reports, square changes, lever presses) are built straight from the event, the
+    others (and any event whose fields are not of the types a driver gives) through their
+    JSON form."""
+    if (
+        type(event) is ClockUpdate
+        and type(event.lever_high) is Side
+        and (event.turn is None or type(event.turn) is Side)
+    ):
+        return ClockUpdate(
+            t,
+            float(event.left),
+            float(event.right),
+            bool(event.running),
+            event.lever_high,
+            bool(event.left_flag),
+            bool(event.right_flag),
+            bool(event.battery_low),
+            event.turn,
+        )
+    if (
+        type(event) is SquareChanged
+        and type(event.square) is int
+        and 0 <= event.square < 64  # else its name reads back as no square
+        and type(event.piece) is Piece
+        and type(event.previous) is Piece
+    ):
+        return SquareChanged(t, event.square, event.piece, event.previous)
+    if type(event) is LeverMoved and type(event.high) is Side:
+        return LeverMoved(t, event.high)
+    return event_from_json(t, event_to_json(event))
 
 
 @dataclass(frozen=True, slots=True)

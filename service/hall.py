@@ -18,10 +18,10 @@ a :class:`~service.table.Table` (pure, deterministic) and its log in the
 
 Board times are monotonic; the hall turns them into wall-clock seconds (UNIX time) before
 the table sees them, so a log replays across restarts and the web page can count clocks
-down from ``as_of``.  Each event is handed to the table exactly as the log keeps it (through
-its JSON form), so a rebuild sees what the live table saw.  Boards are opened without
-draining their memory (``read_memory=False``): the games a board stored while no host was
-connected are not part of a table's log.
+down from ``as_of``.  Each event is handed to the table exactly as the log keeps it (as its
+JSON form reads back: :func:`dgt.recording.event_as_logged`), so a rebuild sees what the
+live table saw.  Boards are opened without draining their memory (``read_memory=False``):
+the games a board stored while no host was connected are not part of a table's log.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from dgt.board import Board
 from dgt.bus_master import BusBoard
 from dgt.errors import DgtError
 from dgt.events import BoardEvent
-from dgt.recording import event_from_json
+from dgt.recording import event_as_logged
 from dgt.transports import Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
 from service.clock_orders import ClockOrderSender
@@ -468,6 +468,9 @@ class Hall:
         self._batches: dict[str, _Batch] = {}
         self._flush_handle: asyncio.Handle | None = None
         self._flush_due = 0.0
+        self._flush_undelayed = False
+        """Whether the commit due was asked for without a delay (only the spacing holds it
+        back): no later request can want it sooner."""
         self._last_commit = float("-inf")
         self.pace_collector = pace_collector
         """Run :class:`CollectorPacer` while started (off for a hall inside a process that
@@ -573,7 +576,7 @@ class Hall:
         data = board_input(event)
         # The table gets the event exactly as a replay will read it back from the log
         # (wall-clock time; what the log format keeps), so a rebuild gives the same.
-        event = event_from_json(t, data)
+        event = event_as_logged(t, event)
         try:
             produced = runner.table.feed(event)
         except Exception:
@@ -665,6 +668,9 @@ class Hall:
         turn of the event loop, and never sooner than :data:`COMMIT_SPACING` after the last
         commit; an earlier commit already due is kept."""
         loop = self._loop
+        handle = self._flush_handle
+        if loop is not None and handle is not None and self._flush_undelayed and delay >= 0:
+            return  # already due as soon as a commit may be: no later than this one
         if loop is None:
             try:
                 loop = asyncio.get_running_loop()
@@ -673,12 +679,12 @@ class Hall:
                 return
         now = loop.time()
         due = max(now + delay, self._last_commit + COMMIT_SPACING)
-        handle = self._flush_handle
         if handle is not None:
             if self._flush_due <= due:
                 return
             handle.cancel()
         self._flush_due = due
+        self._flush_undelayed = delay <= 0
         if due <= now:
             self._flush_handle = loop.call_soon(self._flush)
         else:

@@ -313,6 +313,10 @@ def _move_squares(uci: str) -> tuple[str | None, str | None]:
 
 _SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
 
+_LAST_MOVE_SQUARES: dict[str, tuple[str | None, str | None]] = {}
+""":func:`_move_squares` of each action text met (every update of a table shows its last
+move; the same texts come back all day)."""
+
 
 def _other(side: Side) -> Side:
     return Side.RIGHT if side is Side.LEFT else Side.LEFT
@@ -500,6 +504,26 @@ class Table:
         self._physical_cache = (self._raw_version, rotated, cells, None)
         return cells
 
+    def _set_square(self, square: int, piece: Piece) -> None:
+        """One square of the board changed.  When :meth:`physical` was written for the
+        board just before, its cells and the ranks of :meth:`_placement` follow the one
+        square (a cell and a rank rewritten) instead of being written anew."""
+        self._raw[square] = piece
+        self._raw_version += 1
+        cache = self._physical_cache
+        if cache is None or cache[0] != self._raw_version - 1 or square < 0:
+            return
+        rotated, before = cache[1], cache[2]
+        index = 63 - square if rotated else square
+        cells = (*before[:index], _CELL_OF[piece], *before[index + 1 :])
+        self._physical_cache = (self._raw_version, rotated, cells, None)
+        last = self._rows_cache
+        if last is not None and last[0] is before:
+            rank = index & ~7
+            rows = list(last[1])
+            rows[7 - (rank >> 3)] = _rank_fen(cells[rank : rank + 8])
+            self._rows_cache = (cells, rows)
+
     def history(self) -> chess.Board | None:
         board = getattr(self._game, "board", None)
         return board if isinstance(board, chess.Board) else None
@@ -512,8 +536,7 @@ class Table:
         out = [TableEvent(t, "board", event_to_json(event))]
         had_clock = self._clock_present
         if isinstance(event, SquareChanged):
-            self._raw[event.square] = event.piece
-            self._raw_version += 1
+            self._set_square(event.square, event.piece)
         elif isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
             self._raw_version += 1
@@ -581,6 +604,8 @@ class Table:
         """The clock commands issued since the last call: the settings (set-and-run, the
         last one wins) first, then texts and the rest, each oldest first -- so that a text
         is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
+        if not self._orders:
+            return []  # the hall asks after every input; most issue none
         orders, self._orders = self._orders, []
         settings = [o for o in orders if o.kind == "set_and_run"]
         return settings + [o for o in orders if o.kind != "set_and_run"]
@@ -668,6 +693,8 @@ class Table:
         """The PGN of each game with moves that a new game replaced since the last call,
         oldest first, as it read when it was replaced (under the settings it was played
         with).  Up to :data:`ENDED_KEPT` are kept for a caller that does not ask."""
+        if not self._ended:
+            return []
         ended = list(self._ended)
         self._ended.clear()
         return ended
@@ -704,8 +731,13 @@ class Table:
         last = self._record[-1] if self._record else None
         if last is None:
             return None
-        origin, target = _move_squares(last.uci)
-        return {"from": origin, "to": target, "uci": last.uci, "san": last.san}
+        uci = last.uci
+        squares = _LAST_MOVE_SQUARES.get(uci)
+        if squares is None:
+            if len(_LAST_MOVE_SQUARES) >= _MEMO_LIMIT:
+                _LAST_MOVE_SQUARES.clear()
+            squares = _LAST_MOVE_SQUARES[uci] = _move_squares(uci)
+        return {"from": squares[0], "to": squares[1], "uci": uci, "san": last.san}
 
     def _pgn_source(self) -> _PgnSource:
         """What the PGN of the game at the table is written from, now."""
@@ -1095,11 +1127,11 @@ class Table:
                 self._clocks.running = WHITE if event.lever_high is side else BLACK
             else:
                 self._clocks.running = None
-            if self._phase == "playing":
-                flags = {Side.LEFT: event.left_flag or event.left <= 0,
-                         Side.RIGHT: event.right_flag or event.right <= 0}  # fmt: skip
-                for clock_side, down in flags.items():
-                    if down and self._control.timed:
+            if self._phase == "playing" and self._control.timed:
+                flags = ((Side.LEFT, event.left_flag or event.left <= 0),
+                         (Side.RIGHT, event.right_flag or event.right <= 0))  # fmt: skip
+                for clock_side, down in flags:
+                    if down:
                         color = WHITE if clock_side is side else BLACK
                         out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
@@ -1169,6 +1201,8 @@ class Table:
         """:func:`placement_fen` of ``cells``, writing again only the ranks that changed
         since the last one written (a move changes one or two)."""
         last = self._rows_cache
+        if last is not None and last[0] is cells:
+            return "/".join(last[1])  # written by _set_square
         if last is None:
             rows = [_rank_fen(cells[rank : rank + 8]) for rank in _RANKS]
         else:
