@@ -53,7 +53,8 @@ CREATE TABLE IF NOT EXISTS tables (
 CREATE TABLE IF NOT EXISTS log (
     seq INTEGER PRIMARY KEY,
     table_id TEXT NOT NULL,
-    role TEXT NOT NULL CHECK (role IN ('in', 'echo', 'out')),
+    -- not "role IN (...)": SQLite builds a lookup table for that at every insert
+    role TEXT NOT NULL CHECK (role = 'in' OR role = 'echo' OR role = 'out'),
     kind TEXT NOT NULL,
     t REAL NOT NULL,
     data TEXT NOT NULL
