@@ -24,6 +24,7 @@ header (H14).  Where the sources leave a gap the comment says "choice".
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -39,6 +40,7 @@ from dgt.emulator.clock import Ack, VirtualClock
 from dgt.protocol.bus import BusMessage
 from dgt.protocol.clock_codec import ACK_OK, Button, ClockAck, ClockTimes
 from dgt.protocol.constants import (
+    HEADER_SIZE,
     BusCommand,
     BusMessageId,
     Command,
@@ -142,6 +144,16 @@ _START = start_squares()
 _EMPTY_FRAME = (Piece.EMPTY,) * 64
 _START_ROTATED = tuple(reversed(_START))
 
+_FIELD_OF = tuple(square_to_index(square) for square in range(64))
+"""The board's field number of each board-frame square."""
+_FIELD_OF_REVERSED = tuple(square_to_index(63 - square) for square in range(64))
+"""The board's field number of each players'-frame square on a board turned round."""
+_NO_CLOCK_FRAME = ClockTimes.build(0, 0, no_clock=True)
+"""The times frame of a board with no clock plugged in."""
+_FIELD_UPDATE_HEADER = FieldUpdate(0, 0).to_bytes()[:HEADER_SIZE]
+"""The header of every field update (its size is fixed): a move's changes are built from
+it directly, without a message object per change."""
+
 
 class VirtualBoard:
     """One DGT board (with an optional DGT 3000 clock on its clock port).
@@ -204,6 +216,14 @@ class VirtualBoard:
         else:
             for square, piece in squares.items():
                 self._squares[square] = Piece(piece)
+        # Field number of each players'-frame square, and the wire codes by field number (a
+        # dump's payload), kept up to date by every change: a host asks for a dump after
+        # every move, and the image saves building one from the 64 squares each time.
+        # (``reversed`` and ``pegasus`` describe the hardware: fixed once built.)
+        self._field_of = _FIELD_OF_REVERSED if reversed else _FIELD_OF
+        self._fields = bytearray(64)
+        for square, piece in enumerate(self._squares):
+            self._fields[self._field_of[square]] = piece.to_wire()
         sized = {Command.CLOCK_MESSAGE}
         if pegasus or revelation:
             sized.add(Command.SET_LEDS)
@@ -375,7 +395,7 @@ class VirtualBoard:
 
     def _clock_frame(self, now: float) -> ClockTimes:
         if self.clock is None:
-            return ClockTimes.build(0, 0, no_clock=True)
+            return _NO_CLOCK_FRAME
         return self.clock.frame(now)
 
     def _clock_reports(self) -> bool:
@@ -387,11 +407,13 @@ class VirtualBoard:
         times go out in UPDATE mode (at least every second, and on change) and in
         UPDATE_NICE mode (on change)."""
         self._touch(now)
+        if self.clock is not None:
+            self.clock.advance(now)
+        if not self._outbox or self._outbox[0][0] > now:
+            return self._clock_news(now, periodic=True)  # the usual poll: the clock's tick
         out = bytearray()
         while self._outbox and self._outbox[0][0] <= now:
             out += heapq.heappop(self._outbox)[2]
-        if self.clock is not None:
-            self.clock.advance(now)
         out += self._clock_news(now, periodic=True)
         return bytes(out)
 
@@ -411,20 +433,23 @@ class VirtualBoard:
 
     def next_deadline(self) -> float | None:
         """When :meth:`poll` must be called next (None: nothing scheduled)."""
-        candidates: list[float] = []
-        if self._outbox:
-            candidates.append(self._outbox[0][0])
-        if self._clock_reports():
-            now = self._last_now
-            if self._clock_frame(now) != self._seen_clock:
-                candidates.append(now)
-            if self.mode is BoardMode.UPDATE:
-                candidates.append(self._clock_due)
-            if self.clock is not None:
-                change = self.clock.next_change(now)
-                if change is not None:
-                    candidates.append(change)
-        return min(candidates) if candidates else None
+        deadline = self._outbox[0][0] if self._outbox else None
+        if not self._clock_reports():
+            return deadline
+        now = self._last_now
+        if self._clock_frame(now) != self._seen_clock:
+            clock_deadline: float | None = now  # the clock's times changed unseen: now
+        elif self.clock is not None:
+            clock_deadline = self.clock.next_change(now)
+        else:
+            clock_deadline = None
+        if self.mode is BoardMode.UPDATE and (
+            clock_deadline is None or self._clock_due < clock_deadline
+        ):
+            clock_deadline = self._clock_due
+        if deadline is None or (clock_deadline is not None and clock_deadline < deadline):
+            return clock_deadline
+        return deadline
 
     def _later(self, due: float, data: bytes) -> None:
         heapq.heappush(self._outbox, (due, next(self._seq), data))
@@ -450,19 +475,19 @@ class VirtualBoard:
         if old is piece:
             return b""
         self._squares[square] = piece
-        old_code = self._report_code(old)
         new_code = self._report_code(piece)
-        if old_code == new_code:  # a Pegasus cannot see one piece replaced by another
+        if self._report_code(old) == new_code:  # a Pegasus cannot see one piece replaced
             return b""
-        index = square_to_index(self._physical(square))
+        index = self._field_of[square]
         if not self.pegasus:
-            self._ee_piece(index, piece.to_wire(), now)
+            self._fields[index] = new_code
+            self._ee_piece(index, new_code, now)
             self._check_tags()
         if self.bus_mode or self.mode not in _UPDATE_MODES or self.bootloader:
             return b""
         if self.pegasus and not self.key_sent:
             return b""  # choice: a locked Pegasus reports nothing (its dump is all 0x7F)
-        return FieldUpdate(index, new_code).to_bytes()
+        return _FIELD_UPDATE_HEADER + bytes((index, new_code))
 
     def _report_code(self, piece: Piece) -> int:
         if self.pegasus:
@@ -526,7 +551,7 @@ class VirtualBoard:
     def _ee_piece(self, index: int, code: int, now: float) -> None:
         quick = now - self._ee_last_change < QUICK_CHANGE
         self._ee_last_change = now
-        record = encode_ee_stream([EEPieceChange(index, code, quick)])
+        record = _piece_record(index, code, quick)
         last = self._ee_last_piece_at
         # "when one piece only is changing, the new value overwrites the piece update"
         # (H14): the last record, same field, not yet sent over the bus.
@@ -645,7 +670,7 @@ class VirtualBoard:
             self._seen_clock = times
             return times.to_bytes()
         if code == Command.SEND_BRD:
-            return BoardDump.from_pieces(list(self.board_frame())).to_bytes()
+            return frame(MessageId.BOARD_DUMP, self._dump_fields())
         if code == Command.RETURN_SERIALNR:
             return SerialNumber(self.serial).to_bytes()
         if code == Command.RETURN_LONG_SERIALNR:
@@ -814,7 +839,10 @@ class VirtualBoard:
         return b""
 
     def _dump_fields(self) -> bytes:
-        return BoardDump.from_pieces(self.board_frame()).fields
+        """A dump's 64 field codes (field 0 = a8 of the board's own frame)."""
+        if self.pegasus:  # what a Pegasus reports depends on the developer key
+            return BoardDump.from_pieces(self.board_frame()).fields
+        return bytes(self._fields)
 
     def _ee_slice(self, start: int, end: int) -> bytes:
         start = max(start, self._ee_base)
@@ -833,12 +861,24 @@ class VirtualBoard:
         return f"<VirtualBoard {kind} {self.serial} {where}>"
 
 
+@functools.cache
+def _piece_record(index: int, code: int, quick: bool) -> bytes:
+    """A memory piece record, as written on every square change (memoized: there are only
+    64 x 16 x 2 of them)."""
+    return encode_ee_stream([EEPieceChange(index, code, quick)])
+
+
 def _field_square(index: int) -> int:
     """Board field number (0 = a8) to python-chess square in the board's frame."""
     return (7 - (index >> 3)) * 8 + (index & 7)
 
 
 def _four_rows(frame: tuple[Piece, ...]) -> bool:
-    """32 chessmen, all on ranks 1, 2, 7 and 8 (H14 EE_FOURROWS: e.g. a Chess960 start)."""
-    pieces = [s for s, p in enumerate(frame) if p is not Piece.EMPTY]
-    return len(pieces) == 32 and all(chess.square_rank(s) in (0, 1, 6, 7) for s in pieces)
+    """32 chessmen, all on ranks 1, 2, 7 and 8 (H14 EE_FOURROWS: e.g. a Chess960 start):
+    those 32 squares full and the 32 between them empty (checked after every change, so
+    by slices rather than square by square)."""
+    return (
+        frame[16:48] == _EMPTY_FRAME[16:48]
+        and Piece.EMPTY not in frame[:16]
+        and Piece.EMPTY not in frame[48:]
+    )

@@ -29,6 +29,10 @@ Ack = tuple[int, int, int, int]
 
 _EPS = 1e-6
 MAX_SECONDS = 9 * 3600 + 59 * 60 + 59
+_STABLE_MARGIN = 1e-6
+"""A cached frame is trusted until this long before the display's next change: far more
+than the rounding of the running time, far less than the 0.1 ms after the change at which
+the board looks (:meth:`VirtualClock.next_change`)."""
 
 
 class ClockModel(Enum):
@@ -137,6 +141,12 @@ class VirtualClock:
         self._since = now
         self._framed: tuple[object, ...] = ()
         self._frame = ClockTimes(bytes(7))
+        # The board asks for the frame several times a second (every poll, every deadline
+        # it works out) and the display changes once a second: the frame is kept until the
+        # state time (``_since``) reaches ``_frame_until``, unless a method changed the
+        # times (``_changed``) or one of the public attributes it shows was set.
+        self._frame_until = -math.inf
+        self._frame_state: tuple[object, ...] = ()
 
     # -- time ------------------------------------------------------------------------
 
@@ -175,22 +185,24 @@ class VirtualClock:
     def flags(self) -> tuple[bool, bool]:
         return self._sides[Side.LEFT].flag, self._sides[Side.RIGHT].flag
 
-    def _shown(self, side: Side) -> int:
-        state = self._sides[side]
-        if state.count_up:
-            return int(state.seconds + _EPS)
-        return max(0, math.ceil(state.seconds - _EPS))  # a countdown shows 5:00 until it ticks
-
     def frame(self, now: float) -> ClockTimes:
         """The times frame the clock reports at ``now`` (whole seconds as displayed)."""
         self.advance(now)
-        left_flag, right_flag = self.flags()
-        left_running = None if self.running is None else self.running is Side.LEFT
+        state = (self.running, self.paused, self.right_high, self.battery_low)
+        if self._since < self._frame_until and state == self._frame_state:
+            return self._frame
+        self._frame_state = state
+        self._frame_until = self._stable_until()
+        left = self._sides[Side.LEFT]
+        right = self._sides[Side.RIGHT]
+        running = self.running
         shown = (
-            self._shown(Side.LEFT), self._shown(Side.RIGHT), self.ticking, self.right_high,
-            left_running, self.battery_low, left_flag, right_flag,
+            _shown(left), _shown(right),
+            running is not None and not self.paused and not self._sides[running].flag,
+            self.right_high, None if running is None else running is Side.LEFT,
+            self.battery_low, left.flag, right.flag,
         )  # fmt: skip
-        if shown != self._framed:  # the board asks far more often than the display changes
+        if shown != self._framed:
             self._framed = shown
             self._frame = ClockTimes.build(
                 shown[0],
@@ -209,14 +221,31 @@ class VirtualClock:
         self.advance(now)
         if not self.ticking:
             return None
+        return now + self._until_change() + 1e-4
+
+    def _until_change(self) -> float:
+        """Seconds until the running side's display changes (the clock is ticking)."""
         assert self.running is not None
         state = self._sides[self.running]
         if state.count_up:
             x = state.seconds + _EPS
-            return now + (math.floor(x) + 1 - x) + 1e-4
+            return math.floor(x) + 1 - x
         x = state.seconds - _EPS
-        step = x - (math.ceil(x) - 1)
-        return now + step + 1e-4
+        return x - (math.ceil(x) - 1)
+
+    def _stable_until(self) -> float:
+        """The state time up to which the displayed frame cannot change by itself."""
+        if not self.ticking:
+            return math.inf
+        assert self.running is not None
+        state = self._sides[self.running]
+        if not state.count_up and state.seconds <= _EPS:
+            return self._since  # the flag falls at the next tick of time: no caching
+        return self._since + self._until_change() - _STABLE_MARGIN
+
+    def _changed(self) -> None:
+        """The times or the running side changed: the cached frame is out of date."""
+        self._frame_until = -math.inf
 
     # -- physical actions ------------------------------------------------------------
 
@@ -231,6 +260,7 @@ class VirtualClock:
     ) -> None:
         """Set the clock up by hand for a new game: times, increment, stopped, lever."""
         self.advance(now)
+        self._changed()
         self._sides = {Side.LEFT: _SideState(float(left)), Side.RIGHT: _SideState(float(right))}
         if increment is not None:
             self.increment = increment
@@ -246,6 +276,7 @@ class VirtualClock:
         halted and its time (what the board writes into its memory), or None when no time
         was running."""
         self.advance(now)
+        self._changed()
         pressed = Side.RIGHT if self.right_high else Side.LEFT
         self.right_high = not self.right_high
         halted: tuple[Side, float] | None = None
@@ -313,6 +344,7 @@ class VirtualClock:
         return (ACK_OK, sub, 0, 0)
 
     def _setnrun(self, body: bytes) -> None:
+        self._changed()
         mode = body[6]
         for side, (h, m, s) in ((Side.LEFT, body[0:3]), (Side.RIGHT, body[3:6])):
             seconds = min((h & 0x0F) * 3600 + m * 60 + s, MAX_SECONDS)
@@ -344,6 +376,13 @@ class VirtualClock:
             if flag
         )
         return f"clock {_hms(left)} | {_hms(right)}, {run}, {lever}{flags}{text}"
+
+
+def _shown(state: _SideState) -> int:
+    """The whole seconds a side's display shows."""
+    if state.count_up:
+        return int(state.seconds + _EPS)
+    return max(0, math.ceil(state.seconds - _EPS))  # a countdown shows 5:00 until it ticks
 
 
 def _hms(seconds: float) -> str:

@@ -24,6 +24,7 @@ in-process use).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -268,7 +269,7 @@ class Player:
         for step in steps:
             if step.delay > 0:
                 await asyncio.sleep(step.delay / self.speed)
-            self.line.act(lambda now, s=step: self._apply(s, now))
+            self.line.act(functools.partial(self._apply, step))
 
     def _apply(self, step: human.Step, now: float) -> bytes:
         if step.piece is Piece.EMPTY:

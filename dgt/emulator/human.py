@@ -204,11 +204,22 @@ def piece_code(piece: chess.Piece, presence_only: bool = False) -> Piece:
 
 
 def squares_of(board: chess.BaseBoard, presence_only: bool = False) -> dict[int, Piece]:
-    """The square map of a position: occupied squares only, as the board would report."""
+    """The square map of a position: occupied squares only, as the board would report
+    (listed by piece kind in ``_CODES`` order, each kind from h8 down)."""
     squares: dict[int, Piece] = {}
+    # Worked out for every move a replay makes: the bitboards are read directly (what
+    # ``pieces_mask`` and ``scan_reversed`` do, without a call and a generator per kind).
+    kinds = (0, board.pawns, board.knights, board.bishops, board.rooks, board.queens,
+             board.kings)  # fmt: skip
+    occupied_co = board.occupied_co
     for (colour, kind), code in _CODES.items():
-        for square in chess.scan_reversed(board.pieces_mask(kind, colour)):
-            squares[square] = Piece.OCCUPIED if presence_only else code
+        if presence_only:
+            code = Piece.OCCUPIED
+        mask = kinds[kind] & occupied_co[colour]
+        while mask:
+            square = mask.bit_length() - 1
+            squares[square] = code
+            mask ^= 1 << square
     return squares
 
 
@@ -542,15 +553,14 @@ def move_steps(
     hand = _Hand(squares_of(board, presence_only), rng, handling, presence_only)
     hand.time = hand.draw(handling.think_time)
     ops = _plan(hand, board, move)
-    colour = board.turn if move.drop else board.color_at(move.from_square)
-    ours = set(chess.scan_reversed(board.occupied_co[colour])) if colour is not None else set()
     prelude: list[_Op] = []
     if hand.chance(handling.adjust):
         involved = {op.square for op in ops}
-        others = sorted(ours - involved)
+        others = sorted(_own_squares(board, move) - involved)
         if others:
             prelude += hand.touch(hand.rng.choice(others))
     if hand.chance(handling.hesitate):
+        ours = _own_squares(board, move)
         lifted = [op.square for op in ops if op.piece is Piece.EMPTY and op.square in ours]
         if lifted:
             prelude += hand.touch(lifted[0])
@@ -562,6 +572,12 @@ def move_steps(
     if hand.chance(handling.knock_over):
         hand.knock()
     return hand.steps()
+
+
+def _own_squares(board: chess.Board, move: chess.Move) -> set[int]:
+    """The squares of the mover's pieces (only the noise that touches them needs them)."""
+    colour = board.turn if move.drop else board.color_at(move.from_square)
+    return set(chess.scan_reversed(board.occupied_co[colour])) if colour is not None else set()
 
 
 def game_steps(

@@ -101,16 +101,14 @@ async def _play(player: Player, game: chess.pgn.Game, rng: random.Random, pause:
         base, increment = control
         # White sits on the clock's left: the left side is up, ready for White's press.
         line.act(lambda now: _set_clock(board, base, increment, now))
-    player.game = start
     moves = list(game.mainline_moves())
     # the steps come from their own generator, worked out move by move: a whole game at
-    # once took 4-5 ms, a pause for every board starting a game at the same moment
+    # once took 4-5 ms, a pause for every board starting a game at the same moment.  The
+    # generator keeps the game's position itself (this player's ``game`` is not used: the
+    # replay makes no move through :meth:`Player.move`).
     steps_rng = random.Random(rng.getrandbits(64))
-    for index, steps in human.iter_game_steps(start, moves, steps_rng, player.handling):
+    for _, steps in human.iter_game_steps(start, moves, steps_rng, player.handling):
         await player.play_steps(steps)
-        position = player.game
-        if position is not None:
-            position.push(moves[index])
         if board.clock is not None:
             await asyncio.sleep(rng.uniform(*LEVER_DELAY) / speed)
             line.act(board.press_lever)

@@ -142,8 +142,9 @@ class EmulatorTransport(Transport):
             self._timer.cancel()
             self._timer = None
         if deadline is not None:
-            delay = max(MIN_POLL_DELAY, deadline - time.monotonic())
-            self._due = time.monotonic() + delay
+            now = time.monotonic()
+            delay = max(MIN_POLL_DELAY, deadline - now)
+            self._due = now + delay
             self._timer = self._loop.call_later(delay, self._poll)
 
     def _poll(self) -> None:
