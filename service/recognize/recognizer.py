@@ -127,6 +127,7 @@ square, or both kings on the centre squares (see :data:`CENTRE`).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -464,6 +465,7 @@ class Recognizer:
         self._nodes: list[_Node] = []
         self._played: list[_Played] = []
         self._views: dict[SquareMap, list[int]] = {}
+        self._counts: Counter[int] = Counter()  # pieces per node: spares most view lookups
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
         self._clock_seen = False
@@ -478,6 +480,11 @@ class Recognizer:
     def feed(self, event: BoardEvent) -> list[RecognizerEvent]:
         """Process one board event; returns what it caused (often nothing)."""
         out: list[RecognizerEvent] = []
+        if isinstance(event, ClockUpdate) and self._pending is None:
+            # the clock's report about once a second: most events, and nothing to decide
+            if event.running:
+                self._clock_seen = True
+            return out
         if self._pending is not None:
             self._resolve_pending(event, out)
         if isinstance(event, SquareChanged):
@@ -929,7 +936,7 @@ class Recognizer:
         """The legal actions from ``ref`` that explain the board, the likeliest first."""
         diff = ref.diff
         board = self._board
-        if not any(board[sq] for sq in diff) and not (self.presence_only and ref.last_place):
+        if not any(map(board.__getitem__, diff)) and not (self.presence_only and ref.last_place):
             # only lifts: every action sets a piece down somewhere (a presence-only capture
             # sets it down on an occupied square, which needs a place since ``ref``).  Ask
             # for the candidates now all the same, so that the place completing the action
@@ -1284,11 +1291,14 @@ class Recognizer:
                 game.apply(last)
         presence = bool(self.presence_only)
         view = node.view
+        reads: Callable[[str], str] = str  # the board reads the model's symbols as they are
+        if type(game).board_symbol is not VariantGame.board_symbol:
+            reads = game.board_symbol  # stand-in pieces for a variant's new kinds
         result: _Index = {}
         for la in actions:
             if not la.changes:  # a decision (a Choice): the table enters it, never the board
                 continue
-            candidate = _candidate(la, view, presence, game.board_symbol)
+            candidate = _candidate(la, view, presence, reads)
             same_key = result.get(candidate.key)
             if same_key is None:
                 result[candidate.key] = [candidate]
@@ -1332,6 +1342,8 @@ class Recognizer:
         return {occupancy(classical.squares): classical, occupancy(t20.squares): t20}
 
     def _history_match(self) -> int | None:
+        if not self._counts[self._occupied]:
+            return None  # no position of the game has as many pieces as the board
         plies = self._views.get(tuple(self._board))
         if not plies:
             return None
@@ -1356,9 +1368,11 @@ class Recognizer:
     def _push_node(self, node: _Node) -> None:
         self._nodes.append(node)
         self._views.setdefault(node.view, []).append(node.ply)
+        self._counts[node.count] += 1
 
     def _pop_node(self) -> None:
         node = self._nodes.pop()
+        self._counts[node.count] -= 1
         plies = self._views[node.view]
         plies.remove(node.ply)
         if not plies:
@@ -1367,6 +1381,8 @@ class Recognizer:
     def _new_ref(self, node: _Node) -> _Ref:
         board = self._board
         view = node.view
+        if tuple(board) == view:  # the usual case, just after an action: nothing differs
+            return _Ref(node, {})
         return _Ref(node, dict.fromkeys([sq for sq in _SQUARES if board[sq] != view[sq]]))
 
     def _apply(self, la: LegalAction) -> _Played:
@@ -1603,6 +1619,7 @@ class Recognizer:
         self._played = []
         self._nodes = []
         self._views = {}
+        self._counts = Counter()
         squares = self._game.squares
         self._push_node(_Node(0, squares, self._view(squares)))
         self._top = self._new_ref(self._nodes[0])

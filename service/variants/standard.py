@@ -117,6 +117,21 @@ def from_chess_move(move: chess.Move) -> Move:
     return Move(move.from_square, move.to_square, promotion)
 
 
+def may_lack_material(board: chess.Board) -> bool:
+    """False when neither side can lack mating material: a pawn, rook or queen is on the
+    board (python-chess's test of insufficient material then says no; this is cheaper)."""
+    return not (board.pawns | board.rooks | board.queens)
+
+
+def may_repeat(board: chess.Board, count: int) -> bool:
+    """False when the position cannot have occurred ``count`` times: between occurrences
+    no pawn moved and nothing was captured, and a position recurs at the earliest 4 plies
+    later (each side's piece must go and come back), so the halfmove clock is at least
+    ``4 * (count - 1)`` (python-chess's repetition test, which replays moves, then says
+    no; this is cheaper)."""
+    return board.halfmove_clock >= 4 * (count - 1)
+
+
 def _attacks(piece: chess.PieceType, color: Color, square: int, occupied: int) -> int:
     """The squares a piece of kind ``piece`` and colour ``color`` on ``square`` attacks when
     the squares of ``occupied`` are occupied."""
@@ -244,7 +259,7 @@ class ChessGame(VariantGame):
         here.by_square[square] = found
         return found
 
-    def _moves_changing(self, square: int) -> dict[chess.Move, None]:
+    def _moves_changing(self, square: int) -> list[chess.Move]:
         """The legal moves that may change ``square``, in the order of
         ``board.legal_moves`` (a few more: castlings that leave ``square`` alone).
 
@@ -257,19 +272,22 @@ class ChessGame(VariantGame):
         bb = chess.BB_SQUARES[square]
         turn = board.turn
         if board.occupied_co[turn] & bb:
-            moves = dict.fromkeys(board.generate_legal_moves(bb, chess.BB_ALL))
+            moves = list(board.generate_legal_moves(bb, chess.BB_ALL))
         else:
             origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
-            moves = dict.fromkeys(board.generate_legal_moves(origins, bb))
+            moves = list(board.generate_legal_moves(origins, bb))
+        extra: list[chess.Move] = []
         backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
         rooks = board.castling_rights & backrank
         if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
             # a castling changes its rook's square and empty squares of the c, d, f and g
             # files (and its king's square: the king's moves above include castling)
-            moves.update(dict.fromkeys(board.generate_castling_moves()))
+            extra += board.generate_castling_moves()
         ep_square = board.ep_square
         if ep_square is not None and square == ep_square + (-8 if turn else 8):
-            moves.update(dict.fromkeys(board.generate_legal_ep()))
+            extra += board.generate_legal_ep()
+        if extra:  # seldom: the moves above may have found some of them already
+            return list(dict.fromkeys([*moves, *extra]))
         return moves
 
     @staticmethod
@@ -399,11 +417,11 @@ class ChessGame(VariantGame):
             if board.is_check():
                 return GameEnd(result_string(not board.turn), "checkmate", not board.turn)
             return GameEnd("1/2-1/2", "stalemate", None)
-        if board.is_insufficient_material():
+        if may_lack_material(board) and board.is_insufficient_material():
             return GameEnd("1/2-1/2", "insufficient material", None)
         if board.is_seventyfive_moves():
             return GameEnd("1/2-1/2", "seventy-five moves", None)
-        if board.is_fivefold_repetition():
+        if may_repeat(board, 5) and board.is_fivefold_repetition():
             return GameEnd("1/2-1/2", "fivefold repetition", None)
         return None
 

@@ -31,7 +31,7 @@ from service.variants.base import (
     Variant,
     result_string,
 )
-from service.variants.standard import ChessGame, squares_of
+from service.variants.standard import ChessGame, may_lack_material, may_repeat, squares_of
 
 T20_FEN = "rbnqbrk1/pppppppp/6n1/8/8/6N1/PPPPPPPP/RBNQBRK1 w - - 0 1"
 PLIES = 40
@@ -132,9 +132,9 @@ class T20Game(ChessGame):
             return self._by_score("checkmate" if board.is_check() else "stalemate")
         if self.ply >= PLIES:
             return self._by_score("twenty moves")
-        if board.is_repetition(3):
+        if may_repeat(board, 3) and board.is_repetition(3):
             return self._by_score("threefold repetition")
-        if board.is_insufficient_material():
+        if may_lack_material(board) and board.is_insufficient_material():
             return self._by_score("insufficient material")
         return None
 
