@@ -48,6 +48,12 @@ from dgt.protocol import (
     encode_clock_text_rev2,
     encode_clock_version,
 )
+from dgt.protocol.clock_codec import BIT_BATTERY_LOW as _BATTERY_LOW
+from dgt.protocol.clock_codec import BIT_NO_CLOCK as _NO_CLOCK
+from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
+from dgt.protocol.clock_codec import BIT_RUNNING as _RUNNING
+from dgt.protocol.clock_codec import BIT_TURN_A as _TURN_A
+from dgt.protocol.clock_codec import BIT_TURN_B as _TURN_B
 from dgt.protocol.clock_codec import ClockStatus
 
 logger = logging.getLogger(__name__)
@@ -64,14 +70,8 @@ READY_ACK = 0x81
 
 BUTTON_ACK = 0x88
 
-# The status bits and sides as plain module names: read on every clock report, and cheaper
-# than an attribute of the enum class each time.
-_RUNNING = int(ClockStatus.RUNNING)
-_RIGHT_HIGH = int(ClockStatus.RIGHT_HIGH)
-_BATTERY_LOW = int(ClockStatus.BATTERY_LOW)
-_NO_CLOCK = int(ClockStatus.NO_CLOCK)
-_TURN_A = int(ClockStatus.TURN_A)
-_TURN_B = int(ClockStatus.TURN_B)
+# The sides as plain module names: read on every clock report, and cheaper than an
+# attribute of the enum class each time (the status bits likewise, from the codec).
 _TURN_BITS = _TURN_A | _TURN_B
 _LEFT = Side.LEFT
 _RIGHT = Side.RIGHT
