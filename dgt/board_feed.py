@@ -132,11 +132,7 @@ class BoardFeed(ABC):
         if consumer is None:
             self._queue.put_nowait(event)
         else:
-            # What _consume does, written out: this runs for every event of every board.
-            try:
-                consumer(event)
-            except Exception:
-                logger.exception("%s: event consumer failed on %r", self.name, event)
+            self._consume(consumer, event)
         if not self._listeners:
             return
         for listener in list(self._listeners):

@@ -15,6 +15,7 @@ rebuilt after a crash by replaying its logged inputs.  Commands for the board's 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import deque
 from collections.abc import Mapping
@@ -211,22 +212,15 @@ def placement_fen(cells: SquareMap) -> str:
 def _rank_fen(cells: SquareMap) -> str:
     """One rank of :func:`placement_fen` (its eight cells, the a-file first); the same
     ranks come back all game long, so each is written once (up to a bound)."""
-    key = tuple(cells)
-    row = _RANK_FENS.get(key)
-    if row is None:
-        if len(_RANK_FENS) >= _MEMO_LIMIT:
-            _RANK_FENS.clear()
-        row = _RANK_FENS[key] = _write_rank_fen(key)
-    return row
+    return _write_rank_fen(tuple(cells))
 
 
 _MEMO_LIMIT = 8192
 """Entries a memo of this module holds before it starts again (a bound on its memory)."""
 
-_RANK_FENS: dict[tuple[str, ...], str] = {}
 
-
-def _write_rank_fen(cells: SquareMap) -> str:
+@functools.lru_cache(maxsize=_MEMO_LIMIT)
+def _write_rank_fen(cells: tuple[str, ...]) -> str:
     row = ""
     empty = 0
     for symbol in cells:
@@ -300,6 +294,7 @@ def _legal_action(game: VariantGame, uci: str) -> LegalAction | None:
     return next((la for la in game.legal_actions() if la.uci == uci), None)
 
 
+@functools.lru_cache(maxsize=_MEMO_LIMIT)  # every update of a table shows its last move
 def _move_squares(uci: str) -> tuple[str | None, str | None]:
     """The from- and to-square names of an action's text: ``e2e4`` (the first move of a
     tandem ``e2e4&g1f3``), a drop ``N@e4`` (no from-square); None where there is none."""
@@ -312,10 +307,6 @@ def _move_squares(uci: str) -> tuple[str | None, str | None]:
 
 
 _SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
-
-_LAST_MOVE_SQUARES: dict[str, tuple[str | None, str | None]] = {}
-""":func:`_move_squares` of each action text met (every update of a table shows its last
-move; the same texts come back all day)."""
 
 
 def _other(side: Side) -> Side:
@@ -731,13 +722,8 @@ class Table:
         last = self._record[-1] if self._record else None
         if last is None:
             return None
-        uci = last.uci
-        squares = _LAST_MOVE_SQUARES.get(uci)
-        if squares is None:
-            if len(_LAST_MOVE_SQUARES) >= _MEMO_LIMIT:
-                _LAST_MOVE_SQUARES.clear()
-            squares = _LAST_MOVE_SQUARES[uci] = _move_squares(uci)
-        return {"from": squares[0], "to": squares[1], "uci": uci, "san": last.san}
+        origin, target = _move_squares(last.uci)
+        return {"from": origin, "to": target, "uci": last.uci, "san": last.san}
 
     def _pgn_source(self) -> _PgnSource:
         """What the PGN of the game at the table is written from, now."""
@@ -1394,7 +1380,6 @@ class Table:
             })
         ]  # fmt: skip
 
-
     def _admin_drop_kind(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """20-chess on a presence-only board: the captured piece dropped at ``ply`` (an
         integer, or ``"last"``: the latest drop of the record) was of kind ``kind`` (``p``,
@@ -1501,6 +1486,7 @@ class Table:
             "message": f"{side}'s drop at ply {ply} corrected: {old_san} is {entry.san}",
             "moves": self.moves(),
         })]  # fmt: skip
+
 
 _SHORT = {
     "touch-move": "TOUCH",
