@@ -17,7 +17,10 @@ event stream goes through
 
 Prints per family and approach: games, moves, games reproduced exactly, phantom moves
 (recognised but not played) and missed moves (played but not recognised) -- a move read
-wrong counts once in each -- then the recogniser's cost per board event, p50 and p99: the
+wrong counts once in each -- and, for the recogniser, ``offered``: the games read wrong where
+every move read wrong named the move played among its alternatives (the moves the board read
+the same, ``MoveEvent.alternatives``), so that a screen showed it and one correction per
+such move makes the game exact; then the recogniser's cost per board event, p50 and p99: the
 CPU time of the thread (``time.thread_time``; ``--wall``: wall-clock time), each event's
 cost being the least of ``--repeat`` runs of the same stream (3 by default: the
 interruptions of a shared machine are not the recogniser's cost; ``--repeat 1`` times each
@@ -44,7 +47,7 @@ import pstats
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +73,7 @@ from games import (  # noqa: E402  (the harness lives with the tests)
 from dgt.emulator.human import Handling  # noqa: E402
 from dgt.events import BoardSnapshot, SquareChanged  # noqa: E402
 from dgt.protocol.constants import Piece  # noqa: E402
+from service.recognize import MoveEvent  # noqa: E402
 
 BASELINE_SETTLE = 0.3
 """Seconds without a change before the usual approach looks at the board (existing hosts
@@ -152,6 +156,7 @@ class Tally:
     exact: int = 0
     phantom: int = 0
     missed: int = 0
+    offered: int = 0
     wrong: list[str] = field(default_factory=list)
 
     def merge(self, other: Tally) -> None:
@@ -160,15 +165,28 @@ class Tally:
         self.exact += other.exact
         self.phantom += other.phantom
         self.missed += other.missed
+        self.offered += other.offered
         self.wrong += other.wrong
 
-    def add(self, name: str, expected: Sequence[str], got: Sequence[str]) -> None:
+    def add(
+        self,
+        name: str,
+        expected: Sequence[str],
+        got: Sequence[str],
+        alternatives: Mapping[int, frozenset[str]] | None = None,
+    ) -> None:
+        """One game: ``alternatives`` are the UCI of the moves each ply's completed move
+        event named as read the same (by ply, from 1)."""
         self.games += 1
         self.moves += len(expected)
         if list(got) == list(expected):
             self.exact += 1
             return
         self.wrong.append(name)
+        if alternatives is not None and len(got) == len(expected):
+            plies = enumerate(zip(expected, got, strict=True), 1)
+            if all(want in alternatives.get(n, ()) for n, (want, read) in plies if want != read):
+                self.offered += 1
         matcher = difflib.SequenceMatcher(a=list(expected), b=list(got), autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag != "equal":
@@ -249,12 +267,17 @@ def _run(
     for game, item in _streams(presence, seed, sources, quick, both_wings, sweep, takeback):
         expected = game.ucis()
         result = recognise(item, timed=True, clock=clock)
+        offered = {
+            e.ply: frozenset(uci for uci, _ in e.alternatives)
+            for e in result.events
+            if isinstance(e, MoveEvent) and e.final
+        }
         least = result.costs
         for _ in range(repeat - 1):
             least = list(map(min, least, recognise(item, timed=True, clock=clock).costs))
         costs += least
         name = f"{game.name}/seed{seed}"
-        ours.add(name, expected, result.ucis)
+        ours.add(name, expected, result.ucis, offered)
         usual.add(name, expected, stable_board_moves(item, settle))
     return ours, usual, costs
 
@@ -321,9 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 family_costs += timed
         costs += family_costs
         for label, tally in (("recogniser", ours), ("usual approach", usual)):
+            offered = f" offered: {tally.offered}" if tally is ours else ""
             print(
                 f"{family} {label}: games: {tally.games} moves: {tally.moves} "
-                f"exact: {tally.exact} phantom: {tally.phantom} missed: {tally.missed}"
+                f"exact: {tally.exact} phantom: {tally.phantom} missed: {tally.missed}{offered}"
             )
             if args.list_wrong and tally.wrong:
                 print(f"  read wrong: {' '.join(tally.wrong[:40])}")

@@ -9,10 +9,14 @@ place-before-lift, and a capture whose captured piece was swept off."""
 
 from __future__ import annotations
 
+import io
+
+import chess.pgn
 from test_recognize_helpers import Desk, moves_in, of_type
 
 from dgt.events import Side
-from service.recognize.events import Amend
+from service.recognize.events import Amend, MoveEvent
+from service.recognize.pgn import game_pgn
 
 TWO_CAPTURES = "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"
 """White pawn e4 can take the pawn on d5 or the knight on f5."""
@@ -173,6 +177,75 @@ def test_ambiguous_capture_is_kept_when_the_next_move_fits_it() -> None:
     desk.wait(3)
     assert of_type(desk.out, "takeback") == []
     assert desk.final_ucis() == ["e4f5", "e8e7"]
+
+
+def _knocked_neighbour_capture(desk: Desk) -> None:
+    """e4 takes on d5 or f5: both squares are lifted and set down while the pawn is in the
+    hand, f5 first -- one was the captured piece, the other knocked over and set back."""
+    desk.lift("e4")
+    desk.lift("f5", 0.2)
+    desk.lift("d5", 0.3)
+    desk.put("f5", "*", 0.3)
+    desk.put("d5", "*", 0.3)
+
+
+def test_a_capture_the_board_cannot_tell_names_the_other_reading() -> None:
+    """The move events of a capture read among two (exf5, the likelier, and exd5) name exd5,
+    provisional and completed, in JSON too; the record's move carries its SAN for the PGN
+    comment.  Later moves, which the board read plainly, name nothing."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    _knocked_neighbour_capture(desk)
+    desk.wait(3)
+    desk.move("e8e7", "*", 2.0)
+    desk.wait(3)
+    moves = [e for e in of_type(desk.out, "move") if isinstance(e, MoveEvent)]
+    assert [(e.uci, e.final, e.alternatives) for e in moves] == [
+        ("e4f5", False, (("e4d5", "exd5"),)),
+        ("e4f5", True, (("e4d5", "exd5"),)),
+        ("e8e7", False, ()),
+        ("e8e7", True, ()),
+    ]
+    assert moves[1].to_json()["alternatives"] == [{"uci": "e4d5", "san": "exd5"}]
+    assert "alternatives" not in moves[3].to_json()
+    record = desk.recognizer.record()
+    assert record is not None
+    assert [m.alternatives for m in record.moves] == [("exd5",), ()]
+    text = game_pgn(record)
+    assert "exf5 {(the board could not tell this from exd5)} 1... Ke7" in text
+    read = chess.pgn.read_game(io.StringIO(text))
+    assert read is not None
+    assert not read.errors
+    assert [m.uci() for m in read.mainline_moves()] == ["e4f5", "e8e7"]
+    first = read.next()
+    assert first is not None
+    assert first.comment == "(the board could not tell this from exd5)"
+
+
+def test_a_piece_identity_board_names_no_other_reading() -> None:
+    """The same handling on a board that tells pieces apart: the knight was set back on f5,
+    so the pawn took on d5, and nothing else reads the same."""
+    desk = Desk(presence_only=False, fen=TWO_CAPTURES)
+    desk.lift("e4")
+    desk.lift("f5", 0.2)
+    desk.lift("d5", 0.3)
+    desk.put("f5", "n", 0.3)
+    desk.put("d5", "P", 0.3)
+    desk.wait(3)
+    moves = [e for e in of_type(desk.out, "move") if isinstance(e, MoveEvent)]
+    assert [(e.uci, e.alternatives) for e in moves] == [("e4d5", ()), ("e4d5", ())]
+
+
+def test_a_capture_read_again_names_no_other_reading() -> None:
+    """Once later play told the capture (the knight leaves f5: the pawn took on d5), the
+    move events of the reading that replaces it name nothing."""
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    _knocked_neighbour_capture(desk)
+    desk.wait(3)
+    desk.lift("f5", 2.0)
+    got = desk.put("h4", "*", 0.5)
+    assert [t.moves for t in of_type(got, "takeback")] == [("e4f5",)]
+    moves = [e for e in of_type(got, "move") if isinstance(e, MoveEvent)]
+    assert [(e.uci, e.alternatives) for e in moves] == [("e4d5", ()), ("f5h4", ())]
 
 
 def test_slow_castling_replaces_the_rook_move_completed_by_the_settle_delay() -> None:

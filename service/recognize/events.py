@@ -26,6 +26,13 @@ def _squares(squares: tuple[int, ...]) -> list[str]:
     return [chess.square_name(square) for square in squares]
 
 
+def alternatives_json(alternatives: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The ``alternatives`` member of an event's JSON (none when there are none)."""
+    if not alternatives:
+        return {}
+    return {"alternatives": [{"uci": uci, "san": san} for uci, san in alternatives]}
+
+
 @dataclass(frozen=True, slots=True)
 class _OnSquare:
     """A piece event on one square (``piece``: what stands or stood there, as far as known)."""
@@ -64,7 +71,11 @@ class MoveEvent:
     taken back) or completed (``final`` True: the same action again, now settled).
 
     ``ply`` counts actions from the game's start (the first action is ply 1); ``number`` is
-    the move number it is written under; ``scores`` are the variant's score events."""
+    the move number it is written under; ``scores`` are the variant's score events;
+    ``alternatives`` are ``(uci, san)`` of the other actions the board read the same (a
+    presence-only board cannot tell which of two pieces a capture took when a neighbour
+    was knocked over and set back): the likeliest is read, the others are named so that a
+    screen can offer them and an arbiter correct the move."""
 
     type: ClassVar[str] = "move"
     time: float
@@ -75,6 +86,7 @@ class MoveEvent:
     san: str
     final: bool
     scores: tuple[ScoreEvent, ...] = ()
+    alternatives: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -92,13 +104,16 @@ class MoveEvent:
                 {"side": side_name(s.side), "points": s.points, "reason": s.reason}
                 for s in self.scores
             ]
+        data.update(alternatives_json(self.alternatives))
         return data
 
 
 @dataclass(frozen=True, slots=True)
 class Amend:
     """The provisional action of ``ply`` turned out to be another one (rook h1-f1 followed by
-    the king to g1 is castling; a slid piece went further).  Still provisional."""
+    the king to g1 is castling; a slid piece went further).  Still provisional.
+    ``alternatives`` as for :class:`MoveEvent` (a capture amended to another by the same
+    piece names the replaced one)."""
 
     type: ClassVar[str] = "amend"
     time: float
@@ -110,6 +125,7 @@ class Amend:
     uci: str
     san: str
     scores: tuple[ScoreEvent, ...] = ()
+    alternatives: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,6 +138,7 @@ class Amend:
             "old_san": self.old_san,
             "uci": self.uci,
             "san": self.san,
+            **alternatives_json(self.alternatives),
         }
 
 

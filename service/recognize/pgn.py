@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from service.variants.base import Color, StartPosition
@@ -21,7 +21,8 @@ LINE_LENGTH = 79
 
 @dataclass(frozen=True, slots=True)
 class RecordedMove:
-    """One action of a recognised game."""
+    """One action of a recognised game (``alternatives``: the SAN of other actions the board
+    read the same, see :class:`~service.recognize.events.MoveEvent`)."""
 
     ply: int
     number: int
@@ -29,6 +30,12 @@ class RecordedMove:
     uci: str
     san: str
     final: bool
+    alternatives: tuple[str, ...] = ()
+
+
+def ambiguity_note(alternatives: Sequence[str]) -> str:
+    """The PGN comment text for a move the board could not tell from ``alternatives``."""
+    return f"(the board could not tell this from {' or '.join(alternatives)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +57,23 @@ class GameRecord:
 
 def movetext(moves: tuple[RecordedMove, ...]) -> list[str]:
     """The SAN tokens of ``moves`` with move numbers (``1.``, ``1...`` where Black starts a
-    sequence)."""
+    sequence or follows a comment), and a comment after a move the board could not tell
+    from others."""
     tokens: list[str] = []
     previous: RecordedMove | None = None
     for move in moves:
         if move.side:
             tokens.append(f"{move.number}.")
-        elif previous is None or not previous.side or previous.number != move.number:
+        elif (
+            previous is None
+            or not previous.side
+            or previous.number != move.number
+            or previous.alternatives  # a comment came between
+        ):
             tokens.append(f"{move.number}...")
         tokens.append(move.san)
+        if move.alternatives:
+            tokens.append("{" + ambiguity_note(move.alternatives) + "}")
         previous = move
     return tokens
 

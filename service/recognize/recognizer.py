@@ -339,8 +339,29 @@ class _Played:
     final: bool = False
     by_settle: bool = False  # completed only by the board standing still
     alternatives: tuple[LegalAction, ...] = ()  # other actions the board read the same
+    alternative_sans: tuple[str, ...] = ()  # their SAN, in the same order
     swept: bool = False  # read as a capture whose captured piece was swept off
 
+
+
+def _named(played: _Played) -> tuple[tuple[str, str], ...]:
+    """``(uci, san)`` of the other actions the board read the same as ``played``."""
+    return tuple(
+        zip((la.uci for la in played.alternatives), played.alternative_sans, strict=True)
+    )
+
+
+def _other_capture(action: Action, other: LegalAction) -> bool:
+    """Whether ``other`` moves the piece ``action`` moves to another square (with the same
+    promotion): among actions the board read the same, a capture of another piece."""
+    moved = other.action
+    return (
+        isinstance(action, Move)
+        and isinstance(moved, Move)
+        and moved.from_square == action.from_square
+        and moved.to_square != action.to_square
+        and moved.promotion == action.promotion
+    )
 
 
 def _alternatives(matches: Sequence[_Candidate]) -> tuple[LegalAction, ...]:
@@ -355,18 +376,11 @@ def _alternatives(matches: Sequence[_Candidate]) -> tuple[LegalAction, ...]:
     action = chosen.action.action
     if not chosen.same or not isinstance(action, Move):
         return ()
-    result = []
-    for candidate in matches[1:]:
-        other = candidate.action.action
-        if (
-            isinstance(other, Move)
-            and other.from_square == action.from_square
-            and other.to_square != action.to_square
-            and other.promotion == action.promotion
-            and len(candidate.same) == len(chosen.same)
-        ):
-            result.append(candidate.action)
-    return tuple(result)
+    return tuple(
+        candidate.action
+        for candidate in matches[1:]
+        if _other_capture(action, candidate.action) and len(candidate.same) == len(chosen.same)
+    )
 
 
 def _same_origin(new: LegalAction, old: LegalAction) -> bool:
@@ -675,6 +689,7 @@ class Recognizer:
                     played.action.uci,
                     played.san,
                     played.final,
+                    played.alternative_sans,
                 )
             )
         result = self._result or "*"
@@ -865,8 +880,7 @@ class Recognizer:
                         self._pending = _Pending(time, self._placing, candidate.action)
         matches = self._matches(top)
         if matches:
-            self._advance(matches[0].action, time, out)
-            self._played[-1].alternatives = _alternatives(matches)
+            self._advance(matches[0].action, time, out, _alternatives(matches))
             return
         found = self._find_start()
         if found is not None:
@@ -911,9 +925,8 @@ class Recognizer:
         if not found:
             return False
         self._sort_likeliest(top, found)
-        self._advance(found[0].action, time, out)
+        self._advance(found[0].action, time, out, _alternatives(found))
         played = self._played[-1]
-        played.alternatives = _alternatives(found)
         played.swept = True
         logger.debug("capture read with the captured piece swept off: %s", played.san)
         return True
@@ -1033,32 +1046,38 @@ class Recognizer:
             ):
                 rejected.append(candidate.action)
                 continue
-            self._replace(candidate.action, time, out)
+            # the board reads both the same: a capture amended to another by the same piece
+            # keeps the replaced one (and its others) for a re-reading
+            kept = tuple(
+                la
+                for la in (last.action, *last.alternatives)
+                if la != candidate.action and _other_capture(candidate.action.action, la)
+            )
+            self._replace(candidate.action, time, out, kept)
             return True
         self._keep_alternatives(last, rejected)
         return False
 
-    @staticmethod
-    def _keep_alternatives(played: _Played, rejected: Sequence[LegalAction]) -> None:
-        """Captures by the piece of ``played``'s capture of pieces on other squares, which
-        the board read the same but the handling did not favour, kept for a re-reading
-        (the capture may have been read at the mover's lift, before the captured square
-        was handled)."""
+    def _keep_alternatives(self, played: _Played, rejected: Sequence[LegalAction]) -> None:
+        """Captures by the piece of ``played``'s capture (the last action) of pieces on
+        other squares, which the board read the same but the handling did not favour, kept
+        for a re-reading (the capture may have been read at the mover's lift, before the
+        captured square was handled)."""
         action = played.action.action
-        if not isinstance(action, Move):
+        added = [
+            la
+            for la in dict.fromkeys(rejected)
+            if _other_capture(action, la) and la not in played.alternatives
+        ]
+        if not added:
             return
-        kept = list(played.alternatives)
-        for la in rejected:
-            other = la.action
-            if (
-                isinstance(other, Move)
-                and other.from_square == action.from_square
-                and other.to_square != action.to_square
-                and other.promotion == action.promotion
-                and la not in kept
-            ):
-                kept.append(la)
-        played.alternatives = tuple(kept)
+        game = self._game
+        assert game is not None
+        game.undo()  # their SAN is written from the position before
+        sans = tuple(game.san(la.action) for la in added)
+        game.apply(action)
+        played.alternatives += tuple(added)
+        played.alternative_sans += sans
 
     def _order_fits(self, ref: _Ref, candidate: _Candidate) -> bool:
         """Presence-only: each square that stays occupied but changes content was set down
@@ -1385,13 +1404,15 @@ class Recognizer:
             return _Ref(node, {})
         return _Ref(node, dict.fromkeys([sq for sq in _SQUARES if board[sq] != view[sq]]))
 
-    def _apply(self, la: LegalAction) -> _Played:
+    def _apply(self, la: LegalAction, alternatives: tuple[LegalAction, ...] = ()) -> _Played:
+        """Make ``la`` (``alternatives``: other actions the board read the same)."""
         game = self._game
         assert game is not None
         number = game.move_number()
         san = game.san(la.action)
+        sans = tuple(game.san(other.action) for other in alternatives)
         scores = tuple(game.apply(la.action))
-        played = _Played(la, san, number, scores)
+        played = _Played(la, san, number, scores, alternatives=alternatives, alternative_sans=sans)
         self._played.append(played)
         squares = game.squares
         self._push_node(_Node(len(self._played), squares, self._view(squares)))
@@ -1410,13 +1431,20 @@ class Recognizer:
             played.san,
             final,
             played.scores,
+            _named(played),
         )
 
-    def _advance(self, la: LegalAction, time: float, out: list[RecognizerEvent]) -> None:
-        """A new action from the top position."""
+    def _advance(
+        self,
+        la: LegalAction,
+        time: float,
+        out: list[RecognizerEvent],
+        alternatives: tuple[LegalAction, ...] = (),
+    ) -> None:
+        """A new action from the top position (``alternatives``: see :meth:`_apply`)."""
         if self._played and not self._played[-1].final:
             self._finalise(time, out)
-        played = self._apply(la)
+        played = self._apply(la, alternatives)
         self._prev = self._top
         self._top = self._new_ref(self._nodes[-1])
         logger.debug("action %s (%s), provisional", played.san, la.uci)
@@ -1424,9 +1452,16 @@ class Recognizer:
         self._explained(time, out)
 
     def _replace(
-        self, la: LegalAction, time: float, out: list[RecognizerEvent], *, amend_final: bool = False
+        self,
+        la: LegalAction,
+        time: float,
+        out: list[RecognizerEvent],
+        alternatives: tuple[LegalAction, ...] = (),
+        *,
+        amend_final: bool = False,
     ) -> None:
-        """The last action becomes ``la`` (made from the previous position)."""
+        """The last action becomes ``la`` (made from the previous position; ``alternatives``:
+        see :meth:`_apply`)."""
         game = self._game
         assert game is not None
         old = self._played.pop()
@@ -1435,14 +1470,10 @@ class Recognizer:
         ply = len(self._played) + 1
         if old.final and not amend_final:
             out.append(Takeback(time, ply - 1, (old.action.uci,), (True,)))
-        played = self._apply(la)
+        played = self._apply(la, alternatives)
         self._top = self._new_ref(self._nodes[-1])
         if old.final and not amend_final:
-            out.append(
-                MoveEvent(
-                    time, ply, played.number, la.side, la.uci, played.san, False, played.scores
-                )
-            )
+            out.append(self._move_event(time, played, False))
         else:
             played.final = old.final
             out.append(
@@ -1456,6 +1487,7 @@ class Recognizer:
                     la.uci,
                     played.san,
                     played.scores,
+                    _named(played),
                 )
             )
         logger.debug("action %s amended to %s", old.san, played.san)
@@ -1505,8 +1537,7 @@ class Recognizer:
             if not top.diff or matches:
                 self._commit_reading(index, saved, old_prev, time, out)
                 if matches:
-                    self._advance(matches[0].action, time, out)
-                    self._played[-1].alternatives = _alternatives(matches)
+                    self._advance(matches[0].action, time, out, _alternatives(matches))
                 return True
         self._restore_from(index, saved, saved_nodes)
         self._top, self._prev = old_top, old_prev
