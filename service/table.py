@@ -54,6 +54,8 @@ from service.recognize import (
     Result,
     Takeback,
 )
+from service.recognize.events import alternatives_json
+from service.recognize.pgn import ambiguity_note
 from service.time_control import GameClocks, TimeControl, TimeControlError, clk
 from service.variants import get_variant
 from service.variants.base import (
@@ -161,6 +163,9 @@ class _Entry:
     fen_after: str | None = None
     """For an illegal move that stood: the position after it."""
     article: str = ""
+    alternatives: tuple[tuple[str, str], ...] = ()
+    """``(uci, san)`` of the other moves the board read the same (see
+    :class:`~service.recognize.events.MoveEvent`): an arbiter may correct the move to one."""
     _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     """:meth:`to_json` as last built; any assignment to a field drops it."""
 
@@ -189,6 +194,7 @@ class _Entry:
             "clock_seconds": self.clock,
             **({"scores": list(self.scores)} if self.scores else {}),
             **({"illegal": True} if self.illegal else {}),
+            **alternatives_json(self.alternatives),
         }
 
 
@@ -860,6 +866,7 @@ class Table:
             scores = game.apply(action.action)
             self._position_version += 1
             entry = _Entry(ply, item.number, item.side, item.uci, item.san)
+            entry.alternatives = item.alternatives
             if note:
                 entry.notes.append(note)
             entry.scores = tuple(
@@ -886,6 +893,8 @@ class Table:
         entry = self._record[ply - 1]
         if entry.final:
             return out
+        if entry.uci == item.uci and entry.alternatives != item.alternatives:
+            entry.alternatives = item.alternatives  # more were found as the move went on
         return self._finalise(entry, t, data)
 
     def _finalise(self, entry: _Entry, t: float, data: dict[str, Any]) -> list[TableEvent]:
@@ -919,6 +928,7 @@ class Table:
         scores = game.apply(action.action)
         entry = self._record[-1]
         entry.uci, entry.san = item.uci, item.san
+        entry.alternatives = item.alternatives
         entry.scores = tuple(
             {"side": _name(s.side), "points": s.points, "reason": s.reason} for s in scores
         )
@@ -1365,6 +1375,8 @@ class Table:
             previous = old[index]
             entry.clock = previous.clock
             entry.final = previous.final
+            if index < ply - 1:  # the same position: the same moves read the same
+                entry.alternatives = previous.alternatives
             record.append(entry)
         self._game = game
         self._position_version += 1
@@ -1627,6 +1639,8 @@ def _pgn_segment(
         for score in entry.scores:
             comment.append(f"{score['side']} +{score['points']} {score['reason']}")
         comment += entry.notes
+        if entry.alternatives:
+            comment.append(ambiguity_note([san for _, san in entry.alternatives]))
         if stood is not None and number == len(entries):
             comment.append(_stood_note(stood))
         if comment:

@@ -119,3 +119,56 @@ def test_state_is_json_able_and_complete() -> None:
     for key in keys:
         assert key in state
     assert state["last_move"]["uci"] == "e2e4"
+
+
+TWO_CAPTURES = "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"
+"""White pawn e4 can take the pawn on d5 or the knight on f5."""
+
+
+def test_a_capture_the_board_cannot_tell_is_shown_with_the_other_reading_and_corrected() -> None:
+    """A presence-only board: e4 takes, d5 and f5 both lifted and set down while the pawn is
+    in the hand (one was knocked over).  The move list and the PGN name the other reading;
+    the arbiter's correction to it rewrites the game and the mark goes."""
+    hands = Hands(presence_only=True, fen=TWO_CAPTURES)
+    hands.lift("e4")
+    hands.lift("f5", 0.2)
+    hands.lift("d5", 0.3)
+    hands.put("f5", "N", 0.3)
+    hands.put("d5", "P", 0.3)
+    hands.press(True)
+    hands.play("e8e7", "k", False)
+    moves = hands.table.moves()
+    assert [(m["uci"], m.get("alternatives")) for m in moves] == [
+        ("e4f5", [{"uci": "e4d5", "san": "exd5"}]),
+        ("e8e7", None),
+    ]
+    assert [e["alternatives"] for e in of_type(hands.out, "move") if e["ply"] == 1] == [
+        [{"uci": "e4d5", "san": "exd5"}]
+    ] * 2
+    game = chess.pgn.read_game(io.StringIO(hands.table.pgn()))
+    assert game is not None
+    first = game.next()
+    assert first is not None
+    assert "(the board could not tell this from exd5)" in first.comment
+    hands.admin("correct", ply=1, uci="e4d5")
+    assert [(m["san"], m.get("alternatives")) for m in hands.table.moves()] == [
+        ("exd5", None),
+        ("Ke7", None),
+    ]
+    assert "could not tell" not in hands.table.pgn()
+
+
+def test_moves_before_a_corrected_one_keep_their_other_reading() -> None:
+    hands = Hands(presence_only=True, fen=TWO_CAPTURES)
+    hands.lift("e4")
+    hands.lift("f5", 0.2)
+    hands.lift("d5", 0.3)
+    hands.put("f5", "N", 0.3)
+    hands.put("d5", "P", 0.3)
+    hands.press(True)
+    hands.play("e8e7", "k", False)
+    hands.admin("correct", ply=2, uci="e8d8")
+    assert [(m["san"], m.get("alternatives")) for m in hands.table.moves()] == [
+        ("exf5", [{"uci": "e4d5", "san": "exd5"}]),
+        ("Kd8", None),
+    ]

@@ -346,7 +346,7 @@ function renderIrregularities(items) {
 }
 
 function renderMoves(moves) {
-  const key = JSON.stringify(moves.map((m) => [m.ply, m.uci, m.san, m.illegal]));
+  const key = JSON.stringify(moves.map((m) => [m.ply, m.uci, m.san, m.illegal, m.alternatives]));
   if (key === drawnMoves) return;
   drawnMoves = key;
   const list = $("moves");
@@ -365,6 +365,22 @@ function renderMoves(moves) {
       $("correct-uci").focus();
     });
     li.appendChild(button);
+    // A move the board could not tell from others (a presence-only board, a capture next to
+    // a piece knocked over): one button per other reading fills in the correction.
+    for (const other of Array.isArray(move.alternatives) ? move.alternatives : []) {
+      if (!other || typeof other.uci !== "string") continue;
+      const pick = document.createElement("button");
+      pick.type = "button";
+      pick.className = "alternative";
+      pick.textContent = "or " + String(other.san || other.uci) + "?";
+      pick.title = "The board read this the same: click to correct ply " + move.ply + " to " + other.uci;
+      pick.addEventListener("click", () => {
+        $("correct-ply").value = String(move.ply);
+        $("correct-uci").value = other.uci;
+        $("correct-uci").focus();
+      });
+      li.appendChild(pick);
+    }
     list.appendChild(li);
   }
 }

@@ -57,8 +57,12 @@ function show(id, s) {
 // turns: one line a move, in the order they started, with the side and the start time.
 // The numbers are drawn by app.css from data-label, so a line's text is its moves.
 
+// A move the board could not tell from others is shown with them: "Nxc3 (or Nxb2)".
 function moveText(m) {
-  return m && typeof m === "object" ? String(m.san || m.uci || "?") : String(m);
+  if (!m || typeof m !== "object") return String(m);
+  const text = String(m.san || m.uci || "?");
+  const others = Array.isArray(m.alternatives) ? m.alternatives.map((o) => o && (o.san || o.uci)).filter(Boolean) : [];
+  return others.length ? text + " (or " + others.join(", ") + ")" : text;
 }
 
 function sideName(side) {
