@@ -208,6 +208,14 @@ _CELL_OF = {piece: EMPTY if piece is Piece.EMPTY else piece.symbol for piece in 
 """What :meth:`Table.physical` shows for each piece code."""
 
 
+def _identified(cells: SquareMap, pieces: SquareMap) -> SquareMap:
+    """``cells`` read by a presence-only board, each occupied one (``*``) showing what
+    ``pieces`` (the game's position, same frame) has on it."""
+    return tuple(
+        pieces[square] or cell if cell == "*" else cell for square, cell in enumerate(cells)
+    )
+
+
 def placement_fen(cells: SquareMap) -> str:
     """The placement field of a FEN for ``cells`` (``cells[s]``: the symbol on square ``s``,
     a1 = 0), as ``chess.BaseBoard.board_fen()`` writes it; symbols that are no chess piece
@@ -478,6 +486,9 @@ class Table:
         self._recognizer = self._new_recognizer()
         self._arbiter = Arbiter(self._rules, self)
         self._reset_game()
+        self._start_pending = settings.start is not None
+        """A start FEN in the settings: the first game starts from it once the board is
+        read (as a ``start`` command would), not from a start position seen on the board."""
 
     # -- the view the arbiter reads (ArbiterView) ----------------------------------------------
 
@@ -537,6 +548,10 @@ class Table:
         elif isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
             self._raw_version += 1
+            if self._start_pending:
+                self._start_pending = False
+                self._link = link_after(self._link, event)
+                return out + self._admin_start({}, t)  # reads the board it was given
         elif isinstance(event, ClockUpdate):
             self._lever_high = event.lever_high
         self._link = link_after(self._link, event)
@@ -1182,9 +1197,13 @@ class Table:
         return {"white": scores.get(WHITE, 0), "black": scores.get(BLACK, 0)}
 
     def _placement(self) -> str:
-        """The pieces on the board as the placement field of a FEN (other symbols, such as
-        a presence-only board's ``*``, read as empty), kept with :meth:`physical`."""
+        """The pieces on the board as the placement field of a FEN (other symbols read as
+        empty), kept with :meth:`physical`.  A presence-only board tells only that a square
+        is occupied (``*``): such a square shows the game's piece there, if it has one."""
         cells = self.physical()
+        game = self._game
+        if self._recognizer.presence_only and game is not None:
+            return placement_fen(_identified(cells, game.squares))
         cache = self._physical_cache
         assert cache is not None
         placement = cache[3]
@@ -1227,6 +1246,7 @@ class Table:
             self._ending_tags = None  # also when the start failed half-way
 
     def _start_anew(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        self._start_pending = False
         known = {f.name for f in fields(TableSettings)}
         unknown = set(args) - known
         if unknown:

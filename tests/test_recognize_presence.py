@@ -14,9 +14,13 @@ import io
 import chess.pgn
 from test_recognize_helpers import Desk, moves_in, of_type
 
-from dgt.events import Side
+from dgt.events import BoardSnapshot, Side, SquareChanged
+from dgt.protocol.constants import Piece
+from service.recognize import Recognizer
 from service.recognize.events import Amend, MoveEvent
 from service.recognize.pgn import game_pgn
+from service.variants.base import StartPosition
+from service.variants.standard import squares_of as symbol_map
 
 TWO_CAPTURES = "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"
 """White pawn e4 can take the pawn on d5 or the knight on f5."""
@@ -375,3 +379,26 @@ def test_square_lifted_within_a_scan_of_the_mover_is_no_capture_though_lifted_fi
     assert moves_in(got) == ["e4d5"]
     desk.wait(3)
     assert desk.final_ucis() == ["e4d5"]
+
+
+def test_a_game_started_before_the_board_was_read_is_read_on_a_presence_only_board() -> None:
+    """The start is told before any board event (the service joins a game from a position
+    it was given); the first snapshot shows a presence-only board standing on it: no
+    mismatch, and the next move is read."""
+    recognizer = Recognizer()
+    board = chess.Board(TWO_CAPTURES)
+    start = StartPosition("standard", board.fen(), symbol_map(board))
+    recognizer.start_game(0.0, start)
+    occupied = tuple(
+        Piece.OCCUPIED if board.piece_at(square) else Piece.EMPTY for square in chess.SQUARES
+    )
+    assert of_type(recognizer.feed(BoardSnapshot(1.0, occupied, "connect")), "mismatch") == []
+    events = [
+        SquareChanged(2.0, chess.E4, Piece.EMPTY, Piece.OCCUPIED),
+        SquareChanged(2.3, chess.D5, Piece.EMPTY, Piece.OCCUPIED),
+        SquareChanged(2.6, chess.D5, Piece.OCCUPIED, Piece.EMPTY),
+    ]
+    got = []
+    for event in events:
+        got += recognizer.tick(event.time) + recognizer.feed(event)
+    assert moves_in(got) == ["e4d5"]

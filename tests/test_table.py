@@ -8,6 +8,8 @@ import chess.pgn
 import pytest
 from test_table_helpers import Hands, of_type
 
+from dgt.events import BoardSnapshot, SquareChanged
+from dgt.protocol.constants import Piece
 from service.table import ClockOrder, Table, TableError, TableSettings
 
 
@@ -172,3 +174,41 @@ def test_moves_before_a_corrected_one_keep_their_other_reading() -> None:
         ("exf5", [{"uci": "e4d5", "san": "exd5"}]),
         ("Kd8", None),
     ]
+
+
+def test_a_presence_only_board_shows_the_games_pieces_where_it_reads_one() -> None:
+    """A Pegasus reads only occupied or empty: the page's board shows the game's piece on
+    each occupied square, and a lifted piece is gone from it until it is set down."""
+    hands = Hands(presence_only=True, fen=TWO_CAPTURES)
+    assert hands.table.state()["board"] == "4k3/8/8/3p1n2/4P3/8/8/4K3"
+    hands.lift("e4")
+    assert hands.table.state()["board"] == "4k3/8/8/3p1n2/8/8/8/4K3"
+    hands.lift("d5")
+    hands.put("d5", "P")
+    hands.press(True)
+    assert hands.table.state()["board"] == "4k3/8/8/3P1n2/8/8/8/4K3"
+    assert hands.table.summary()["board"] == "4k3/8/8/3P1n2/8/8/8/4K3"
+
+
+@pytest.mark.parametrize("presence_only", [False, True], ids=["identity", "presence"])
+def test_a_start_fen_in_the_settings_starts_the_first_game_from_it(presence_only: bool) -> None:
+    """A table made with a start FEN plays its first game from that position as soon as the
+    board is read (it shows that position: nothing to set up), as a start command would."""
+    board = chess.Board(TWO_CAPTURES)
+    table = Table("t1", TableSettings(start=TWO_CAPTURES, time_control="-"))
+    squares = tuple(
+        Piece.EMPTY if piece is None
+        else Piece.OCCUPIED if presence_only
+        else Piece.from_symbol(piece.symbol())
+        for piece in map(board.piece_at, chess.SQUARES)
+    )  # fmt: skip
+    table.feed(BoardSnapshot(1.0, squares, "connect"))
+    assert table.phase == "playing"
+    assert table.state()["fen"] == TWO_CAPTURES
+    assert table.state()["mismatch"] == []
+    for t, square, piece in ((2.0, "e4", Piece.EMPTY), (2.3, "d5", Piece.EMPTY),
+                             (2.6, "d5", Piece.OCCUPIED if presence_only else Piece.WPAWN)):
+        table.feed(SquareChanged(t, chess.parse_square(square), piece, Piece.EMPTY))  # fmt: skip
+    table.tick(6.0)
+    assert [m["san"] for m in table.moves()] == ["exd5"]
+    assert '[FEN "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"]' in table.pgn()

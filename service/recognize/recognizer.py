@@ -712,6 +712,19 @@ class Recognizer:
         if self.presence_only is None and piece not in (Piece.EMPTY, Piece.UNKNOWN):
             self.presence_only = piece is Piece.OCCUPIED
             logger.debug("board family: %s", "presence-only" if self.presence_only else "identity")
+            if self.presence_only and self._nodes:
+                self._view_again()
+
+    def _view_again(self) -> None:
+        """A game was started before the board's family was known (a start told before the
+        board was read) and the board turns out presence-only: what the board reads for
+        each position of the game is worked out again."""
+        nodes = self._nodes
+        self._nodes, self._views, self._counts = [], {}, Counter()
+        for node in nodes:
+            self._push_node(_Node(node.ply, node.squares, self._view(node.squares)))
+        self._top = self._new_ref(self._nodes[-1])
+        self._prev = self._new_ref(self._nodes[-2]) if len(self._nodes) > 1 else None
 
     def _on_square(
         self, time: float, square: int, piece: Piece, out: list[RecognizerEvent]
