@@ -467,6 +467,8 @@ class Table:
         self._physical_cache: tuple[int, bool, SquareMap, str | None] | None = None
         self._fen_cache: tuple[int, str | None] | None = None
         self._rows_cache: tuple[SquareMap, list[str]] | None = None
+        self._identified_cache: tuple[tuple[int, int, SquareMap], str] | None = None
+        """A presence-only board's :meth:`_placement`, by the board and position it shows."""
         """The cells :meth:`_placement` last wrote, and each rank's text (eighth first)."""
         self._settings_cache: tuple[TableSettings, dict[str, Any]] | None = None
         self._pgn_cache: tuple[_PgnKey, str] | None = None
@@ -1203,7 +1205,12 @@ class Table:
         cells = self.physical()
         game = self._game
         if self._recognizer.presence_only and game is not None:
-            return placement_fen(_identified(cells, game.squares))
+            key = (self._raw_version, self._position_version, cells)
+            kept = self._identified_cache
+            if kept is None or kept[0] != key:
+                placement = placement_fen(_identified(cells, game.squares))
+                kept = self._identified_cache = (key, placement)
+            return kept[1]
         cache = self._physical_cache
         assert cache is not None
         placement = cache[3]
