@@ -467,9 +467,9 @@ class Table:
         self._physical_cache: tuple[int, bool, SquareMap, str | None] | None = None
         self._fen_cache: tuple[int, str | None] | None = None
         self._rows_cache: tuple[SquareMap, list[str]] | None = None
+        """The cells :meth:`_placement` last wrote, and each rank's text (eighth first)."""
         self._identified_cache: tuple[tuple[int, int, SquareMap], str] | None = None
         """A presence-only board's :meth:`_placement`, by the board and position it shows."""
-        """The cells :meth:`_placement` last wrote, and each rank's text (eighth first)."""
         self._settings_cache: tuple[TableSettings, dict[str, Any]] | None = None
         self._pgn_cache: tuple[_PgnKey, str] | None = None
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
@@ -882,8 +882,8 @@ class Table:
             note = note_of() if callable(note_of) else None
             scores = game.apply(action.action)
             self._position_version += 1
-            entry = _Entry(ply, item.number, item.side, item.uci, item.san)
-            entry.alternatives = item.alternatives
+            entry = _Entry(ply, item.number, item.side, item.uci, item.san,
+                           alternatives=item.alternatives)  # fmt: skip
             if note:
                 entry.notes.append(note)
             entry.scores = tuple(

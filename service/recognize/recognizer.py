@@ -56,7 +56,8 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   knocked over), then the capture whose square was lifted first if every other one was
   lifted more than a scan later (the captured piece comes off as the move starts; a
   neighbour is knocked over as the hand moves on), else the one whose square was set down
-  first (a knocked piece is mostly set back after the move is made);
+  first (a knocked piece is mostly set back after the move is made).  The other captures by
+  the same piece are named in the move event (``alternatives``), for a screen to offer;
 * a capture read among captures of other pieces by the same piece (the case above: truly
   ambiguous, the sensor histories are the same) is kept with its alternatives for
   :data:`REREAD_PLIES` actions: when the board stands on something nothing explains (after
