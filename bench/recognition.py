@@ -20,9 +20,13 @@ Prints per family and approach: games, moves, games reproduced exactly, phantom 
 wrong counts once in each -- and, for the recogniser, ``offered``: the games read wrong where
 every move read wrong named the move played among its alternatives (the moves the board read
 the same, ``MoveEvent.alternatives``), so that a screen showed it and one correction per
-such move makes the game exact; then the recogniser's cost per board event, p50 and p99: the
-CPU time of the thread (``time.thread_time``; ``--wall``: wall-clock time), each event's
-cost being the least of ``--repeat`` runs of the same stream (3 by default: the
+such move makes the game exact, and (presence only) ``indistinguishable``: the games read
+wrong whose sensor readings are also those of a handling of the game read -- proved by
+building that handling (``tests/games.py``: ``with_identities``, the same readings with
+the pieces of the game read) and reading it right with a piece-identity board -- which no
+recogniser can tell from the game played; then the recogniser's cost per board event, p50
+and p99: the CPU time of the thread (``time.thread_time``; ``--wall``: wall-clock time),
+each event's cost being the least of ``--repeat`` runs of the same stream (3 by default: the
 interruptions of a shared machine are not the recogniser's cost; ``--repeat 1`` times each
 event once).
 The same figures follow per board family.  ``--profile N``: afterwards, one more pass of
@@ -64,10 +68,12 @@ from games import (  # noqa: E402  (the harness lives with the tests)
     castling_game,
     castling_games,
     lichess_games,
+    read_times,
     recognise,
     sdist_games,
     special_games,
     stream,
+    with_identities,
 )
 
 from dgt.emulator.human import Handling  # noqa: E402
@@ -157,6 +163,9 @@ class Tally:
     phantom: int = 0
     missed: int = 0
     offered: int = 0
+    indistinguishable: int = 0
+    relabelled: int = 0  # games read exactly, relabelled with their own moves (--check-relabel)
+    relabelled_right: int = 0  # of them, read the same on a piece-identity board
     wrong: list[str] = field(default_factory=list)
 
     def merge(self, other: Tally) -> None:
@@ -166,6 +175,9 @@ class Tally:
         self.phantom += other.phantom
         self.missed += other.missed
         self.offered += other.offered
+        self.indistinguishable += other.indistinguishable
+        self.relabelled += other.relabelled
+        self.relabelled_right += other.relabelled_right
         self.wrong += other.wrong
 
     def add(
@@ -255,12 +267,12 @@ def profile(args: argparse.Namespace, top: int) -> str:
 
 
 def _run(
-    job: tuple[bool, int, str, bool, bool, float, float, float, bool, int],
+    job: tuple[bool, int, str, bool, bool, float, float, float, bool, int, bool],
 ) -> tuple[Tally, Tally, list[float]]:
     """One board family and one seed over every game: both approaches' tallies and the
     recogniser's costs per board event (each the least of ``repeat`` runs of the stream
     through a fresh recogniser)."""
-    presence, seed, sources, quick, both_wings, settle, sweep, takeback, wall, repeat = job
+    presence, seed, sources, quick, both_wings, settle, sweep, takeback, wall, repeat, check = job
     clock = time.perf_counter if wall else time.thread_time
     ours, usual = Tally(), Tally()
     costs: list[float] = []
@@ -278,6 +290,16 @@ def _run(
         costs += least
         name = f"{game.name}/seed{seed}"
         ours.add(name, expected, result.ucis, offered)
+        if presence and (check or result.ucis != expected):
+            # the proof that no recogniser could tell: the same sensor readings are a
+            # handling of the game read, which a piece-identity board reads so
+            labelled = with_identities(item, result.ucis, read_times(result.events))
+            same = labelled is not None and recognise(labelled).ucis == result.ucis
+            if result.ucis != expected:
+                ours.indistinguishable += same
+            else:
+                ours.relabelled += 1
+                ours.relabelled_right += same
         usual.add(name, expected, stable_board_moves(item, settle))
     return ours, usual, costs
 
@@ -313,6 +335,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--wall", action="store_true",
                         help="time board events by the wall clock, not CPU time")  # fmt: skip
     parser.add_argument("--list-wrong", action="store_true", help="name the games read wrong")
+    parser.add_argument(
+        "--check-relabel", action="store_true",
+        help="also give the pieces to every presence-only game read exactly and read it "
+        "again (how often the indistinguishable proof can work)",
+    )  # fmt: skip
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="then profile one pass, printing the top N functions")  # fmt: skip
     args = parser.parse_args(argv)
@@ -325,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     jobs = [(presence, seed) for presence in (False, True) for seed in seeds]
     options = (
         args.sources, args.quick, args.both_wings, args.settle, args.sweep, args.takeback,
-        args.wall, max(1, args.repeat),
+        args.wall, max(1, args.repeat), args.check_relabel,
     )  # fmt: skip
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
@@ -344,13 +371,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 family_costs += timed
         costs += family_costs
         for label, tally in (("recogniser", ours), ("usual approach", usual)):
-            offered = f" offered: {tally.offered}" if tally is ours else ""
+            offered = (
+                f" offered: {tally.offered}"
+                + (f" indistinguishable: {tally.indistinguishable}" if presence else "")
+                if tally is ours
+                else ""
+            )
             print(
                 f"{family} {label}: games: {tally.games} moves: {tally.moves} "
                 f"exact: {tally.exact} phantom: {tally.phantom} missed: {tally.missed}{offered}"
             )
             if args.list_wrong and tally.wrong:
                 print(f"  read wrong: {' '.join(tally.wrong[:40])}")
+            if tally.relabelled:
+                print(f"  games read exactly, given pieces (with_identities) and read again on a "
+                      f"piece-identity board: {tally.relabelled_right} of {tally.relabelled} "
+                      "read the same")  # fmt: skip
     micro = [c * 1e6 for c in costs]
     clock = "wall clock" if args.wall else "CPU time"
     print(f"board events timed: {len(micro)} ({clock}, least of {max(1, args.repeat)} runs)")

@@ -30,6 +30,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -41,7 +42,8 @@ import chess.pgn
 from dgt.emulator.human import Handling, Step, game_steps, setup_steps, squares_of
 from dgt.events import BoardEvent, BoardSnapshot, LeverMoved, Side, SquareChanged
 from dgt.protocol.constants import Piece
-from service.recognize import Recognizer, RecognizerEvent
+from service.recognize import MoveEvent, Recognizer, RecognizerEvent
+from service.recognize.recognizer import SCAN_SLACK
 from service.variants import StartPosition, get_variant
 from service.variants.standard import squares_of as symbol_map
 
@@ -410,6 +412,182 @@ def stream(
             index -= back
             out.takebacks += 1
     return out
+
+
+def with_identities(item: Stream, ucis: Sequence[str], read: Sequence[float]) -> Stream | None:
+    """The stream a piece-identity board would have sent for the handling of ``item`` (a
+    presence-only stream: the same squares emptied and occupied at the same times) had the
+    game been ``ucis``, whose move ``j`` (from 0) was read when ``read[j]`` came.
+
+    A lift takes the piece standing there into the hand.  A piece set down during move
+    ``j`` (up to ``read[j]``) or after it is the one the game has there after the move if
+    the hand holds it or it is lifted soon after (a place reported before its lift: within
+    a scan, or before the move was read), else the one the square had before (put back),
+    else a promotion's new piece (from the box), else the last one lifted, else any piece
+    lifted soon after.
+    Once a move was read, the piece it captured leaves the hand.  None if no piece fits: no
+    handling of ``ucis`` gives these sensor readings.  (Unrotated streams; the told
+    promotion kinds are dropped: the piece set down tells.)"""
+    board = item.game.board()
+    positions = [board.copy()]
+    captured: list[str | None] = []
+    for uci in ucis:
+        move = chess.Move.from_uci(uci)
+        taken = None
+        if board.is_capture(move):
+            square = move.to_square
+            if board.is_en_passant(move):
+                square += -8 if board.turn else 8
+            piece = board.piece_at(square)
+            taken = piece.symbol() if piece else None
+        captured.append(taken)
+        board.push(move)
+        positions.append(board.copy())
+    placed = {square: piece.symbol() for square, piece in positions[0].piece_map().items()}
+    hand: list[str] = []
+    early: set[int] = set()  # squares whose piece was set down before its lift came
+    lifted_from: dict[int, str] = {}  # the piece last lifted from each square
+    done = 0  # moves read before the event
+    events: list[BoardEvent] = []
+    for index, event in enumerate(item.events):
+        if isinstance(event, BoardSnapshot):
+            squares = tuple(
+                Piece.from_symbol(placed[square]) if square in placed else Piece.EMPTY
+                for square in range(64)
+            )
+            events.append(BoardSnapshot(event.time, squares, event.reason))
+            continue
+        if not isinstance(event, SquareChanged):
+            events.append(event)
+            continue
+        square = event.square
+        now_done = bisect_left(read, event.time)
+        for taken in captured[done:now_done]:
+            if taken in hand:
+                hand.remove(taken)
+        done = max(done, now_done)
+        if event.piece is Piece.EMPTY:
+            symbol = placed.pop(square, None)
+            if symbol is None:
+                return None
+            lifted_from[square] = symbol
+            if square in early:
+                early.discard(square)
+            else:
+                hand.append(symbol)
+            events.append(SquareChanged(event.time, square, Piece.EMPTY, Piece.from_symbol(symbol)))
+            continue
+        ply = min(now_done, len(ucis))
+        before, after = positions[ply], positions[min(ply + 1, len(ucis))]
+        there, was = after.piece_at(square), before.piece_at(square)
+        wanted = there.symbol() if there else None
+        reading = read[ply] if ply < len(read) else None  # when the move in progress was read
+        # a promotion on the square, being made or just read (the pawn set down first)
+        promoting = next(
+            (q for q in (ply, ply - 1) if 0 <= q < len(ucis) and _promotes_on(ucis[q], square)),
+            None,
+        )
+        if promoting is not None and promoting < ply and lifted_from.get(square) not in "Pp":
+            promoting = None  # not the pawn exchanged: the square's piece was taken since
+        promotes = promoting is not None
+        if promoting is not None:
+            new = positions[promoting + 1].piece_at(square)
+            wanted = new.symbol() if new else None
+            promotes = wanted is not None
+        pawn = "P" if positions[ply].turn == chess.WHITE else "p"
+        if promoting is not None:
+            pawn = "P" if positions[promoting].turn == chess.WHITE else "p"
+        if promotes:
+            later = read[promoting + 1] if promoting + 1 < len(read) else float("inf")
+            if promoting < ply or not _lifted_again(item.events, index, square, later):
+                # the new piece, from the box; the pawn goes there (from the hand, or as
+                # its lift is reported)
+                soon = _lifted_soon(item.events, index, reading, placed, early, {pawn})
+                if pawn in hand:
+                    hand.remove(pawn)
+                elif soon is not None:
+                    early.add(soon)
+                placed[square] = wanted  # type: ignore[assignment]
+                events.append(
+                    SquareChanged(event.time, square, Piece.from_symbol(wanted), Piece.EMPTY)
+                )
+                continue
+            wanted = pawn  # set down first, exchanged for the new piece after
+        kinds = {wanted} - {None}
+        soon = _lifted_soon(item.events, index, reading, placed, early, kinds) if kinds else None
+        back = was.symbol() if was and not promotes and soon is None else None
+        if wanted in hand or back in hand:
+            symbol = wanted if wanted in hand else back  # type: ignore[assignment]
+            hand.reverse()
+            hand.remove(symbol)  # the one lifted last
+            hand.reverse()
+        elif soon is not None:  # set down before its lift was reported
+            early.add(soon)
+            symbol = placed[soon]
+        elif hand:
+            symbol = hand.pop()
+        else:
+            lifted = _lifted_soon(item.events, index, reading, placed, early, set())
+            if lifted is None:
+                return None
+            early.add(lifted)
+            symbol = placed[lifted]
+        placed[square] = symbol
+        events.append(SquareChanged(event.time, square, Piece.from_symbol(symbol), Piece.EMPTY))
+    return Stream(item.game, events, {}, item.takebacks)
+
+
+def read_times(events: Sequence[RecognizerEvent]) -> list[float]:
+    """When each move (by ply, from the first) was first read, for :func:`with_identities`."""
+    read: dict[int, float] = {}
+    for event in events:
+        if isinstance(event, MoveEvent) and event.ply not in read:
+            read[event.ply] = event.time
+    return [read[ply] for ply in sorted(read)]
+
+
+def _lifted_soon(
+    events: Sequence[BoardEvent],
+    index: int,
+    reading: float | None,
+    placed: dict[int, str],
+    early: set[int],
+    kinds: set[str],
+) -> int | None:
+    """The square of the first lift soon after ``events[index]`` (within a scan, or the
+    lift at ``reading``, the time the move was read) of a piece still standing
+    (``placed``), not taken already (``early``) and of one of ``kinds`` (any, if none are
+    given)."""
+    until = max(events[index].time + SCAN_SLACK, reading or 0.0)
+    for later in events[index + 1 :]:
+        if later.time > until:
+            return None
+        if (later.time <= events[index].time + SCAN_SLACK or later.time == reading) and (
+            isinstance(later, SquareChanged)
+            and later.piece is Piece.EMPTY
+            and later.square in placed
+            and later.square not in early
+            and (not kinds or placed[later.square] in kinds)
+        ):
+            return later.square
+    return None
+
+
+def _promotes_on(uci: str, square: int) -> bool:
+    """Whether the move ``uci`` promotes on ``square``."""
+    return len(uci) == 5 and chess.parse_square(uci[2:4]) == square
+
+
+def _lifted_again(events: Sequence[BoardEvent], index: int, square: int, before: float) -> bool:
+    """Whether ``square`` is lifted again after ``events[index]``, before ``before`` and
+    before any other square is lifted (the pawn exchanged for the new piece, not taken by
+    the opponent's next move)."""
+    for later in events[index + 1 :]:
+        if later.time >= before:
+            return False
+        if isinstance(later, SquareChanged) and later.piece is Piece.EMPTY:
+            return later.square == square
+    return False
 
 
 def iter_streams(
