@@ -169,28 +169,24 @@ def test_lifts_within_a_scan_leave_the_capture_to_the_square_set_down_first() ->
     assert moves_in(got) == ["e4f5"]
 
 
-def test_ambiguous_capture_is_kept_when_the_next_move_fits_it() -> None:
-    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
-    desk.lift("e4")
-    desk.lift("f5", 0.2)
-    desk.lift("d5", 0.3)
-    desk.put("f5", "*", 0.3)
-    desk.put("d5", "*", 0.3)
-    desk.wait(3)
-    desk.move("e8e7", "*", 2.0)
-    desk.wait(3)
-    assert of_type(desk.out, "takeback") == []
-    assert desk.final_ucis() == ["e4f5", "e8e7"]
-
-
-def _knocked_neighbour_capture(desk: Desk) -> None:
+def _knocked_neighbour_capture(desk: Desk, on_f5: str = "*", on_d5: str = "*") -> None:
     """e4 takes on d5 or f5: both squares are lifted and set down while the pawn is in the
     hand, f5 first -- one was the captured piece, the other knocked over and set back."""
     desk.lift("e4")
     desk.lift("f5", 0.2)
     desk.lift("d5", 0.3)
-    desk.put("f5", "*", 0.3)
-    desk.put("d5", "*", 0.3)
+    desk.put("f5", on_f5, 0.3)
+    desk.put("d5", on_d5, 0.3)
+
+
+def test_ambiguous_capture_is_kept_when_the_next_move_fits_it() -> None:
+    desk = Desk(presence_only=True, fen=TWO_CAPTURES)
+    _knocked_neighbour_capture(desk)
+    desk.wait(3)
+    desk.move("e8e7", "*", 2.0)
+    desk.wait(3)
+    assert of_type(desk.out, "takeback") == []
+    assert desk.final_ucis() == ["e4f5", "e8e7"]
 
 
 def test_a_capture_the_board_cannot_tell_names_the_other_reading() -> None:
@@ -229,11 +225,7 @@ def test_a_piece_identity_board_names_no_other_reading() -> None:
     """The same handling on a board that tells pieces apart: the knight was set back on f5,
     so the pawn took on d5, and nothing else reads the same."""
     desk = Desk(presence_only=False, fen=TWO_CAPTURES)
-    desk.lift("e4")
-    desk.lift("f5", 0.2)
-    desk.lift("d5", 0.3)
-    desk.put("f5", "n", 0.3)
-    desk.put("d5", "P", 0.3)
+    _knocked_neighbour_capture(desk, "n", "P")
     desk.wait(3)
     moves = [e for e in of_type(desk.out, "move") if isinstance(e, MoveEvent)]
     assert [(e.uci, e.alternatives) for e in moves] == [("e4d5", ()), ("e4d5", ())]

@@ -127,10 +127,9 @@ TWO_CAPTURES = "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"
 """White pawn e4 can take the pawn on d5 or the knight on f5."""
 
 
-def test_a_capture_the_board_cannot_tell_is_shown_with_the_other_reading_and_corrected() -> None:
-    """A presence-only board: e4 takes, d5 and f5 both lifted and set down while the pawn is
-    in the hand (one was knocked over).  The move list and the PGN name the other reading;
-    the arbiter's correction to it rewrites the game and the mark goes."""
+def exf5_or_exd5_then_ke7() -> Hands:
+    """A presence-only board: e4 takes, d5 and f5 both lifted and set down while the pawn
+    is in the hand (one was knocked over), the clock pressed; then ...Ke7."""
     hands = Hands(presence_only=True, fen=TWO_CAPTURES)
     hands.lift("e4")
     hands.lift("f5", 0.2)
@@ -139,6 +138,14 @@ def test_a_capture_the_board_cannot_tell_is_shown_with_the_other_reading_and_cor
     hands.put("d5", "P", 0.3)
     hands.press(True)
     hands.play("e8e7", "k", False)
+    return hands
+
+
+def test_a_capture_the_board_cannot_tell_is_shown_with_the_other_reading_and_corrected() -> None:
+    """A presence-only board: e4 takes, d5 and f5 both lifted and set down while the pawn is
+    in the hand (one was knocked over).  The move list and the PGN name the other reading;
+    the arbiter's correction to it rewrites the game and the mark goes."""
+    hands = exf5_or_exd5_then_ke7()
     moves = hands.table.moves()
     assert [(m["uci"], m.get("alternatives")) for m in moves] == [
         ("e4f5", [{"uci": "e4d5", "san": "exd5"}]),
@@ -161,14 +168,7 @@ def test_a_capture_the_board_cannot_tell_is_shown_with_the_other_reading_and_cor
 
 
 def test_moves_before_a_corrected_one_keep_their_other_reading() -> None:
-    hands = Hands(presence_only=True, fen=TWO_CAPTURES)
-    hands.lift("e4")
-    hands.lift("f5", 0.2)
-    hands.lift("d5", 0.3)
-    hands.put("f5", "N", 0.3)
-    hands.put("d5", "P", 0.3)
-    hands.press(True)
-    hands.play("e8e7", "k", False)
+    hands = exf5_or_exd5_then_ke7()
     hands.admin("correct", ply=2, uci="e8d8")
     assert [(m["san"], m.get("alternatives")) for m in hands.table.moves()] == [
         ("exf5", [{"uci": "e4d5", "san": "exd5"}]),
