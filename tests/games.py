@@ -423,11 +423,11 @@ def with_identities(item: Stream, ucis: Sequence[str], read: Sequence[float]) ->
     ``j`` (up to ``read[j]``) or after it is the one the game has there after the move if
     the hand holds it or it is lifted soon after (a place reported before its lift: within
     a scan, or before the move was read), else the one the square had before (put back),
-    else a promotion's new piece (from the box), else the last one lifted, else any piece
-    lifted soon after.
-    Once a move was read, the piece it captured leaves the hand.  None if no piece fits: no
-    handling of ``ucis`` gives these sensor readings.  (Unrotated streams; the told
-    promotion kinds are dropped: the piece set down tells.)"""
+    else the last one lifted, else any piece lifted soon after.  A promotion's new piece
+    comes from the box (the pawn goes there), unless the pawn is set down first and
+    exchanged after.  Once a move was read, the piece it captured leaves the hand.  None if
+    no piece fits: no handling of ``ucis`` gives these sensor readings.  (Unrotated streams;
+    the told promotion kinds are dropped: the piece set down tells.)"""
     board = item.game.board()
     positions = [board.copy()]
     captured: list[str | None] = []
@@ -487,17 +487,12 @@ def with_identities(item: Stream, ucis: Sequence[str], read: Sequence[float]) ->
             (q for q in (ply, ply - 1) if 0 <= q < len(ucis) and _promotes_on(ucis[q], square)),
             None,
         )
-        if promoting is not None and promoting < ply and lifted_from.get(square) not in "Pp":
+        if promoting is not None and promoting < ply and lifted_from.get(square) not in ("P", "p"):
             promoting = None  # not the pawn exchanged: the square's piece was taken since
-        promotes = promoting is not None
-        if promoting is not None:
-            new = positions[promoting + 1].piece_at(square)
-            wanted = new.symbol() if new else None
-            promotes = wanted is not None
-        pawn = "P" if positions[ply].turn == chess.WHITE else "p"
-        if promoting is not None:
+        new = None if promoting is None else positions[promoting + 1].piece_at(square)
+        if promoting is not None and new is not None:
+            wanted = new.symbol()
             pawn = "P" if positions[promoting].turn == chess.WHITE else "p"
-        if promotes:
             later = read[promoting + 1] if promoting + 1 < len(read) else float("inf")
             if promoting < ply or not _lifted_again(item.events, index, square, later):
                 # the new piece, from the box; the pawn goes there (from the hand, or as
@@ -507,7 +502,7 @@ def with_identities(item: Stream, ucis: Sequence[str], read: Sequence[float]) ->
                     hand.remove(pawn)
                 elif soon is not None:
                     early.add(soon)
-                placed[square] = wanted  # type: ignore[assignment]
+                placed[square] = wanted
                 events.append(
                     SquareChanged(event.time, square, Piece.from_symbol(wanted), Piece.EMPTY)
                 )
@@ -515,7 +510,7 @@ def with_identities(item: Stream, ucis: Sequence[str], read: Sequence[float]) ->
             wanted = pawn  # set down first, exchanged for the new piece after
         kinds = {wanted} - {None}
         soon = _lifted_soon(item.events, index, reading, placed, early, kinds) if kinds else None
-        back = was.symbol() if was and not promotes and soon is None else None
+        back = was.symbol() if was and new is None and soon is None else None
         if wanted in hand or back in hand:
             symbol = wanted if wanted in hand else back  # type: ignore[assignment]
             hand.reverse()
