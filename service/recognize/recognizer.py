@@ -339,17 +339,14 @@ class _Played:
     scores: tuple[ScoreEvent, ...]
     final: bool = False
     by_settle: bool = False  # completed only by the board standing still
-    alternatives: tuple[LegalAction, ...] = ()  # other actions the board read the same
-    alternative_sans: tuple[str, ...] = ()  # their SAN, in the same order
+    alternatives: tuple[tuple[LegalAction, str], ...] = ()  # read the same; with their SAN
     swept: bool = False  # read as a capture whose captured piece was swept off
 
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
     """``(uci, san)`` of the other actions the board read the same as ``played``."""
-    return tuple(
-        zip((la.uci for la in played.alternatives), played.alternative_sans, strict=True)
-    )
+    return tuple((la.uci, san) for la, san in played.alternatives)
 
 
 def _other_capture(action: Action, other: LegalAction) -> bool:
@@ -690,7 +687,7 @@ class Recognizer:
                     played.action.uci,
                     played.san,
                     played.final,
-                    played.alternative_sans,
+                    tuple(san for _, san in played.alternatives),
                 )
             )
         result = self._result or "*"
@@ -1064,7 +1061,7 @@ class Recognizer:
             # keeps the replaced one (and its others) for a re-reading
             kept = tuple(
                 la
-                for la in (last.action, *last.alternatives)
+                for la in (last.action, *(other for other, _ in last.alternatives))
                 if la != candidate.action and _other_capture(candidate.action.action, la)
             )
             self._replace(candidate.action, time, out, kept)
@@ -1078,10 +1075,9 @@ class Recognizer:
         for a re-reading (the capture may have been read at the mover's lift, before the
         captured square was handled)."""
         action = played.action.action
+        known = [la for la, _ in played.alternatives]
         added = [
-            la
-            for la in dict.fromkeys(rejected)
-            if _other_capture(action, la) and la not in played.alternatives
+            la for la in dict.fromkeys(rejected) if _other_capture(action, la) and la not in known
         ]
         if not added:
             return
@@ -1090,8 +1086,7 @@ class Recognizer:
         game.undo()  # their SAN is written from the position before
         sans = tuple(game.san(la.action) for la in added)
         game.apply(action)
-        played.alternatives += tuple(added)
-        played.alternative_sans += sans
+        played.alternatives += tuple(zip(added, sans, strict=True))
 
     def _order_fits(self, ref: _Ref, candidate: _Candidate) -> bool:
         """Presence-only: each square that stays occupied but changes content was set down
@@ -1424,9 +1419,9 @@ class Recognizer:
         assert game is not None
         number = game.move_number()
         san = game.san(la.action)
-        sans = tuple(game.san(other.action) for other in alternatives)
+        named = tuple((other, game.san(other.action)) for other in alternatives)
         scores = tuple(game.apply(la.action))
-        played = _Played(la, san, number, scores, alternatives=alternatives, alternative_sans=sans)
+        played = _Played(la, san, number, scores, alternatives=named)
         self._played.append(played)
         squares = game.squares
         self._push_node(_Node(len(self._played), squares, self._view(squares)))
@@ -1518,7 +1513,7 @@ class Recognizer:
             return False
         count = len(self._played)
         for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1):
-            for alternative in self._played[index].alternatives:
+            for alternative, _ in self._played[index].alternatives:
                 if self._try_reading(index, alternative, time, out):
                     return True
         return False
