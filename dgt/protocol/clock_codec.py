@@ -111,17 +111,15 @@ class ClockTimes:
     @property
     def right(self) -> int:
         """Seconds on the right display."""
-        r = self.raw
-        return _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]]
+        return self.read()[1]
 
     @property
     def left(self) -> int:
-        r = self.raw
-        return _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]]
+        return self.read()[0]
 
     def read(self) -> tuple[int, int, int, bool, bool]:
         """``(left, right, status, left_flag, right_flag)`` in one call: what a host takes
-        from every frame (cheaper than the properties one by one)."""
+        from every frame (the properties read one each)."""
         r = self.raw
         return (
             _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
@@ -154,11 +152,11 @@ class ClockTimes:
 
     @property
     def right_flag(self) -> bool:
-        return bool(self.raw[0] & 0x50)
+        return self.read()[4]
 
     @property
     def left_flag(self) -> bool:
-        return bool(self.raw[3] & 0x50)
+        return self.read()[3]
 
     @property
     def is_null(self) -> bool:
