@@ -25,7 +25,7 @@ import pytest
 from test_recognize_helpers import Desk, moves_in, of_type
 
 from dgt.events import Side
-from service.recognize import MoveEvent, RecognizerEvent
+from service.recognize import Amend, MoveEvent, RecognizerEvent
 
 FAMILIES = [False, True]
 FAMILY_IDS = ["identity", "presence"]
@@ -228,7 +228,10 @@ def test_neighbour_touched_after_a_two_handed_capture_on_a_presence_only_board(
     desk = Desk(presence_only=True, fen=fen, clock=True)
     capture_then_touch_the_neighbour(desk, case)
     assert [(e.uci, e.final) for e in move_events(desk.out)] == [(uci, False), (other, True)]
-    assert [(e.old_uci, e.uci) for e in of_type(desk.out, "amend")] == [(uci, other)]
+    amends = [e for e in desk.out if isinstance(e, Amend)]
+    assert [(e.old_uci, e.uci) for e in amends] == [(uci, other)]
+    assert [[u for u, _ in e.alternatives] for e in amends] == [[uci]]  # named at once
+    assert amends[0].to_json()["alternatives"][0]["uci"] == uci
     assert [u for u, _ in move_events(desk.out, final=True)[0].alternatives] == [uci]
 
 

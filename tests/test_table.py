@@ -212,3 +212,25 @@ def test_a_start_fen_in_the_settings_starts_the_first_game_from_it(presence_only
     table.tick(6.0)
     assert [m["san"] for m in table.moves()] == ["exd5"]
     assert '[FEN "4k3/8/8/3p1n2/4P3/8/8/4K3 w - - 0 1"]' in table.pgn()
+
+
+def test_an_amended_move_shows_the_reading_it_replaced() -> None:
+    """exd5 with two hands, then the knight on f5 straightened before the clock press: a
+    presence-only board amends the capture to exf5 (a known limit), and the table lists
+    exd5 as the other reading from the amendment on."""
+    hands = Hands(presence_only=True, fen=TWO_CAPTURES)
+    hands.lift("d5", 0.5)
+    hands.lift("e4", 0.04)
+    hands.put("d5", "P", 0.4)
+    assert [(m["uci"], m.get("alternatives")) for m in hands.table.moves()] == [("e4d5", None)]
+    hands.lift("f5", 0.6)
+    hands.put("f5", "n", 0.4)
+    other = [{"uci": "e4d5", "san": "exd5"}]
+    assert [(e["uci"], e.get("alternatives")) for e in of_type(hands.out, "amend")] == [
+        ("e4f5", other)
+    ]
+    assert [(m["uci"], m.get("alternatives")) for m in hands.table.moves()] == [("e4f5", other)]
+    hands.press(True)
+    assert [(m["uci"], m["final"], m.get("alternatives")) for m in hands.table.moves()] == [
+        ("e4f5", True, other)
+    ]
