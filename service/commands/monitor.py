@@ -22,6 +22,7 @@ from dgt.board import Board
 from dgt.emulator.board import VirtualBoard
 from dgt.emulator.pty import EmulatorServer
 from dgt.emulator.replay import replay_games
+from dgt.errors import LinkClosed
 from dgt.events import BoardEvent, BoardSnapshot
 from dgt.recording import RecordWriter
 from dgt.transports import Transport, open_transport
@@ -107,10 +108,11 @@ async def _monitor(args: argparse.Namespace, record: IO[str] | None) -> None:
             title = f"dgt-service monitor: {port} (Ctrl-C quits)"
         transport: Transport = open_transport(port)
         writer: RecordWriter | None = None
+        tap: TapTransport | None = None
         if record is not None:
             writer = RecordWriter(record, source=port)
             chunk = writer.chunk
-            transport = TapTransport(transport, lambda t, data, way: chunk(t, data, way))
+            transport = tap = TapTransport(transport, lambda t, data, way: chunk(t, data, way))
         board = Board(transport)
         await board.open()
         stack.push_async_callback(board.close)
@@ -130,6 +132,11 @@ async def _monitor(args: argparse.Namespace, record: IO[str] | None) -> None:
         else:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(consume, args.seconds)
+            # Stopped by the clock: no more bytes go into the record, and the events of the
+            # bytes it holds that were not shown yet are shown and recorded.
+            if tap is not None:
+                tap.listener = _ignore_chunk
+            await _drain(board, view, writer, on_terminal)
         if replay is not None and replay.done() and replay.exception() is not None:
             raise replay.exception()  # type: ignore[misc]
 
@@ -142,16 +149,42 @@ async def _show(
     if on_terminal:
         _draw(view)
     async for event in board.events():
-        if writer is not None:
-            writer.event(event)
-        view.apply(event)
+        _take(event, view, writer, on_terminal)
         if on_terminal:
             now = loop.time()
             if now - last_draw >= REDRAW_INTERVAL or board.pending_events() == 0:
                 _draw(view)
                 last_draw = now
-        else:
-            _print_line(event)
+
+
+async def _drain(
+    board: Board, view: MonitorView, writer: RecordWriter | None, on_terminal: bool
+) -> None:
+    """The events already queued (none is waited for: the queue is read while it holds
+    some, so no new bytes come in meanwhile)."""
+    while board.pending_events():
+        try:
+            event = await board.next_event()
+        except LinkClosed:
+            break
+        _take(event, view, writer, on_terminal)
+    if on_terminal:
+        _draw(view)
+
+
+def _take(
+    event: BoardEvent, view: MonitorView, writer: RecordWriter | None, on_terminal: bool
+) -> None:
+    """Record one event and show it."""
+    if writer is not None:
+        writer.event(event)
+    view.apply(event)
+    if not on_terminal:
+        _print_line(event)
+
+
+def _ignore_chunk(t: float, data: bytes, way: str) -> None:
+    """What the record's tap does once the monitor stopped."""
 
 
 def _draw(view: MonitorView) -> None:
