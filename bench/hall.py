@@ -89,7 +89,8 @@ from service.store import Store  # noqa: E402
 from service.web import WebServer  # noqa: E402
 
 SCRIPT = Path(__file__).resolve()
-SHARED_GAMES = ROOT.parent / "shared" / "data" / "games" / "lichess-2012-12-31-100.pgn"
+LICHESS_GAMES = ROOT / "tests" / "data" / "lichess-2012-12-31-100.pgn"
+"""The 100 lichess games kept in the repository (CC0; see ``tests/data/README.md``)."""
 
 T = TypeVar("T")
 
@@ -411,7 +412,7 @@ async def serve_boards(n: int, args: argparse.Namespace) -> int:
         cpus = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cpus[-1]})
     rng = random.Random(args.seed)
-    extra = [str(SHARED_GAMES)] if SHARED_GAMES.is_file() else []
+    extra = [str(LICHESS_GAMES)]
     games = load_games(extra)
     servers = [
         EmulatorServer(VirtualBoard(serial=f"{i % 100000:05d}"), seed=rng.randrange(1 << 30))
@@ -588,7 +589,7 @@ def bench_part(r: dict[str, Any]) -> str:
 async def main_async(args: argparse.Namespace) -> int:
     if args.serve_boards:
         return await serve_boards(args.serve_boards, args)
-    extra = [str(SHARED_GAMES)] if SHARED_GAMES.is_file() else []
+    extra = [str(LICHESS_GAMES)]
     games = load_games(extra)
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
           f"boards start within {args.stagger:g} s; window {args.duration:g} s after "

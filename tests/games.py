@@ -3,7 +3,8 @@ physical event streams a seeded human hand makes of them.  (No tests here.)
 
 Sources:
 
-* :func:`lichess_games`: the 100 real lichess games in ``../shared/data/games/``;
+* :func:`lichess_games`: the 100 real lichess games in ``tests/data/`` (lichess database,
+  CC0; source in ``tests/data/README.md``);
 * :func:`sdist_games`: the PGN files of the PyPI ``chess`` 1.11.2 source distribution
   (standard games and 4 Chess960 engine games; the antichess and crazyhouse games there are
   left out, their rules are not ours), fetched by name with ``pip download`` on first use
@@ -48,8 +49,8 @@ from service.variants import StartPosition, get_variant
 from service.variants.standard import squares_of as symbol_map
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_GAMES = ROOT.parent / "shared" / "data" / "games"
-LICHESS = SHARED_GAMES / "lichess-2012-12-31-100.pgn"
+DATA = ROOT / "tests" / "data"
+LICHESS = DATA / "lichess-2012-12-31-100.pgn"
 CACHE = ROOT / ".cache" / "games"
 SDIST = ("chess", "1.11.2")
 """The source distribution whose ``data/pgn/*.pgn`` files are fetched."""
@@ -107,11 +108,11 @@ def _read_pgn(path: Path, prefix: str) -> list[Game]:
 
 @cache
 def lichess_games() -> tuple[Game, ...]:
-    """The 100 shared lichess games."""
+    """The 100 lichess games kept in ``tests/data/``."""
     if not LICHESS.exists():
         raise GameSourceError(
-            f"{LICHESS} is missing: the shared game data (../shared/data/games/) must sit "
-            "next to the project checkout"
+            f"{LICHESS} is missing: it is part of the repository; restore it with "
+            "`git checkout -- tests/data`"
         )
     return tuple(_read_pgn(LICHESS, "lichess"))
 
