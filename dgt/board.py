@@ -225,8 +225,9 @@ class Board(BoardFeed):
         self._parser = FrameParser()
         self._discarded = 0
         self._waiters: list[tuple[type, asyncio.Future[Any]]] = []
-        sender_kwargs = {} if clock_timeout is None else {"timeout": clock_timeout}
-        self._sender = ClockSender(**sender_kwargs)
+        self._sender = (
+            ClockSender() if clock_timeout is None else ClockSender(timeout=clock_timeout)
+        )
         self.clock = Clock(self._clock_submit)
         self._clock_timer: asyncio.TimerHandle | None = None
         self._times_timer: asyncio.TimerHandle | None = None
@@ -541,9 +542,9 @@ class Board(BoardFeed):
     def _handle(self, message: Message, now: float) -> None:
         if type(message) is FieldUpdate:
             if self._mirror_valid:
-                event = self.mirror.apply_update(message, now)
-                if event is not None:
-                    self._emit(event)
+                change = self.mirror.apply_update(message, now)
+                if change is not None:
+                    self._emit(change)
                 self._settle(now)
         elif isinstance(message, ClockTimes):
             if self._times_tries and (not message.clock_connected or message.valid):

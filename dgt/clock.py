@@ -502,7 +502,7 @@ class Clock:
         self, left: float, right: float, *, run: Side | None = None, toggle_on_lever: bool = True
     ) -> ClockAck:
         """Set both times (seconds); ``run`` starts that side counting down, else paused."""
-        mode = {
+        mode: int = {
             None: SetNRunMode.PAUSED,
             Side.LEFT: SetNRunMode.LEFT_RUNS,
             Side.RIGHT: SetNRunMode.RIGHT_RUNS,

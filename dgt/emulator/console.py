@@ -385,23 +385,25 @@ class Console:
             extra = f"\n{board.clock.describe(line.now())}" if board.clock is not None else ""
             return f"{render(board)}\n{board!r}{extra}"
         if cmd.name == "lift":
-            assert cmd.square is not None
-            piece = board.squares[cmd.square]
+            square = cmd.square
+            assert square is not None
+            piece = board.squares[square]
             if piece is Piece.EMPTY:
-                raise ConsoleError(f"{chess.square_name(cmd.square)} is empty")
+                raise ConsoleError(f"{chess.square_name(square)} is empty")
             self._hand.append(piece)
-            line.act(lambda now: board.lift(cmd.square, now))  # type: ignore[arg-type]
+            line.act(lambda now: board.lift(square, now))
             return ""
         if cmd.name == "place":
-            assert cmd.square is not None
-            piece = cmd.piece
-            if piece is None:
+            target = cmd.square
+            assert target is not None
+            held = cmd.piece
+            if held is None:
                 if not self._hand:
                     raise ConsoleError("no piece in hand: say which (e.g. place e4 P)")
-                piece = self._hand.pop()
-            elif piece in self._hand:
-                self._hand.remove(piece)
-            line.act(lambda now: board.place(cmd.square, piece, now))  # type: ignore[arg-type]
+                held = self._hand.pop()
+            elif held in self._hand:
+                self._hand.remove(held)
+            line.act(lambda now: board.place(target, held, now))
             return ""
         if cmd.name == "move":
             assert cmd.move is not None

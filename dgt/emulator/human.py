@@ -225,7 +225,9 @@ def squares_of(board: chess.BaseBoard, presence_only: bool = False) -> dict[int,
 
 def apply_steps(squares: Mapping[int, Piece], steps: Iterable[Step]) -> dict[int, Piece]:
     """The square map after ``steps`` (a new dict; empty squares are left out)."""
-    result = {square: piece for square, piece in squares.items() if piece is not Piece.EMPTY}
+    result: dict[int, Piece] = {
+        square: piece for square, piece in squares.items() if piece is not Piece.EMPTY
+    }
     for step in steps:
         if step.piece is Piece.EMPTY:
             result.pop(step.square, None)

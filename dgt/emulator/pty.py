@@ -22,6 +22,7 @@ import os
 import random
 import shutil
 import tempfile
+import termios
 import tty
 from collections.abc import Callable
 from pathlib import Path
@@ -141,7 +142,7 @@ class EmulatorServer:
         master, slave = os.openpty()
         try:
             # Raw before anyone can know the path, and TCSANOW so nothing is flushed.
-            tty.setraw(slave, tty.TCSANOW)
+            tty.setraw(slave, termios.TCSANOW)
             os.set_blocking(master, False)
             name = os.ttyname(slave)
             self._publish(name)

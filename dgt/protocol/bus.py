@@ -19,7 +19,7 @@ BUS_HEADER_SIZE = 5
 BUS_BROADCAST = 0
 
 
-def checksum(data: bytes) -> int:
+def checksum(data: bytes | bytearray) -> int:
     return sum(data) & 0x7F
 
 

@@ -54,7 +54,7 @@ class SerialTransport(Transport):
         self.url = url
         self.baudrate = baudrate
         self.exclusive = exclusive
-        self._port: serial.SerialBase | None = None
+        self._port: serial.Serial | None = None
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_data: DataCallback | None = None
@@ -72,7 +72,7 @@ class SerialTransport(Transport):
     def is_open(self) -> bool:
         return self._port is not None
 
-    def _open_port(self) -> serial.SerialBase:
+    def _open_port(self) -> serial.Serial:
         try:
             port = serial.serial_for_url(
                 self.url,
@@ -143,7 +143,7 @@ class SerialTransport(Transport):
         if on_data is not None:
             on_data(data)
 
-    def _reader_thread(self, port: serial.SerialBase) -> None:
+    def _reader_thread(self, port: serial.Serial) -> None:
         loop = self._loop
         assert loop is not None
         while not self._stop.is_set():

@@ -109,7 +109,7 @@ async def _serve(args: argparse.Namespace, device: VirtualBoard | BusLine) -> in
         replay = asyncio.create_task(
             replay_games(server, args.replay, speed=args.speed, rng=rng, repeat=args.repeat)
         )
-        tasks.append(replay)  # type: ignore[arg-type]
+        tasks.append(replay)
     queue: asyncio.Queue[str | None] = asyncio.Queue()
     _stdin_lines(loop, queue)
 
