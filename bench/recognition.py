@@ -1,9 +1,9 @@
 """Move recognition figures: replayed games through the recogniser and through the usual
 approach of existing tools, side by side, and the recogniser's cost per board event.
 
-Every game of the replay harness (``tests/games.py``: the 100 shared lichess games, the
-standard and Chess960 games of the ``chess`` 1.11.2 sdist, generated games from all 960
-starts steering for every kind of castling, generated games with promotions,
+Every game of the replay harness (``tests/games.py``: the 100 lichess games in
+``tests/data/``, the standard and Chess960 games of the ``chess`` 1.11.2 sdist, generated
+games from all 960 starts steering for every kind of castling, generated games with promotions,
 under-promotions and en passant) is played by the seeded human model
 (``dgt.emulator.human``, noisy handling: slides, hesitations, knocked pieces, bounces,
 place-before-lift, quick replies, jitter) for each seed and each board family (piece

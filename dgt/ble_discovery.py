@@ -4,7 +4,7 @@ not by a device node.
 
 A device counts as a board when its advertised name starts with ``DGT_PEGASUS`` (any
 case; high confidence) or when it advertises the Nordic UART service the Pegasus uses
-(medium confidence: other gadgets use that service too).  Facts: fact sheet §6.1.
+(medium confidence: other gadgets use that service too).  Facts: docs/protocol.md §6.1.
 
 :func:`find_ble_boards` scans for a given time and returns what it saw; it raises
 :class:`~dgt.transports.ble.BluetoothUnavailable` (one line) when this machine has no

@@ -126,7 +126,7 @@ RECONNECT_MAX = 10.0
 CLOCK_TIMES_RETRY = 1.0
 """Seconds to wait for the answer to a clock-times request (SEND_CLK) before asking again:
 in UPDATE_NICE mode a clock reports only when its display changes, so an idle clock that
-already shows the time control would otherwise stay unseen (fact sheet §2: SEND_CLK is
+already shows the time control would otherwise stay unseen (docs/protocol.md §2: SEND_CLK is
 answered with one BWTIME in any mode; §5.5: Bluetooth firmware may answer it with a clock
 ack, or send an all-zero BWTIME, for about a second after a clock command)."""
 
@@ -311,7 +311,7 @@ class Board(BoardFeed):
                     raise
 
     async def battery(self, timeout: float = DUMP_TIMEOUT) -> BatteryStatus:  # noqa: ASYNC109
-        """Ask for the battery status (Bluetooth boards and the Pegasus, fact sheet §3.7,
+        """Ask for the battery status (Bluetooth boards and the Pegasus, docs/protocol.md §3.7,
         §6.5) and return it; it is also kept in ``info.battery``.  ``TimeoutError`` after
         ``timeout`` seconds without an answer (USB boards do not know the command)."""
         self._require_ready()

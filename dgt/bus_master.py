@@ -1,7 +1,7 @@
 """``dgt.BusMaster``: many DGT boards chained on one serial line (bus mode).
 
 Tournament halls daisy-chain their boards on one line.  Every board hears every command;
-only the board whose address a command carries answers it (fact sheet §2.1, H14).  The
+only the board whose address a command carries answers it (docs/protocol.md §2.1, H14).  The
 address is the board's serial number read as a 14-bit integer.  The host is the master of
 the line: it asks each board in turn and never has more than one request outstanding, so
 answers never collide.
@@ -93,7 +93,7 @@ logger = logging.getLogger(__name__)
 REPLY_TIMEOUT = 0.08
 """Seconds a board has to start its reply (once its header came, the time its bytes take
 on the line is added): boards answer within milliseconds, up to about
-20 ms while writing their memory; the header suggests about 80 ms (fact sheet §2.1)."""
+20 ms while writing their memory; the header suggests about 80 ms (docs/protocol.md §2.1)."""
 
 BYTE_TIME = 10 / 9600
 """Seconds one byte takes on the line (9600 baud, 8N1): added to the time-out per byte of

@@ -12,7 +12,7 @@ Two pure pieces with time injected, no timers and no I/O of their own:
 
 :class:`Clock` ties both to a :class:`dgt.Board` and offers ``await``-able commands.
 
-Acknowledgement policy (fact sheet §5.5): a command counts as acknowledged only by an ack
+Acknowledgement policy (docs/protocol.md §5.5): a command counts as acknowledged only by an ack
 whose command byte matches it (or, for END and the Revelation II text, by the spontaneous
 "ready" ack some clocks send instead).  Plain time frames do **not** count, unlike one
 field host that unlocks on any BWTIME: in update mode time frames arrive every second, so
@@ -95,7 +95,7 @@ class ClockState:
     """What the clock reports, folded into events.  Pure: feed it messages with their
     receive times (monotonic seconds) and it returns the events they mean.
 
-    Which turn bit means which side is contested (fact sheet §3.4, §10): the 2015 header says
+    Which turn bit means which side is contested (docs/protocol.md §3.4, §10): the 2015 header says
     0x08 = right, recorded boards show 0x08 while the *left* time runs.  The state starts
     with the recorded reading and switches to the other one as soon as it sees a running
     clock whose counting-down side contradicts it; the lever (bit 0x02) is always taken from

@@ -1,7 +1,7 @@
 """Finding DGT boards: which serial ports look like one, and which of them answer like one.
 
 :func:`find_candidates` lists ports without opening them: USB serial ports whose ids or
-product strings belong to a DGT board (facts: ../shared/protocol/dgt-protocol.md §1.2),
+product strings belong to a DGT board (facts: docs/protocol.md §1.2),
 Bluetooth classic ``/dev/rfcomm*`` nodes (§1.3) and the stable names ``/dev/dgt/*`` made by
 ``udev/99-dgt.rules``.  Each candidate says why it was picked and how sure that is.
 
@@ -82,7 +82,7 @@ KNOWN_USB_IDS: dict[tuple[int, int], str] = {
     (0x045B, 0x8111): "USB id 045B:8111 (DGT USB board, Renesas CDC)",
     (0x04D8, 0x000A): "USB id 04D8:000A (older DGT USB board, Microchip CDC)",
 }
-"""USB vendor/product ids seen on DGT boards (fact sheet §1.2)."""
+"""USB vendor/product ids seen on DGT boards (docs/protocol.md §1.2)."""
 
 AMBIGUOUS_USB_IDS: dict[tuple[int, int], str] = {
     (0x0403, 0x6001): "USB id 0403:6001 (FTDI FT232)",

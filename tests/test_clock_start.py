@@ -1,7 +1,7 @@
 """A clock that already shows the time control, stopped, must still be started by the table.
 
 Such a clock has nothing new to say in UPDATE_NICE mode (it reports its times only when they
-change, fact sheet §2), and a set-and-run to the times it already shows changes nothing on
+change, docs/protocol.md §2), and a set-and-run to the times it already shows changes nothing on
 its display either.  The driver asks for the clock's times itself after every handshake
 (SEND_CLK, answered with one BWTIME in any mode), so the table learns the lever and sets
 White's side running.
@@ -112,7 +112,7 @@ async def test_driver_asks_for_the_times_of_an_idle_clock_after_connect_and_reco
 
 class StutteringBoard(VirtualBoard):
     """Answers its first clock-times requests badly, as Bluetooth firmware may right after a
-    clock command (fact sheet §5.5: an all-zero BWTIME, or the ack instead of the times), or
+    clock command (docs/protocol.md §5.5: an all-zero BWTIME, or the ack instead of the times), or
     not at all (a lost answer)."""
 
     def __init__(self, answer: str, bad: int) -> None:

@@ -115,7 +115,7 @@ def test_identification_answers() -> None:
 def test_classic_usb_board_has_no_battery_but_bluetooth_board_has() -> None:
     assert VirtualBoard().receive(cmd(Command.SEND_BATTERY_STATUS), 0) == b""
     answer = VirtualBoard(bluetooth=True, battery=64).receive(cmd(Command.SEND_BATTERY_STATUS), 0)
-    assert len(answer) == 12  # as real boards send it (fact sheet 3.2)
+    assert len(answer) == 12  # as real boards send it (docs/protocol.md §3.2)
     status = one(answer)
     assert isinstance(status, BatteryStatus)
     assert status.percent == 64

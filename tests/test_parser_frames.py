@@ -1,7 +1,7 @@
 """FrameParser and BusFrameParser on hand-written streams: whole frames, one byte at a
 time, several frames per chunk, garbage first, truncated and impossible frames.
 
-Facts: ../shared/protocol/dgt-protocol.md §3.1 (framing), §2.1 (bus replies), §8 (framing
+Facts: docs/protocol.md §3.1 (framing), §2.1 (bus replies), §8 (framing
 resync).  The randomised versions of these tests are in test_parser_properties.py.
 """
 

@@ -1,7 +1,7 @@
 """Properties of the frame parsers, checked exhaustively on a realistic stream and with
 hypothesis on random ones.
 
-What the parsers promise (dgt/protocol/parser.py, fact sheet §3.1 and §8):
+What the parsers promise (dgt/protocol/parser.py, docs/protocol.md §3.1 and §8):
 
 * pure and incremental: the same bytes split into chunks anywhere give the same messages
   (and the same diagnostics counters) as the bytes fed at once;

@@ -1,7 +1,7 @@
 """The clock inside the board protocol: BWTIME frames (times and acks) and the clock
 commands (0x2B).  Pure codec tests, no I/O.
 
-Facts: ../shared/protocol/dgt-protocol.md §3.4 (times), §3.5 (acks), §5 (clock commands),
+Facts: docs/protocol.md §3.4 (times), §3.5 (acks), §5 (clock commands),
 §10 (status bytes seen on a real board).
 """
 

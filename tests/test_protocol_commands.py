@@ -1,7 +1,7 @@
 """Host-to-board commands: one-byte commands, LED frames, the Pegasus developer key, bus
 commands with their checksum, and the emulator's CommandParser.  Pure, no I/O.
 
-Facts: ../shared/protocol/dgt-protocol.md §2 (commands), §2.1 (bus mode), §6.3-§6.4
+Facts: docs/protocol.md §2 (commands), §2.1 (bus mode), §6.3-§6.4
 (Pegasus), §7.1 (Revelation II LEDs).
 """
 
@@ -58,7 +58,7 @@ ONE_BYTE = {
     Command.SEND_LOCK_STATE: 0x59,
     Command.SEND_DEVKEY_STATE: 0x5A,
 }
-"""Every one-byte command with its byte from the fact sheet's table (§2)."""
+"""Every one-byte command with its byte from the table in docs/protocol.md (§2)."""
 
 WITH_DATA = [Command.CLOCK_MESSAGE, Command.SET_LEDS, Command.DEVELOPER_KEY,
              Command.SET_BOARD_NAME]  # fmt: skip

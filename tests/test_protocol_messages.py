@@ -1,7 +1,7 @@
 """Board-to-host messages of the DGT protocol: exact bytes, round trips through the
 parser, piece codes and the board's square numbering.  Pure codec tests, no I/O.
 
-Facts: ../shared/protocol/dgt-protocol.md §3 (framing, ids, dumps), §3.6 (identification),
+Facts: docs/protocol.md §3 (framing, ids, dumps), §3.6 (identification),
 §3.7 (battery), §3.8 (EE moves), §4 (piece codes).
 """
 
@@ -48,7 +48,7 @@ def parse(data: bytes) -> list[Message]:
 
 def start_position_fields() -> bytes:
     """The 64 raw codes of the start position in the board's field order (0 = a8),
-    written out by hand from the fact sheet (§3.3, §4), not through the codec."""
+    written out by hand from docs/protocol.md (§3.3, §4), not through the codec."""
     back_black = bytes((0x08, 0x09, 0x0A, 0x0C, 0x0B, 0x0A, 0x09, 0x08))  # r n b q k b n r
     back_white = bytes((0x02, 0x03, 0x04, 0x06, 0x05, 0x04, 0x03, 0x02))  # R N B Q K B N R
     return back_black + b"\x07" * 8 + b"\x00" * 32 + b"\x01" * 8 + back_white

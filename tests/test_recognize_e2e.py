@@ -2,7 +2,7 @@
 pseudo-terminal, read by the driver (``dgt.Board`` over pyserial), fed to the recogniser:
 the recognised game equals the played one.  A classic board with a clock, a Pegasus
 (presence only, no clock) and a board turned round, all at once, each playing the same three
-games one after another (set up by hand in between): the shortest shared lichess game, a
+games one after another (set up by hand in between): the shortest lichess game of tests/data, a
 Chess960 engine game up to just after its castling, and a generated game with castling,
 en passant and an under-promotion (see :func:`chosen_games`).
 

@@ -21,7 +21,7 @@ from dgt.emulator.human import Handling
 
 @cache
 def lichess_games() -> tuple[tuple[chess.Board, tuple[chess.Move, ...]], ...]:
-    """The shared lichess games (a missing file fails the test, with what to do)."""
+    """The lichess games of tests/data (a missing file fails the test, with what to do)."""
     return tuple((game.board(), game.moves) for game in games.lichess_games())
 
 

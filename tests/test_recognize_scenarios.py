@@ -595,7 +595,7 @@ def test_presence_only_takeback_bringing_a_captured_piece_back_needs_no_settle()
 
 # -- setting up the next game -----------------------------------------------------------------
 
-SHORT_GAME = [  # lichess#?: the shortest shared game, 7 plies (white presses after each move)
+SHORT_GAME = [  # lichess#?: the shortest lichess game, 7 plies (white presses after each move)
     ("b2b3", "P"),
     ("g7g6", "p"),
     ("c1b2", "B"),

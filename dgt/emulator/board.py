@@ -18,7 +18,7 @@ command), a Revelation II (``revelation=True``: Rev II LED frames, battery), and
 Pegasus (``pegasus=True``: presence only, developer key, Pegasus-only commands, no clock,
 no bus mode, no board memory).
 
-Facts: ../shared/protocol/dgt-protocol.md (section numbers in comments) and the official
+Facts: docs/protocol.md (section numbers in comments) and the official
 header (H14).  Where the sources leave a gap the comment says "choice".
 """
 

@@ -5,7 +5,7 @@ Pure state machine: no I/O, no sleeping; every method that depends on time takes
 asks it for its times frame (BWTIME), hands it the clock commands the host sends
 (``2B <size> 03 <sub> <data> 00``) and forwards its acknowledgements.
 
-Facts: ../shared/protocol/dgt-protocol.md §3.4, §3.5, §5.  Choices where the sources leave a
+Facts: docs/protocol.md §3.4, §3.5, §5.  Choices where the sources leave a
 gap are marked "choice" in the comments.
 """
 
@@ -51,7 +51,7 @@ _BUTTON_MASK = {
     Button.PLUS: 0x08,
     Button.OK: 0x40,
 }
-"""ack2 of a button ack is 0x01 | one bit per button held (fact sheet §5.3: our reading of the
+"""ack2 of a button ack is 0x01 | one bit per button held (docs/protocol.md §5.3: our reading of the
 values seen in the field: back 05, minus 21, run 11, plus 09, ok 41)."""
 
 # Data bytes each sub-command carries (between the sub-command byte and the end marker).
@@ -95,7 +95,7 @@ class VirtualClock:
     display and the last beep.
 
     The lever is physical: pressing it puts the high side down and the other side up.
-    The time of the *high* side runs (fact sheet §10: status 0x09, lever bit clear = left
+    The time of the *high* side runs (docs/protocol.md §10: status 0x09, lever bit clear = left
     high, while the left time counts down).  At power-up the clock waits for the first
     press, as a clock set up for a game does: the first press starts the side that goes
     up.  A host's set-and-run (mode 23 only) decides who runs, whether the clock is paused

@@ -6,7 +6,7 @@ taken off first or last (or knocked aside as the capturing piece lands, so its s
 shows empty), the king or the rook lifted first when castling, a bishop dragged across the
 squares it passes, a piece touched and put back, a neighbour knocked over and set up
 again, a reply started before the previous move has settled.  Real boards report exactly
-such streams (fact sheet ``../shared/protocol/dgt-protocol.md`` §3.3 and §8).
+such streams (``docs/protocol.md`` §3.3 and §8).
 
 This module turns moves into those physical :class:`Step` sequences, with delays in
 seconds.  It is pure: no I/O, no clock, no sleeping; all randomness comes from the

@@ -5,7 +5,7 @@ USB board (pyserial, 9600 8N1; the baud rate does not matter on a pty).  The ser
 on the event loop it was started on, so it can live inside another program's loop
 (``dgt-service monitor --demo`` runs one next to the driver).
 
-Pitfalls handled (../shared/protocol/testing-notes.md): the pty is put in raw mode with
+Pitfalls handled (docs/protocol.md §11): the pty is put in raw mode with
 ``TCSANOW`` *before* its path is published, so no host byte is ever flushed or echoed; the
 server keeps its own handle on the slave side, so the pty survives a host closing and
 reopening it.  :meth:`unplug` closes the pty (the host's reads and writes fail, as with a

@@ -1,6 +1,6 @@
 """The DGT board protocol: byte values, messages, encoders and frame parsers.  Pure: no I/O.
 
-Facts: ../shared/protocol/dgt-protocol.md.  Squares in the public API are python-chess
+Facts: docs/protocol.md.  Squares in the public API are python-chess
 numbers (0 = a1) in the board's own frame; the board's field numbers (0 = a8) appear only
 in raw fields (``FieldUpdate.index``, ``BoardDump.fields``).
 """

@@ -1,7 +1,7 @@
 """Byte values of the DGT board protocol: commands, message ids, piece codes.
 
 Ids and lengths live in separate tables (see ``messages.py``) so that equal byte values in
-different tables never alias each other.  Facts: ../shared/protocol/dgt-protocol.md.
+different tables never alias each other.  Facts: docs/protocol.md.
 """
 
 from __future__ import annotations

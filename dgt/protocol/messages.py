@@ -168,7 +168,7 @@ class LongSerialNumber:
 @dataclass(frozen=True, slots=True)
 class BatteryStatus:
     """Bluetooth boards and the Pegasus.  ``percent`` is the raw first byte (the Pegasus
-    may scale it differently: the fact sheet marks that as a conflict); 0x7F = not
+    may scale it differently: docs/protocol.md marks that as a conflict); 0x7F = not
     available in the time fields."""
 
     ID: ClassVar[int] = MessageId.BATTERY_STATUS

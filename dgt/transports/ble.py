@@ -1,10 +1,9 @@
 """Bluetooth LE transport for the DGT Pegasus, on bleak.
 
-The Pegasus speaks the ordinary DGT byte protocol through the Nordic UART Service (fact
-sheet ../shared/protocol/dgt-protocol.md §6.1): the host writes commands to the RX
-characteristic and the board sends its messages as notifications on the TX
-characteristic.  This transport turns that into the byte link every
-:class:`~dgt.transports.base.Transport` offers:
+The Pegasus speaks the ordinary DGT byte protocol through the Nordic UART Service
+(docs/protocol.md §6.1): the host writes commands to the RX characteristic and the board
+sends its messages as notifications on the TX characteristic.  This transport turns that
+into the byte link every :class:`~dgt.transports.base.Transport` offers:
 
 * **finding the board**: ``BleTransport("AA:BB:CC:DD:EE:FF")`` looks for that address,
   ``BleTransport("DGT_PEGASUS_1234")`` for an advertised name starting with the given text

@@ -172,7 +172,7 @@ _SCAN_NAME = "Bluetooth LE scan"
 
 def _find_ble_boards(seconds: float) -> tuple[list[Row], str | None]:
     """Bluetooth LE boards (the DGT Pegasus), found by advertisement (name or Nordic UART
-    service, fact sheet §6.1; :mod:`dgt.ble_discovery`) rather than by ``dgt.discovery``.
+    service, docs/protocol.md §6.1; :mod:`dgt.ble_discovery`) rather than by ``dgt.discovery``.
     Their rows carry ``"transport": "ble"`` in the JSON output.  Returns the rows and, when
     this machine has no usable Bluetooth, a one-line note saying why (not an error)."""
     try:
