@@ -398,6 +398,7 @@ def test_service_exits_non_zero_when_its_stop_cannot_commit(
 
 
 def damaged_copy(tmp_path: Path, rows: int = 3000) -> Path:
+    """A store of ``rows`` moves whose page holding move 1500 is overwritten with garbage."""
     db = tmp_path / "hall.db"
     store = Store(db)
     store.register_table("1", {"event": "x"}, 0.0)
@@ -406,9 +407,9 @@ def damaged_copy(tmp_path: Path, rows: int = 3000) -> Path:
     store.commit()
     store.close()
     page_size = 4096
-    pages = db.stat().st_size // page_size
+    page = db.read_bytes().index(b'"ply":1500,') // page_size
     with db.open("r+b") as handle:
-        handle.seek(page_size * (pages // 2))
+        handle.seek(page_size * page)
         handle.write(bytes(range(256)) * (page_size // 256))
     return db
 
@@ -462,3 +463,52 @@ def test_mounts_are_gone(tmp_path: Path) -> None:
         assert os.path.ismount(disk)
     assert not os.path.ismount(disk)
     shutil.rmtree(disk)
+
+
+def test_store_check_and_recover_salvage_every_readable_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from service.cli import main
+
+    db = damaged_copy(tmp_path)
+    assert main(["store", "check", str(db)]) == 1
+    out = capsys.readouterr().out
+    assert "DAMAGED" in out
+    unreadable = re.search(r"unreadable rows: (\d+) \(seq (\d+)-(\d+)\)", out)
+    assert unreadable is not None, out
+    lost = int(unreadable.group(1))
+    assert 0 < lost < 200
+    new = tmp_path / "new.db"
+    assert main(["store", "recover", str(db), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert f"{lost} row(s) left out" in out
+    assert main(["store", "check", str(new)]) == 0
+    assert "integrity check: ok" in capsys.readouterr().out
+    store = Store(new, check=True)
+    assert store.settings("1") == {"event": "x"}
+    assert store.count() == 6000 - lost
+    plies = [ply for ply in moves_stored(new)]
+    assert plies == sorted(plies)
+    store.close()
+    assert main(["store", "recover", str(db), str(new)]) == 2  # never over a file
+    assert "exists" in capsys.readouterr().err
+
+
+def test_store_check_names_rows_that_are_not_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from service.cli import main
+
+    db = tmp_path / "hall.db"
+    store = Store(db)
+    store.register_table("1", {}, 0.0)
+    move(store, 1)
+    store.commit()
+    store._db.execute(
+        "INSERT INTO log (table_id, role, kind, t, data) VALUES ('1', 'in', 'tick', 1, 'oops{')"
+    )
+    store.close()
+    assert main(["store", "check", str(db)]) == 1
+    out = capsys.readouterr().out
+    assert "rows that are not JSON: 1 (seq 3)" in out
+    assert "readable rows: 2 (table 1: 2)" in out
