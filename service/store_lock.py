@@ -45,9 +45,13 @@ class StoreLock:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise StoreLockError(
+                    f"{db}: the database cannot be written: {(exc.strerror or str(exc)).lower()} "
+                    f"(its lock file {path} cannot be made)"
+                ) from None
             raise StoreLockError(
                 f"{db}: cannot create the lock file {path}: {exc.strerror}"
-                + (" (read-only file system)" if exc.errno == errno.EROFS else "")
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
