@@ -512,3 +512,42 @@ def test_store_check_names_rows_that_are_not_json(
     out = capsys.readouterr().out
     assert "rows that are not JSON: 1 (seq 3)" in out
     assert "readable rows: 2 (table 1: 2)" in out
+
+
+def test_a_running_service_retries_and_stores_the_kept_rows_when_writes_work_again(
+    tmp_path: Path,
+) -> None:
+    from service.commands import run as run_command
+
+    db = tmp_path / "hall.db"
+    seen: dict[str, object] = {}
+
+    async def setup(hall: object) -> None:
+        return None
+
+    async def after_start(hall: object) -> None:
+        import asyncio
+
+        store = hall.store  # type: ignore[attr-defined]
+        real = store._db
+        refusing = sqlite3.connect(":memory:", isolation_level=None)
+        refusing.execute("PRAGMA query_only=1")
+        store._db = refusing  # the database refuses every write for a while
+        move(store, 1)
+        hall.settle()  # type: ignore[attr-defined]
+        seen["failing"] = store.state
+        seen["unstored"] = store.unstored
+        await asyncio.sleep(0.2)
+        store._db = real  # writes work again: the retry stores the rows, unasked
+        await asyncio.sleep(1.5)
+        seen["after"] = store.state
+        seen["left"] = store.unstored
+        refusing.close()
+
+    status = run_command.serve(db, setup, token="token-token-1", generated=False,
+                               bind="127.0.0.1", port=0, seconds=2.5, what="test",
+                               after_start=after_start)  # fmt: skip
+    assert status == 0
+    assert seen == {"failing": StoreState.FAILING, "unstored": 2, "after": StoreState.OK,
+                    "left": 0}  # fmt: skip
+    assert moves_stored(db) == [1]
