@@ -150,6 +150,15 @@ def _disk_hint(path: Path) -> str:
     return ""
 
 
+def _row_error(exc: Exception) -> bool:
+    """Whether ``exc``, raised while inserting rows, is the fault of a row (its text cannot
+    be encoded, a value SQLite refuses) rather than of the database (full, read-only,
+    failing), which no other row would get past either."""
+    if isinstance(exc, sqlite3.IntegrityError | sqlite3.DataError):
+        return True
+    return not isinstance(exc, sqlite3.DatabaseError)
+
+
 def _encodable(text: str) -> bool:
     if text.isascii():
         return True
@@ -484,12 +493,13 @@ class Store:
     def _commit_now(self) -> int:
         rows = self._pending
         try:
+            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.execute("BEGIN IMMEDIATE")
                 self._db.executemany(_INSERT, rows)
-            except sqlite3.DatabaseError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - a bad row: find it, keep the rest
+            except Exception as exc:
+                if not _row_error(exc):
+                    raise
+                # A bad row: find it, keep the rest.
                 self._rollback()
                 logger.warning(
                     "%s: a row could not be written (%s); writing one input at a time",
@@ -535,9 +545,9 @@ class Store:
             self._db.execute("SAVEPOINT entry")
             try:
                 self._db.executemany(_INSERT, entry)
-            except sqlite3.DatabaseError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - this input only
+            except Exception as exc:
+                if not _row_error(exc):
+                    raise
                 self._db.execute("ROLLBACK TO entry")
                 self._db.execute("RELEASE entry")
                 self._refuse(entry[0][0], entry[0][2], len(entry), str(exc))
@@ -554,8 +564,9 @@ class Store:
         self._retry_at = self._clock() + self._retry_delay
         if not was_failing:
             logger.error(
-                "%s: cannot write the log (%s): the rows are kept in memory and retried; "
-                "nothing new is stored until it can write",
+                "%s: cannot write the log (%s): every row is kept in memory and retried "
+                "(a stop with SIGTERM or Ctrl-C keeps them in a recovery file; a kill -9 "
+                "loses them)",
                 self.path,
                 exc,
             )

@@ -269,12 +269,18 @@ def test_a_lone_surrogate_is_refused_alone_and_the_rest_committed(
     store.close()
 
 
-def test_a_row_that_fails_inside_the_commit_is_refused_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "bad", [("1", "in", "admin", 2.0, '{"x": "\ud800"}'), ("1", "bogus", "admin", 2.0, "{}")]
+)
+def test_a_row_that_fails_inside_the_commit_is_refused_alone(
+    tmp_path: Path, bad: tuple[str, str, str, float, str]
+) -> None:
     """Should a row still fail in the middle of a commit (any exception, not only a
-    database error), that input is left out and the others are committed."""
+    database error: here a text with no UTF-8 form, a role the log refuses), that input is
+    left out and the others are committed."""
     store = Store(tmp_path / "hall.db")
     move(store, 1)
-    store._pending.append(("1", "in", "admin", 2.0, '{"x": "\ud800"}'))
+    store._pending.append(bad)
     store._pending.append(("1", "out", "players", 2.0, "{}"))
     move(store, 3)
     assert store.commit() == 4
