@@ -150,6 +150,34 @@ def _disk_hint(path: Path) -> str:
     return ""
 
 
+def check_database(path: str | Path) -> None:
+    """Run SQLite's quick check on the database ``path`` (read only, before anything writes
+    to it); raises :class:`StoreDamaged` when it finds damage.  Nothing is checked when the
+    file does not exist or cannot be opened for reading (opening the store says why)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return
+    try:
+        _quick_check(connection, path)
+    finally:
+        connection.close()
+
+
+def _quick_check(connection: sqlite3.Connection, path: Path) -> None:
+    try:
+        problems = [str(row[0]) for row in connection.execute("PRAGMA quick_check(3)")]
+    except sqlite3.DatabaseError as exc:
+        if not _is_damage(exc) or "not a database" in str(exc):
+            return  # opening the store says what is wrong
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        raise StoreDamaged(damaged_message(path, "; ".join(problems)))
+
+
 def _row_error(exc: Exception) -> bool:
     """Whether ``exc``, raised while inserting rows, is the fault of a row (its text cannot
     be encoded, a value SQLite refuses) rather than of the database (full, read-only,
@@ -277,11 +305,7 @@ class Store:
     def _open(self, durable: bool, check: bool) -> None:
         try:
             if check:
-                problems = [
-                    str(row[0]) for row in self._db.execute("PRAGMA quick_check(3)").fetchall()
-                ]
-                if problems != ["ok"]:
-                    raise StoreDamaged(damaged_message(self.path, "; ".join(problems)))
+                _quick_check(self._db, self.path)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             self._db.execute("PRAGMA busy_timeout=5000")

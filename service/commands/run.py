@@ -29,7 +29,7 @@ from service.config import (
 )
 from service.errors import UsageError
 from service.hall import Hall, HallError
-from service.store import Store, StoreError
+from service.store import Store, StoreError, check_database
 from service.store_lock import StoreLock, StoreLockError
 from service.web import WebServer
 
@@ -196,7 +196,8 @@ def serve(
         raise UsageError(str(exc)) from None
     try:
         try:
-            store = Store(db, durable=durable, check=True)
+            check_database(db)
+            store = Store(db, durable=durable)
         except StoreError as exc:
             raise UsageError(str(exc)) from None
         try:
