@@ -557,3 +557,73 @@ def test_a_running_service_retries_and_stores_the_kept_rows_when_writes_work_aga
     assert seen == {"failing": StoreState.FAILING, "unstored": 2, "after": StoreState.OK,
                     "left": 0}  # fmt: skip
     assert moves_stored(db) == [1]
+
+
+def test_a_service_on_a_full_disk_stops_with_the_count_and_the_next_start_stores_the_rows(
+    tmp_path: Path,
+) -> None:
+    """The whole path with a real process: the disk fills while the service runs, admin
+    commands get 503 (not stored yet), SIGTERM exits 1 naming the rows and the recovery
+    file, and the next start (space freed) stores them before anything new."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    token = "token-token-full"
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}  # as private_tempdir: the fallback
+    with small_disk(tmp_path) as disk:
+        db = disk / "hall.db"
+        service = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "run", "emulator", "--port", "0",
+             "--seconds", "60", "--db", str(db), "--admin-token", token],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env,
+        )  # fmt: skip
+        try:
+            assert service.stdout is not None
+            url = ""
+            while not url:
+                line = service.stdout.readline().decode()
+                assert line, "the service ended"
+                if line.startswith("open "):
+                    url = line.split()[1]
+            filler = fill(disk)
+            answers: list[int] = []
+            for n in range(400):
+                request = urllib.request.Request(
+                    f"{url}api/admin/tables/1/players",
+                    data=json.dumps({"white": f"Player {n}"}).encode(),
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as response:
+                        answers.append(response.status)
+                except urllib.error.HTTPError as exc:
+                    answers.append(exc.code)
+                    exc.close()
+                if answers[-1] == 503 and answers.count(503) >= 3:
+                    break
+            assert answers[-1] == 503, answers
+        finally:
+            service.send_signal(signal.SIGTERM)
+            _, err = service.communicate(timeout=30)
+            service.stdout.close()  # type: ignore[union-attr]
+        assert service.returncode == 1, err
+        last = err.decode().strip().splitlines()[-1]
+        assert re.search(r"\d+ row\(s\) could not be stored \(database or disk is full\)", last)
+        assert "recovery.jsonl" in last
+        filler.unlink()
+        store = Store(db)
+        names = [
+            item.data["args"]["white"]
+            for item in store.inputs("1")
+            if item.kind == "admin" and item.data["command"] == "players"
+        ]
+        store.close()
+        assert names == [f"Player {n}" for n in range(len(answers))]
+        assert recovery_paths_left(db) == []
+
+
+def recovery_paths_left(db: Path) -> list[Path]:
+    from service.store_recovery import recovery_paths
+
+    return recovery_paths(db)
