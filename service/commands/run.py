@@ -17,8 +17,9 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from service import event_loop
 from service.config import (
@@ -183,7 +184,7 @@ def serve(
     port: int,
     seconds: float | None,
     what: str,
-    after_start: Callable[[Hall], Awaitable[None]] | None = None,
+    after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None = None,
     durable: bool = False,
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
@@ -249,7 +250,7 @@ async def _serve(
     port: int,
     seconds: float | None,
     what: str,
-    after_start: Callable[[Hall], Awaitable[None]] | None,
+    after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None,
     durable: bool = False,
 ) -> None:
     hall = Hall(store)
