@@ -22,21 +22,46 @@ Rebuilding: a table is rebuilt by feeding its inputs, in order, to a fresh table
 (:func:`rebuild`); the table is deterministic, so the outputs must come out as stored.  A
 difference is counted and logged as a warning; the stored outputs stay the record of what
 was shown (``Store.outputs``).
+
+Failing closed: when the database refuses a write (a full disk, an I/O error, a file gone
+read-only), the store keeps every row it received in memory, in order, and the next commits
+retry with a growing back-off (:data:`RETRY_FIRST` to :data:`RETRY_MAX`); its state
+(:class:`StoreState`, :attr:`Store.healthy`, :attr:`Store.unstored`) says so, for the pages
+and the admin API, and the log gets one line per change of state.  A :meth:`Store.close`
+that still cannot commit writes the rows to a recovery file (:mod:`service.store_recovery`)
+and raises :class:`StoreError` saying how many; the next start folds that file in before
+anything new.  A process killed with SIGKILL loses what was not committed: while the store
+is failing, every row since the failure.
+
+A row whose text cannot be stored (a lone surrogate, which has no UTF-8 encoding) is refused
+alone, with a warning: the other rows of its commit are written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
 from service.json_text import dumps
+from service.store_recovery import (
+    RecoveryError,
+    Row,
+    read_recovery,
+    recovery_paths,
+    remove_recovery,
+    write_recovery,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,12 +91,110 @@ CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
 """
 
+_INSERT = "INSERT INTO log (table_id, role, kind, t, data) VALUES (?, ?, ?, ?, ?)"
+
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""
 
 
+RETRY_FIRST = 0.5
+"""Seconds before the first retry of a failed commit; each failure doubles it..."""
+RETRY_MAX = 8.0
+"""... up to this."""
+
+
 class StoreError(Exception):
     """The database cannot be opened or written; the message says which file and why."""
+
+
+class StoreDamaged(StoreError):
+    """The database file is damaged (a bad page, a row that is not JSON)."""
+
+
+class StoreState(StrEnum):
+    """What the store can do now (shown as is on the pages and by the admin API)."""
+
+    OK = "ok"
+    """Every row received is committed or queued for the next commit."""
+    FAILING = "failing"
+    """The database refuses writes: the rows are kept in memory and retried."""
+    CLOSED = "closed"
+
+
+def damaged_message(path: Path, what: str) -> str:
+    """One line: what is damaged in the database ``path`` and what to do."""
+    what = " ".join(what.split())
+    return (
+        f"{path} is damaged ({what}): start a new store with --db NEW, or copy what can be "
+        f"read with 'dgt-service store recover {path} NEW' "
+        f"(see 'dgt-service store check {path}')"
+    )
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def _disk_hint(path: Path) -> str:
+    """ " (read-only file system)" or " (the disk is full)" when the database's file system
+    is so; else nothing."""
+    try:
+        fs = os.statvfs(path.parent)
+    except OSError:
+        return ""
+    if fs.f_flag & os.ST_RDONLY:
+        return " (read-only file system)"
+    if fs.f_bavail * fs.f_frsize < 64 * 1024:
+        return " (the disk is full)"
+    return ""
+
+
+def check_database(path: str | Path) -> None:
+    """Run SQLite's quick check on the database ``path`` (read only, before anything writes
+    to it); raises :class:`StoreDamaged` when it finds damage.  Nothing is checked when the
+    file does not exist or cannot be opened for reading (opening the store says why)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return
+    try:
+        _quick_check(connection, path)
+    finally:
+        connection.close()
+
+
+def _quick_check(connection: sqlite3.Connection, path: Path) -> None:
+    try:
+        problems = [str(row[0]) for row in connection.execute("PRAGMA quick_check(3)")]
+    except sqlite3.DatabaseError as exc:
+        if not _is_damage(exc) or "not a database" in str(exc):
+            return  # opening the store says what is wrong
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        raise StoreDamaged(damaged_message(path, "; ".join(problems)))
+
+
+def _row_error(exc: Exception) -> bool:
+    """Whether ``exc``, raised while inserting rows, is the fault of a row (its text cannot
+    be encoded, a value SQLite refuses) rather than of the database (full, read-only,
+    failing), which no other row would get past either."""
+    if isinstance(exc, sqlite3.IntegrityError | sqlite3.DataError):
+        return True
+    return not isinstance(exc, sqlite3.DatabaseError)
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Replayable(Protocol):
@@ -141,12 +264,50 @@ class Store:
     Writes go into an open transaction (:meth:`append`) until :meth:`commit`.  Use from one
     thread (the event loop's)."""
 
-    def __init__(self, path: str | Path, *, durable: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        durable: bool = False,
+        check: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Open (or create) the database and make sure it can be written; fold in the rows
+        of a recovery file left by the last stop.  ``check``: also run SQLite's quick check
+        first (:class:`StoreDamaged` when the file is damaged).  ``clock`` times the
+        retries."""
         self.path = Path(path)
+        self._clock = clock
+        self._pending: list[Row] = []
+        self.commits = 0
+        self.rows_written = 0
+        self.refused = 0
+        """Rows refused alone because their text cannot be stored."""
+        self.state = StoreState.OK
+        self.error: str | None = None
+        """Why the store is failing (None while it is not)."""
+        self._retry_delay = 0.0
+        self._retry_at = 0.0
+        self._checkpoint_failed = False
+        self._synchronous = "FULL" if durable else "NORMAL"
         try:
             self._db = sqlite3.connect(str(self.path), isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path}: cannot open the database: {exc}{_disk_hint(self.path)}"
+            ) from None
+        try:
+            self._open(durable, check)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self, durable: bool, check: bool) -> None:
+        try:
+            if check:
+                _quick_check(self._db, self.path)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             self._db.execute("PRAGMA busy_timeout=5000")
             # Checkpoints (which fsync) run off the event loop: see checkpoint().
             self._db.execute("PRAGMA wal_autocheckpoint=0")
@@ -162,10 +323,67 @@ class Store:
                     "use a new --db file"
                 )
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: cannot open the database: {exc}") from None
-        self._pending: list[tuple[str, str, str, float, str]] = []
-        self.commits = 0
-        self.rows_written = 0
+            if "not a database" in str(exc):
+                raise StoreError(
+                    f"{self.path}: cannot open the database: {exc} (another kind of file, or "
+                    "its first page is damaged): give another --db"
+                ) from None
+            if _is_damage(exc):
+                raise StoreDamaged(damaged_message(self.path, str(exc))) from None
+            raise StoreError(
+                f"{self.path}: cannot open the database: {exc}{_disk_hint(self.path)}"
+            ) from None
+        except ValueError as exc:  # a schema value that is not a number
+            raise StoreDamaged(damaged_message(self.path, f"meta: {exc}")) from None
+        try:
+            # A write at start: a read-only file or directory, or a full disk, is found
+            # here, not after the first move has been shown.
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)", (str(time.time()),)
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            self._rollback()
+            raise StoreError(
+                f"{self.path}: the database cannot be written: {exc}{_disk_hint(self.path)}"
+            ) from None
+        self._fold_recovery()
+
+    def _fold_recovery(self) -> None:
+        for path in recovery_paths(self.path):
+            try:
+                rows = read_recovery(path)
+            except RecoveryError as exc:
+                raise StoreError(str(exc)) from None
+            try:
+                self._db.execute("PRAGMA synchronous=FULL")  # before the file goes
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(_INSERT, rows)
+                self._db.execute("COMMIT")
+                self._db.execute(f"PRAGMA synchronous={self._synchronous}")
+            except sqlite3.DatabaseError as exc:
+                self._rollback()
+                raise StoreError(
+                    f"{self.path}: cannot fold in the recovery file {path}: {exc}"
+                ) from None
+            try:
+                remove_recovery(path)
+            except OSError as exc:
+                raise StoreError(
+                    f"{self.path}: the rows of {path} are stored now, but the file cannot be "
+                    f"removed ({exc.strerror}): remove it before the next start"
+                ) from None
+            logger.warning(
+                "%s: stored the %d row(s) of %s (left by the last stop)", self.path, len(rows), path
+            )
+
+    def _rollback(self) -> None:
+        if self._db.in_transaction:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.DatabaseError as exc:
+                logger.warning("%s: rollback failed: %s", self.path, exc)
 
     # --- tables -------------------------------------------------------------------------
 
@@ -174,9 +392,8 @@ class Store:
     ) -> dict[str, Any]:
         """Add a table (its settings at creation) unless it exists; returns the stored
         settings, which are what its log replays against."""
-        row = self._db.execute("SELECT settings FROM tables WHERE id=?", (table_id,)).fetchone()
-        if row is not None:
-            stored: dict[str, Any] = json.loads(row[0])
+        stored = self.settings(table_id)
+        if stored is not None:
             return stored
         self._write(
             "INSERT INTO tables (id, settings, created) VALUES (?, ?, ?)",
@@ -186,12 +403,24 @@ class Store:
 
     def table_ids(self) -> list[str]:
         """Every table ever registered, in creation order."""
-        rows = self._db.execute("SELECT id FROM tables ORDER BY created, rowid").fetchall()
+        with self._reading("the tables"):
+            rows = self._db.execute("SELECT id FROM tables ORDER BY created, rowid").fetchall()
         return [row[0] for row in rows]
 
     def settings(self, table_id: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT settings FROM tables WHERE id=?", (table_id,)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        with self._reading(f"the settings of table {table_id}"):
+            row = self._db.execute("SELECT settings FROM tables WHERE id=?", (table_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            value = json.loads(row[0])
+        except (TypeError, ValueError):
+            value = None
+        if not isinstance(value, dict):
+            raise StoreDamaged(
+                damaged_message(self.path, f"the settings of table {table_id} are not JSON")
+            )
+        return value
 
     # --- writing ------------------------------------------------------------------------
 
@@ -207,60 +436,195 @@ class Store:
         nothing, with everything else queued) at the next :meth:`commit`."""
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
-        pending = self._pending
         role = "in"
         if outputs and kind == "board" and outputs[0] == echo_of(t, data):
             role = "echo"
             outputs = outputs[1:]
-        pending.append((table_id, role, kind, t, dumps(data)))
-        for out in outputs:
-            pending.append(
-                (
-                    table_id,
-                    "out",
-                    str(out.get("type", "?")),
-                    float(out.get("time", t) or t),
-                    dumps(out),
+        try:
+            rows: list[Row] = [(table_id, role, kind, t, dumps(data))]
+            for out in outputs:
+                rows.append(
+                    (
+                        table_id,
+                        "out",
+                        str(out.get("type", "?")),
+                        float(out.get("time", t) or t),
+                        dumps(out),
+                    )
                 )
-            )
+        except (TypeError, ValueError) as exc:
+            self._refuse(table_id, kind, len(outputs) + 1, str(exc))
+            return
+        if not all(
+            _encodable(row[0]) and _encodable(row[2]) and _encodable(row[4]) for row in rows
+        ):
+            self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
+            return
+        self._pending.extend(rows)
+
+    def _refuse(self, table_id: str, kind: str, rows: int, why: str) -> None:
+        self.refused += rows
+        logger.warning(
+            "%s: table %s: an input (%s) and its outputs not stored: %s",
+            self.path,
+            table_id.encode("utf-8", "backslashreplace").decode(),
+            kind,
+            why.encode("utf-8", "backslashreplace").decode(),
+        )
 
     @property
     def pending(self) -> int:
         """Rows queued and not committed yet."""
         return len(self._pending)
 
+    @property
+    def unstored(self) -> int:
+        """Rows received and not committed yet (queued, or kept while failing)."""
+        return len(self._pending)
+
+    @property
+    def healthy(self) -> bool:
+        """Whether the database takes writes (the last commit succeeded)."""
+        return self.state is StoreState.OK
+
+    def retry_in(self) -> float:
+        """Seconds until a failing store tries to write again (0 when it may now)."""
+        if self.state is not StoreState.FAILING:
+            return 0.0
+        return max(0.0, self._retry_at - self._clock())
+
+    def status(self) -> dict[str, Any]:
+        """The store's state for the pages and the admin API."""
+        return {
+            "state": str(self.state),
+            "unstored": self.unstored,
+            "refused": self.refused,
+            "error": self.error,
+            "retry_in": round(self.retry_in(), 3),
+        }
+
     def commit(self) -> int:
         """Write every queued row in one transaction; returns the number of rows.  Raises
-        :class:`StoreError` when the database refuses (the rows stay queued)."""
-        rows, self._pending = self._pending, []
-        if not rows:
+        :class:`StoreError` when the database refuses (the rows stay queued, in order, and
+        are retried by a later commit); a failing store retries only once its back-off is
+        over (raising again before)."""
+        if not self._pending:
             return 0
+        if self.state is StoreState.FAILING and self._clock() < self._retry_at:
+            raise StoreError(self._failure_message())
+        return self._commit_now()
+
+    def _commit_now(self) -> int:
+        rows = self._pending
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT INTO log (table_id, role, kind, t, data) VALUES (?, ?, ?, ?, ?)", rows
-            )
+            try:
+                self._db.executemany(_INSERT, rows)
+            except Exception as exc:
+                if not _row_error(exc):
+                    raise
+                # A bad row: find it, keep the rest.
+                self._rollback()
+                logger.warning(
+                    "%s: a row could not be written (%s); writing one input at a time",
+                    self.path,
+                    exc,
+                )
+                self._db.execute("BEGIN IMMEDIATE")
+                rows = self._insert_one_at_a_time(rows)
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            self._pending = rows + self._pending  # kept for the next attempt
-            raise StoreError(f"{self.path}: cannot write the log: {exc}") from None
+            self._rollback()
+            self._failed(exc)
+            raise StoreError(self._failure_message()) from None
+        finally:
+            self._rollback()  # never left open, whatever happened
+        self._pending = []
         self.commits += 1
         self.rows_written += len(rows)
+        if self.state is StoreState.FAILING:
+            self.state = StoreState.OK
+            self.error = None
+            self._retry_delay = 0.0
+            logger.warning(
+                "%s: writing again: the %d row(s) kept in memory are stored", self.path, len(rows)
+            )
         return len(rows)
+
+    def _insert_one_at_a_time(self, rows: list[Row]) -> list[Row]:
+        """Insert ``rows`` input by input (each with its outputs) inside the open
+        transaction; an input whose rows cannot be written is left out, alone.  Returns the
+        rows written."""
+        written: list[Row] = []
+        entry: list[Row] = []
+        entries: list[list[Row]] = []
+        for row in rows:
+            if row[1] != "out" and entry:
+                entries.append(entry)
+                entry = []
+            entry.append(row)
+        if entry:
+            entries.append(entry)
+        for entry in entries:
+            self._db.execute("SAVEPOINT entry")
+            try:
+                self._db.executemany(_INSERT, entry)
+            except Exception as exc:
+                if not _row_error(exc):
+                    raise
+                self._db.execute("ROLLBACK TO entry")
+                self._db.execute("RELEASE entry")
+                self._refuse(entry[0][0], entry[0][2], len(entry), str(exc))
+                continue
+            self._db.execute("RELEASE entry")
+            written.extend(entry)
+        return written
+
+    def _failed(self, exc: sqlite3.DatabaseError) -> None:
+        was_failing = self.state is StoreState.FAILING
+        self.state = StoreState.FAILING
+        self.error = str(exc)
+        self._retry_delay = min(RETRY_MAX, max(RETRY_FIRST, self._retry_delay * 2))
+        self._retry_at = self._clock() + self._retry_delay
+        if not was_failing:
+            logger.error(
+                "%s: cannot write the log (%s): every row is kept in memory and retried "
+                "(a stop with SIGTERM or Ctrl-C keeps them in a recovery file; a kill -9 "
+                "loses them)",
+                self.path,
+                exc,
+            )
+
+    def _failure_message(self) -> str:
+        return (
+            f"{self.path}: cannot write the log: {self.error} "
+            f"({self.unstored} row(s) kept in memory, retried)"
+        )
 
     def checkpoint(self) -> None:
         """Copy the write-ahead log into the database file (a passive checkpoint, which
         never blocks the writer).  It fsyncs, so call it from a worker thread
-        (``asyncio.to_thread(store.checkpoint)``): it opens its own connection."""
-        connection = sqlite3.connect(str(self.path), timeout=5)
+        (``asyncio.to_thread(store.checkpoint)``): it opens its own connection.  Skipped
+        while the store is failing; a failure is logged once until one succeeds."""
+        if self.state is not StoreState.OK:
+            return
+        try:
+            connection = sqlite3.connect(str(self.path), timeout=5)
+        except sqlite3.DatabaseError as exc:
+            self._checkpoint_error(exc)
+            return
         try:
             connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self._checkpoint_failed = False
         except sqlite3.DatabaseError as exc:
-            logger.warning("%s: checkpoint failed: %s", self.path, exc)
+            self._checkpoint_error(exc)
         finally:
             connection.close()
+
+    def _checkpoint_error(self, exc: sqlite3.DatabaseError) -> None:
+        if not self._checkpoint_failed:
+            logger.warning("%s: checkpoint failed: %s", self.path, exc)
+        self._checkpoint_failed = True
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         try:
@@ -271,20 +635,22 @@ class Store:
     # --- reading ------------------------------------------------------------------------
 
     def inputs(self, table_id: str) -> Iterator[Input]:
-        """The table's inputs in order, each with the outputs stored after it."""
+        """The table's inputs in order, each with the outputs stored after it.  Raises
+        :class:`StoreDamaged` at a row that cannot be read."""
         cursor = self._db.execute(
             "SELECT seq, role, kind, t, data FROM log WHERE table_id=? ORDER BY seq", (table_id,)
         )
         current: tuple[int, str, float, dict[str, Any]] | None = None
         outs: list[dict[str, Any]] = []
-        for seq, role, kind, t, data in cursor:
-            if role != "out":
-                if current is not None:
-                    yield Input(*current, tuple(outs))
-                current = (seq, kind, t, json.loads(data))
-                outs = [echo_of(t, current[3])] if role == "echo" else []
-            elif current is not None:
-                outs.append(json.loads(data))
+        with self._reading(f"the log of table {table_id}"):
+            for seq, role, kind, t, data in cursor:
+                if role != "out":
+                    if current is not None:
+                        yield Input(*current, tuple(outs))
+                    current = (seq, kind, t, self._json(data, seq))
+                    outs = [echo_of(t, current[3])] if role == "echo" else []
+                elif current is not None:
+                    outs.append(self._json(data, seq))
         if current is not None:
             yield Input(*current, tuple(outs))
 
@@ -300,10 +666,32 @@ class Store:
             params.append(kind)
         sql += " ORDER BY seq LIMIT ?"
         params.append(limit)
-        return [
-            (seq, echo_of(t, json.loads(data)) if role == "echo" else json.loads(data))
-            for seq, role, t, data in self._db.execute(sql, params)
-        ]
+        with self._reading(f"the log of table {table_id}"):
+            return [
+                (
+                    seq,
+                    echo_of(t, self._json(data, seq)) if role == "echo" else self._json(data, seq),
+                )
+                for seq, role, t, data in self._db.execute(sql, params)
+            ]
+
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise StoreDamaged(damaged_message(self.path, f"{what}: {exc}")) from None
+            raise StoreError(f"{self.path}: cannot read {what}: {exc}") from None
+
+    def _json(self, text: Any, seq: int) -> dict[str, Any]:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            raise StoreDamaged(damaged_message(self.path, f"row {seq} is not JSON")) from None
+        if not isinstance(value, dict):
+            raise StoreDamaged(damaged_message(self.path, f"row {seq} is not a JSON object"))
+        return value
 
     def count(self, table_id: str | None = None) -> int:
         """Rows in the log (of one table, or all)."""
@@ -314,14 +702,38 @@ class Store:
         )
 
     def close(self) -> None:
-        """Commit what is queued, checkpoint and close."""
+        """Commit what is queued (trying once more even while failing), checkpoint and
+        close.  When rows still cannot be committed, they are written to a recovery file,
+        which the next start folds in, and :class:`StoreError` says how many and where."""
+        if self.state is StoreState.CLOSED:
+            return
         try:
-            self.commit()
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.DatabaseError as exc:
-            logger.warning("%s: final checkpoint failed: %s", self.path, exc)
+            if self._pending:
+                with contextlib.suppress(StoreError):
+                    self._commit_now()
+            if not self._pending:
+                try:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.DatabaseError as exc:
+                    logger.warning("%s: final checkpoint failed: %s", self.path, exc)
         finally:
             self._db.close()
+            self.state = StoreState.CLOSED
+        rows, self._pending = self._pending, []
+        if not rows:
+            return
+        why = self.error or "the database refused the last commit"
+        try:
+            where = write_recovery(self.path, rows)
+        except RecoveryError as exc:
+            raise StoreError(
+                f"{self.path}: {len(rows)} row(s) could not be stored ({why}) and are LOST: "
+                f"no recovery file could be written ({exc})"
+            ) from None
+        raise StoreError(
+            f"{self.path}: {len(rows)} row(s) could not be stored ({why}); they are in "
+            f"{where}, which the next start with this --db stores first"
+        )
 
 
 def apply_input(table: Replayable, item: Input) -> Sequence[Any]:

@@ -30,7 +30,8 @@ from service.config import (
 )
 from service.errors import UsageError
 from service.hall import Hall, HallError
-from service.store import Store, StoreError
+from service.store import Store, StoreError, check_database
+from service.store_lock import StoreLock, StoreLockError
 from service.web import WebServer
 
 log = logging.getLogger(__name__)
@@ -186,23 +187,58 @@ def serve(
     after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None = None,
     durable: bool = False,
 ) -> int:
-    """Open the store (``durable``: synchronous=FULL), build the hall, serve until Ctrl-C,
-    SIGTERM or ``seconds``."""
+    """Hold the database (one service per database), open the store (``durable``:
+    synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
+    serve until Ctrl-C, SIGTERM or ``seconds``.  Returns 1 when the store could not commit
+    everything at the end (the message says how many rows and where they went)."""
     try:
-        store = Store(db, durable=durable)
-    except StoreError as exc:
+        lock = StoreLock.acquire(db)
+    except StoreLockError as exc:
         raise UsageError(str(exc)) from None
     try:
-        with contextlib.suppress(KeyboardInterrupt):
-            event_loop.run(
-                _serve(
-                    store, setup, token, generated, bind, port, seconds, what, after_start, durable
+        try:
+            check_database(db)
+            store = Store(db, durable=durable)
+        except StoreError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                event_loop.run(
+                    _serve(
+                        store,
+                        setup,
+                        token,
+                        generated,
+                        bind,
+                        port,
+                        seconds,
+                        what,
+                        after_start,
+                        durable,
+                    )
                 )
-            )
-    finally:
-        with contextlib.suppress(StoreError):
+        except StoreError as exc:  # a damaged row found while rebuilding the tables
+            with contextlib.suppress(StoreError):
+                store.close()
+            raise UsageError(str(exc)) from None
+        try:
             store.close()
+        except StoreError as exc:
+            print(f"dgt-service: {exc}", file=sys.stderr, flush=True)
+            return 1
+    finally:
+        lock.release()
     return 0
+
+
+async def _retry_store(hall: Hall) -> None:
+    """While the store is failing, have the hall commit again whenever the store's back-off
+    is over (a commit is otherwise only tried when something new comes in)."""
+    store = hall.store
+    while True:
+        await asyncio.sleep(max(store.retry_in(), 0.05) if not store.healthy else 0.5)
+        if not store.healthy and store.unstored and store.retry_in() <= 0:
+            hall.settle()
 
 
 async def _serve(
@@ -242,6 +278,7 @@ async def _serve(
         extra: asyncio.Task[None] | None = None
         if after_start is not None:
             extra = loop.create_task(after_start(hall))
+        retry = loop.create_task(_retry_store(hall), name="store retries")
         try:
             if seconds is None:
                 await stop.wait()
@@ -249,6 +286,9 @@ async def _serve(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), seconds)
         finally:
+            retry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await retry
             if extra is not None:
                 extra.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -471,7 +471,8 @@ class WebServer:
             self._runner = None
             raise OSError(
                 f"cannot listen on {self.bind}:{self.port}: {exc.strerror or exc} "
-                "(use --port to pick another port)"
+                "(another service may be running there: stop it, or start this one with "
+                "another --port and another --db)"
             ) from None
         host, port = self._runner.addresses[0][:2]
         self.port = port
