@@ -1,5 +1,8 @@
 """Shared fixtures.  Keep this file generic: any test module may use what is here.
 
+* ``slow``: end-to-end runs (a pty, the bus line, the BLE stand-in, the web server, Chromium,
+  benches, subprocesses) and exhaustive sweeps; ``./test.sh -m "not slow"`` is the quick
+  loop, ``./test.sh`` runs everything.  Whole modules are listed in ``SLOW_MODULES``.
 * the guard (``guard``, autouse: on for every test): fails an async test that leaves asyncio
   tasks behind (``no_leaked_tasks``, which it requests for every coroutine test), and any
   test that logs a record at ERROR or above.  A test that expects an error log takes the
@@ -69,6 +72,32 @@ FAST: dict[str, Any] = {
     "reconnect_max": 0.2,
 }
 """dgt.Board options for tests: quick retries, settle and reconnect back-off."""
+
+
+SLOW_MODULES = frozenset(
+    {
+        "test_bench_recognition.py",
+        "test_bench_smoke.py",
+        "test_ble_cli.py",
+        "test_browser.py",
+        "test_browser_alternatives.py",
+        "test_browser_variants.py",
+        "test_demo.py",
+        "test_hall_bench.py",
+        "test_monitor.py",
+        "test_recognize_cli.py",
+        "test_recognize_e2e.py",
+    }
+)
+"""Modules that are end-to-end runs as a whole (Chromium pages, the benches, the command-line
+programs in subprocesses, the demo on pseudo-terminals): every test in them is ``slow``.
+Single slow tests elsewhere carry ``@pytest.mark.slow`` themselves."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 class ErrorLog(logging.Handler):

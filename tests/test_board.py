@@ -228,6 +228,7 @@ async def test_unplug_plug_reports_changed_squares(fake_board: FakePtyBoard) -> 
         assert lost.time < restored.time
 
 
+@pytest.mark.slow
 async def test_dead_link_found_by_liveness_check(fake_board: FakePtyBoard) -> None:
     async with Board(
         fake_board.path, read_memory=False, liveness_idle=0.2, liveness_timeout=0.2, **FAST
