@@ -161,7 +161,8 @@ def guard(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.fixture
 def error_log(request: pytest.FixtureRequest, guard: None) -> ErrorLog:
     """The error-level records of this test; ``expect(text)`` claims (and asserts) them."""
-    return request.node.stash[_error_log_key]
+    handler: ErrorLog = request.node.stash[_error_log_key]
+    return handler
 
 
 @pytest.fixture
