@@ -1,4 +1,4 @@
-"""The US speed chess rules (../shared/rules/001) at a table, rule by rule."""
+"""The US Chess speed chess rules at a table, rule by rule."""
 
 from __future__ import annotations
 

@@ -317,6 +317,7 @@ async def test_dropped_link_mid_game_reconnects_and_reports_moves(
         await board.close()
 
 
+@pytest.mark.slow
 async def test_board_sleeps_then_wakes_up(
     bluez: BlueZStandIn, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -377,6 +378,7 @@ async def test_close_while_looking_for_a_lost_board(
         await asyncio.sleep(0.01)
 
 
+@pytest.mark.slow
 async def test_board_that_never_answers(no_leaked_tasks: None, bluez: BlueZStandIn) -> None:
     pegasus = bluez.add_pegasus()
     pegasus.silent = True

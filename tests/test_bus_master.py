@@ -74,6 +74,7 @@ async def polled(
         yield server, bus, record(bus)
 
 
+@pytest.mark.slow
 async def test_all_boards_found_by_broadcast_ping(tmp_path: Path) -> None:
     line = make_bus(3)
     async with (
@@ -91,6 +92,7 @@ async def test_all_boards_found_by_broadcast_ping(tmp_path: Path) -> None:
             assert (board.info.version.major, board.info.version.minor) == (3, 10)
 
 
+@pytest.mark.slow
 async def test_a_move_on_board_2_reaches_address_2_only(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -203,6 +205,7 @@ class NoisyLine:
         self.line.power_up(now)
 
 
+@pytest.mark.slow
 async def test_garbage_on_the_line_is_survived(tmp_path: Path) -> None:
     """Spoiled replies (bad checksums, lost replies, noise) and noise between them while
     pieces move on every board: no change is lost and every mirror ends equal."""
@@ -248,6 +251,7 @@ async def test_garbage_on_the_line_is_survived(tmp_path: Path) -> None:
             assert len(moved) >= 4  # every lift and place came through (none only by luck)
 
 
+@pytest.mark.slow
 async def test_a_board_that_does_not_answer_does_not_stop_the_others(tmp_path: Path) -> None:
     line = make_bus(3)
     second, third = line.board(10002), line.board(10003)

@@ -134,6 +134,7 @@ class StutteringBoard(VirtualBoard):
         return b""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer", ["null", "ack", "lost"])
 async def test_clock_times_are_asked_again_until_a_readable_answer(answer: str) -> None:
     vb = StutteringBoard(answer, bad=CLOCK_TIMES_TRIES - 1)
@@ -147,6 +148,7 @@ async def test_clock_times_are_asked_again_until_a_readable_answer(answer: str) 
         assert vb.asked == CLOCK_TIMES_TRIES  # answered: no more asking
 
 
+@pytest.mark.slow
 async def test_asking_gives_up_after_the_last_try() -> None:
     vb = StutteringBoard("lost", bad=CLOCK_TIMES_TRIES + 5)
     transport = EmulatorTransport(vb, name="mute")

@@ -393,6 +393,7 @@ def test_permission_denied_names_the_udev_rules(
     assert "99-dgt.rules" in result["error"]
 
 
+@pytest.mark.slow
 def test_probe_all_runs_concurrently_and_keeps_order(
     board_factory: Callable[[Script], FakeBoard],
 ) -> None:
@@ -437,6 +438,7 @@ def run_scan(*args: str, timeout: float = 20) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow
 def test_scan_port_prints_version_and_serial(
     board_factory: Callable[[Script], FakeBoard],
 ) -> None:
@@ -454,6 +456,7 @@ def test_scan_port_prints_version_and_serial(
     assert f"probing 1/1: {board.path} ..." in done.stderr  # plain progress line: not a tty
 
 
+@pytest.mark.slow
 def test_scan_json_parses_and_reports_failures(
     board_factory: Callable[[Script], FakeBoard],
 ) -> None:
@@ -478,6 +481,7 @@ def test_scan_json_parses_and_reports_failures(
     assert second["status"] == "not answering"
 
 
+@pytest.mark.slow
 def test_scan_with_nothing_found_says_what_to_check() -> None:
     done = run_scan("--port", "/dev/does-not-exist-dgt", "--timeout", "0.3")
     assert done.returncode == 1
@@ -488,6 +492,7 @@ def test_scan_with_nothing_found_says_what_to_check() -> None:
     assert "dgt-service emulate" in done.stdout
 
 
+@pytest.mark.slow
 def test_scan_rejects_a_bad_timeout() -> None:
     done = run_scan("--timeout", "0")
     assert done.returncode == 2

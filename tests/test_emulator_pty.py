@@ -139,6 +139,7 @@ async def test_a_host_reopening_the_port_is_served() -> None:
                 assert await read_messages(port, 1) == [Version(3, 10)]
 
 
+@pytest.mark.slow
 async def test_bus_line_on_a_pty() -> None:
     async with EmulatorServer(make_bus(3)) as server:
         port = open_port(server.path)
@@ -152,6 +153,7 @@ async def test_bus_line_on_a_pty() -> None:
         assert sorted(r.address for r in replies) == [10001, 10002, 10003]
 
 
+@pytest.mark.slow
 def test_emulate_command_prints_the_path_first_and_answers(tmp_path: Path) -> None:
     link = tmp_path / "dgt"
     with subprocess.Popen(
@@ -186,6 +188,7 @@ def test_emulate_command_prints_the_path_first_and_answers(tmp_path: Path) -> No
                 proc.kill()
 
 
+@pytest.mark.slow
 def test_emulate_exits_quietly_on_ctrl_c(tmp_path: Path) -> None:
     pgn = tmp_path / "game.pgn"
     pgn.write_text("1. e4 e5 2. Nf3 Nc6 *\n")
@@ -213,6 +216,7 @@ def test_emulate_exits_quietly_on_ctrl_c(tmp_path: Path) -> None:
                 proc.kill()
 
 
+@pytest.mark.slow
 def test_emulate_usage_errors_are_one_line() -> None:
     result = subprocess.run(
         [*CLI, "emulate", "--pegasus", "--bus", "2"],

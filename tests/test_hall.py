@@ -175,6 +175,7 @@ async def test_ticks_that_produce_something_are_logged(tmp_path: Path) -> None:
     store.close()
 
 
+@pytest.mark.slow
 async def test_the_hall_lights_the_last_move_on_a_pegasus_and_never_on_a_classic_board(
     tmp_path: Path,
 ) -> None:

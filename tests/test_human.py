@@ -208,6 +208,7 @@ def test_standard_games_replay_faithfully(name: str, presence_only: bool) -> Non
         play(chess.Board(), list(moves), seed, handling, presence_only)
 
 
+@pytest.mark.slow
 def test_every_chess960_start_replays_faithfully() -> None:
     kinds: Counter[str] = Counter()
     for number in range(960):
@@ -244,6 +245,7 @@ def _castling_positions() -> Iterator[chess.Board]:
                 yield board
 
 
+@pytest.mark.slow
 def test_every_chess960_castling_on_both_families() -> None:
     shapes: Counter[str] = Counter()
     for number, board in enumerate(_castling_positions()):

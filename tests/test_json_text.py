@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ _values = st.recursive(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @given(_values)
 def test_reads_back_as_the_standard_library_text_does(value: object) -> None:
     text = dumps(value)

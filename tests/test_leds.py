@@ -245,6 +245,7 @@ async def pegasus_table(
         yield Hands(server, vb, link)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaked_tasks")
 async def test_pegasus_lights_the_move_then_the_misplaced_piece_until_set_right(
     tmp_path: Path,
@@ -268,6 +269,7 @@ async def test_pegasus_lights_the_move_then_the_misplaced_piece_until_set_right(
         assert [m["uci"] for m in p.link.table.moves()] == ["e2e4", "e7e5"]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaked_tasks")
 async def test_revelation_ii_turned_round_lights_the_squares_the_players_see(
     tmp_path: Path,
@@ -293,6 +295,7 @@ async def test_revelation_ii_turned_round_lights_the_squares_the_players_see(
         await p.lit("d2", "d4")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaked_tasks")
 async def test_pegasus_takeback_that_stands_lights_the_move_to_set_up_again(
     tmp_path: Path,
@@ -328,6 +331,7 @@ class Recorder(VirtualBoard):
         return super().receive(data, now)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaked_tasks")
 async def test_a_board_without_leds_never_gets_an_led_frame(tmp_path: Path) -> None:
     vb = Recorder()
@@ -348,6 +352,7 @@ async def test_a_board_without_leds_never_gets_an_led_frame(tmp_path: Path) -> N
         assert not any(t.get_name() == "table-link-leds" for t in asyncio.all_tasks())
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("no_leaked_tasks")
 async def test_leds_are_sent_only_when_the_plan_changes_and_failures_do_not_stop_the_game(
     tmp_path: Path, caplog: pytest.LogCaptureFixture

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -282,6 +283,7 @@ def test_random_stream_one_byte_at_a_time(msgs: list[Message]) -> None:
     assert feed_chunks(FrameParser(), [data[i : i + 1] for i in range(len(data))]) == msgs
 
 
+@pytest.mark.slow
 @FAST
 @given(st.binary(max_size=60), st.lists(messages, min_size=1, max_size=8), st.data())
 def test_garbage_first(garbage: bytes, msgs: list[Message], data: st.DataObject) -> None:
@@ -370,6 +372,7 @@ def check_recovery(out: list[object], damaged: Damaged) -> None:
     assert is_subsequence(damaged.intact, out)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged_streams(messages), st.lists(st.integers(0, 10_000), max_size=8))
 def test_damaged_stream_never_raises_and_recovers(damaged: Damaged, points: list[int]) -> None:
@@ -457,6 +460,7 @@ def test_bus_random_splits(msgs: list[BusMessage], points: list[int]) -> None:
     assert feed_chunks(BusFrameParser(), cut(encode(msgs), points)) == msgs
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged_streams(bus_messages), st.lists(st.integers(0, 10_000), max_size=8))
 def test_bus_damaged_stream_recovers(damaged: Damaged, points: list[int]) -> None:

@@ -1,4 +1,4 @@
-"""Realtime chess (../shared/rules/003): one scenario per numbered rule, in virtual time.
+"""Realtime chess (the realtime chess rules): one scenario per numbered rule, in virtual time.
 
 Times are seconds from the start of the game; the tick is 1 s unless a test says otherwise.
 """

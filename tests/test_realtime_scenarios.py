@@ -1,18 +1,20 @@
-"""Realtime chess at a table, end to end: one scenario per numbered rule of
-../shared/rules/003 (rules 1-6 and their subrules).
+"""Realtime chess at a table: one scenario per numbered rule of the realtime chess rules
+(rules 1-6 and their subrules).
 
 Each scenario is what players physically do -- lift and place pieces at given times --
-on the in-process emulator (:class:`dgt.transports.emulator.EmulatorTransport`, a
-:class:`dgt.emulator.board.VirtualBoard` with a DGT 3000), read by :class:`dgt.Board`
-into a :class:`service.realtime_table.RealtimeTable` by
-:class:`service.table_link.TableLink`; the record, the rulings, the corrections and the
-clock's texts are checked.
+on an emulated board (:class:`dgt.emulator.board.VirtualBoard` with a DGT 3000), read as
+the driver reads it into a :class:`service.realtime_table.RealtimeTable` on the table's own
+time line (:class:`table_bench.TableBench`: explicit times, no sleeping); the record, the
+rulings, the corrections and the clock's texts are checked.  The scenarios marked with
+``END_TO_END`` run a second time through the in-process transport
+(:class:`dgt.transports.emulator.EmulatorTransport`), :class:`dgt.Board` and
+:class:`service.table_link.TableLink`, in real time (slow).
 
 Times are table seconds from the link's start (the game starts there, when the board
 shows its start position).  The tick is 0.2 s unless a test says otherwise (one square:
 0.2 s, the delay 2 s), so a scenario lasts a few seconds; the steps are at least half a
-tick apart from any instant a rule turns on, since the events are stamped when the driver
-receives them.
+tick apart from any instant a rule turns on, since end to end the events are stamped when
+the driver receives them.
 """
 
 from __future__ import annotations
@@ -26,26 +28,36 @@ from typing import Any
 import chess
 import pytest
 from conftest import FAST, wait_until
+from table_bench import TableBench
 
 from dgt import Board
+from dgt.emulator.board import VirtualBoard
 from dgt.protocol.constants import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.realtime_table import RealtimeTable
 from service.table import TableError
 from service.table_link import TableLink
 
-pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
-
 TICK = 0.2
 sq = chess.parse_square
 
 
 class Hands:
-    """The players at an emulated board, and the realtime table it feeds."""
+    """The players at an emulated board, and the realtime table it feeds: on the table's own
+    time line (``TableBench``, ``transport`` None) or through the in-process transport and
+    the driver in real time (``TableLink``, the end-to-end runs)."""
 
-    def __init__(self, transport: EmulatorTransport, link: TableLink) -> None:
-        self.transport = transport
+    def __init__(
+        self,
+        vb: VirtualBoard,
+        link: TableBench | TableLink,
+        transport: EmulatorTransport | None = None,
+        scale: float = 1.0,
+    ) -> None:
+        self.vb = vb
         self.link = link
+        self.transport = transport
+        self.scale = scale
 
     @property
     def table(self) -> RealtimeTable:
@@ -55,17 +67,27 @@ class Hands:
 
     async def at(self, t: float) -> None:
         """Wait until table time ``t``."""
+        if isinstance(self.link, TableBench):
+            self.link.advance_to(t)
+            return
         left = t - self.link.now()
         if left > 0:
             await asyncio.sleep(left / self.link.scale)
 
+    def act(self, action: Callable[[float], bytes]) -> None:
+        if isinstance(self.link, TableBench):
+            self.link.act(action)
+        else:
+            assert self.transport is not None
+            self.transport.inject(action(time.monotonic()))
+
     async def lift(self, name: str, t: float) -> None:
         await self.at(t)
-        self.transport.lift(sq(name))
+        self.act(lambda now: self.vb.lift(sq(name), now))
 
     async def put(self, name: str, symbol: str, t: float) -> None:
         await self.at(t)
-        self.transport.place(sq(name), Piece.from_symbol(symbol))
+        self.act(lambda now: self.vb.place(sq(name), Piece.from_symbol(symbol), now))
 
     async def move(self, uci: str, symbol: str, t: float, put: float = 0.1) -> None:
         """Lift the piece on the from-square at ``t``, put ``symbol`` down ``put`` later."""
@@ -75,13 +97,16 @@ class Hands:
     async def lift_together(self, names: list[str], t: float) -> None:
         """Lift pieces in the same instant (one report from the board)."""
         await self.at(t)
-        vb = self.transport.board
-        now = time.monotonic()
-        self.transport.inject(b"".join(vb.lift(sq(name), now) for name in names))
+        self.act(lambda now: b"".join(self.vb.lift(sq(name), now) for name in names))
 
     async def until(self, predicate: Callable[[], bool], within: float = 5.0) -> None:
-        await wait_until(predicate, within)
-        await self.link.flush()
+        """Until ``predicate`` holds; ``within`` real seconds of the end-to-end run (``scale``
+        times as many on the table's time line)."""
+        if isinstance(self.link, TableBench):
+            self.link.until(predicate, within * self.scale)
+        else:
+            await wait_until(predicate, within)
+            await self.link.flush()
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e.to_json() for e in self.link.events if e.type == kind]
@@ -104,28 +129,51 @@ class Hands:
 
 @asynccontextmanager
 async def table_at(
-    fen: str | None = None, *, tick: float = TICK, scale: float = 1.0, pegasus: bool = False
+    fen: str | None = None,
+    *,
+    tick: float = TICK,
+    scale: float = 1.0,
+    pegasus: bool = False,
+    path: str = "table",
 ) -> AsyncIterator[Hands]:
     """A realtime table at an emulated board set up from ``fen`` (the classical start if
-    None); the game has started when this yields."""
+    None); the game has started when this yields.  ``path`` "table": on the table's time
+    line (``TableBench``, ticked every 0.05 s); "transport": the in-process transport, the
+    driver and ``TableLink``, in real time (the table's times ``scale`` times faster)."""
     squares = None
     if fen is not None:
         placed = chess.Board(fen).piece_map().items()
         squares = {s: Piece.from_symbol(p.symbol()) for s, p in placed}
-    transport = EmulatorTransport(pegasus=pegasus, squares=squares)
     settings: dict[str, Any] = {"white": "W", "black": "B", "tick": tick}
     if fen is not None:
         settings["start"] = fen
     table = RealtimeTable("rt", settings)
+    if path == "table":
+        vb = VirtualBoard(pegasus=pegasus, squares=squares)
+        hands = Hands(vb, TableBench(vb, table, tick=0.05), scale=scale)
+        await _started(hands)
+        yield hands
+        return
+    assert path == "transport", path
+    transport = EmulatorTransport(pegasus=pegasus, squares=squares)
     async with (
         Board(transport, read_memory=False, **FAST) as board,
         TableLink(board, table, scale=scale, tick=0.05) as link,
     ):
-        hands = Hands(transport, link)
-        await hands.until(lambda: table.phase == "playing", 3)
-        if not pegasus:
-            await hands.until(lambda: table._clock_present, 3)
+        hands = Hands(transport.board, link, transport, scale)
+        await _started(hands)
         yield hands
+
+
+async def _started(hands: Hands) -> None:
+    table = hands.table
+    await hands.until(lambda: table.phase == "playing", 3)
+    if not table.presence_only:
+        await hands.until(lambda: bool(table.state()["clock_present"]), 3)
+
+
+END_TO_END = ["table", pytest.param("transport", marks=pytest.mark.slow)]
+"""The scenarios also run end to end (through the in-process transport)."""
 
 
 async def play_until_arrived(h: Hands, t: float) -> None:
@@ -145,8 +193,11 @@ async def test_rule_1_1_the_traditional_setup_starts_the_game() -> None:
         assert h.corrections() == []
 
 
-async def test_rule_1_2_traditional_moves_and_a_move_no_piece_makes_is_refused() -> None:
-    async with table_at() as h:
+@pytest.mark.parametrize("path", END_TO_END)
+async def test_rule_1_2_traditional_moves_and_a_move_no_piece_makes_is_refused(
+    path: str,
+) -> None:
+    async with table_at(path=path) as h:
         await h.move("g1f3", "N", 0.3)
         await h.move("f1d3", "B", 0.6)  # through the pawn on e2: no bishop move
         await h.until(lambda: bool(h.rulings("refused")))
@@ -459,8 +510,9 @@ async def test_rule_6_the_fastest_tick_and_the_tick_setting() -> None:
 # -- presence-only boards -------------------------------------------------------------------------
 
 
-async def test_pegasus_two_pieces_in_the_air_and_a_refused_move_lit() -> None:
-    async with table_at(pegasus=True) as h:
+@pytest.mark.parametrize("path", END_TO_END)
+async def test_pegasus_two_pieces_in_the_air_and_a_refused_move_lit(path: str) -> None:
+    async with table_at(pegasus=True, path=path) as h:
         assert h.table.presence_only
         await h.lift("e7", 0.3)
         await h.lift("e2", 0.35)
@@ -470,8 +522,10 @@ async def test_pegasus_two_pieces_in_the_air_and_a_refused_move_lit() -> None:
         await h.until(lambda: bool(h.rulings("refused")))
         assert h.record() == ["e7e5", "e2e4"]
         assert h.corrections() == ["move N from g3 to g1"]
-        await h.until(lambda: h.link.leds is not None and h.link.leds.pattern == "fix")
-        assert h.link.leds is not None
-        assert h.link.leds.squares == frozenset({sq("g1"), sq("g3")})
+        if isinstance(h.link, TableLink):  # the LEDs: a board driver's job
+            link = h.link
+            await h.until(lambda: link.leds is not None and link.leds.pattern == "fix")
+            assert link.leds is not None
+            assert link.leds.squares == frozenset({sq("g1"), sq("g3")})
         await h.move("g3g1", "N", 1.1)
         await h.until(lambda: h.corrections() == [])

@@ -38,6 +38,7 @@ def handling_of(name: str) -> Handling:
     return Handling.tidy() if name == "tidy" else Handling.noisy()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("handling", "presence_only", "clock"), CONFIGS)
 def test_real_games_are_recognised_exactly(handling: str, presence_only: bool, clock: bool) -> None:
     wrong = []
@@ -55,6 +56,7 @@ def test_real_games_are_recognised_exactly(handling: str, presence_only: bool, c
     assert wrong == [], f"games recognised wrong: {wrong}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("presence_only", [False, True])
 @pytest.mark.parametrize("handling", ["tidy", "noisy"])
 def test_generated_chess960_games_with_castling_en_passant_and_promotions(
@@ -86,6 +88,7 @@ def test_generated_chess960_games_with_castling_en_passant_and_promotions(
     assert wrong == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("presence_only", [False, True])
 def test_generated_standard_games_with_promotions_and_under_promotions(
     presence_only: bool,
@@ -111,6 +114,7 @@ def test_generated_standard_games_with_promotions_and_under_promotions(
     assert wrong == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("presence_only", [False, True])
 def test_sdist_games_fetched_by_name_are_recognised_exactly(presence_only: bool) -> None:
     """The standard and Chess960 games of the ``chess`` 1.11.2 sdist (downloaded with pip on
@@ -137,6 +141,7 @@ def every_start() -> list[games.Game]:
     return games.castling_games(both_wings=False)
 
 
+@pytest.mark.slow
 def test_generated_games_cover_every_start_and_every_castling() -> None:
     kinds: Counter[tuple[str, bool, bool]] = Counter()
     starts = set()
@@ -160,6 +165,7 @@ def test_generated_games_cover_every_start_and_every_castling() -> None:
     assert missing == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("presence_only", "handling"), [(False, "noisy"), (True, "tidy")], ids=["identity", "presence"]
 )

@@ -1,12 +1,14 @@
-"""The rules end to end: each scenario is what players physically do on an emulated board
-with a DGT 3000 -- lift, place, press the lever -- through the pseudo-terminal, pyserial and
-the driver (``dgt.Board``) into a :class:`service.table.Table` (by
-:class:`service.table_link.TableLink`), down to the ruling; the table's clock orders go back
-over the same wire to the emulated clock, whose display and times are checked.
+"""The rules at a table: each scenario is what players physically do on an emulated board
+with a DGT 3000 -- lift, place, press the lever -- read as the driver reads it into a
+:class:`service.table.Table`, down to the ruling; the table's clock orders go back to the
+emulated clock, whose display and times are checked.
 
-One test per article (FIDE Laws 2023; the US speed rules, ../shared/rules/001; Chess T20,
-../shared/rules/000), named after it.  Time runs at the speed of the clock (the emulated
-DGT 3000 counts real seconds), so time controls are a few seconds where a flag must fall.
+One test per article (FIDE Laws of Chess 2023; the US Chess speed chess rules; the Chess T20
+rules), named after it.  The scenarios run on the table's own time line
+(:class:`table_bench.TableBench`: explicit times, no sleeping); the ones marked with
+``PATHS`` run a second time end to end (slow): the board served on a pseudo-terminal,
+pyserial, the driver (``dgt.Board``) and :class:`service.table_link.TableLink`, in real
+time.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import chess
 import chess.pgn
 import pytest
 from conftest import FAST, wait_until
+from table_bench import TableBench
 
 from dgt import Board
 from dgt.emulator.board import VirtualBoard
@@ -30,10 +33,9 @@ from dgt.emulator.pty import EmulatorServer
 from dgt.events import Side
 from dgt.protocol import ClockCommand
 from dgt.protocol.constants import Piece
-from service.table import Table, TableEvent, TableSettings
+from service.table import ClockOrder, Table, TableEvent, TableSettings
 from service.table_link import TableLink
-
-pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
+from service.time_control import TimeControl
 
 GAP = 0.2
 """Seconds between a hand's steps: slower than the sensors' flicker filters (0.15 s)."""
@@ -60,32 +62,61 @@ class WitnessClock(VirtualClock):
 
 
 class Players:
-    """Two players' hands at an emulated board with a clock, and the table it feeds."""
+    """Two players' hands at an emulated board with a clock, and the table it feeds: on the
+    table's own time line (``TableBench``, the default) or through a pty and the driver in
+    real time (``TableLink``, the end-to-end runs)."""
 
-    def __init__(self, server: EmulatorServer, vb: VirtualBoard, board: Board, link: TableLink):
-        self.server = server
+    def __init__(self, vb: VirtualBoard, link: TableBench | TableLink) -> None:
         self.vb = vb
-        self.board = board
         self.link = link
         self.clock = vb.clock if isinstance(vb.clock, WitnessClock) else None
 
     @property
     def table(self) -> Table:
-        return self.link.table
+        table = self.link.table
+        assert isinstance(table, Table)
+        return table
 
     @property
     def events(self) -> list[TableEvent]:
         return self.link.events
 
+    @property
+    def sent(self) -> list[ClockOrder]:
+        """Clock orders the clock acknowledged."""
+        return self.link.sent
+
+    def now(self) -> float:
+        """The board's time."""
+        return self.link.now if isinstance(self.link, TableBench) else self.server.now()
+
+    @property
+    def server(self) -> EmulatorServer:
+        raise AssertionError("no pty in this run")
+
+    async def wait(self, seconds: float) -> None:
+        """Let ``seconds`` pass."""
+        if isinstance(self.link, TableBench):
+            self.link.advance(seconds)
+        else:
+            await asyncio.sleep(seconds)
+
+    def act(self, action: Callable[[float], bytes]) -> None:
+        """A hand does ``action(now)`` on the board (a ``VirtualBoard`` method)."""
+        if isinstance(self.link, TableBench):
+            self.link.act(action)
+        else:
+            self.server.act(action)
+
     async def lift(self, name: str, gap: float = GAP) -> None:
-        await asyncio.sleep(gap)
+        await self.wait(gap)
         square = chess.parse_square(name)
-        self.server.act(lambda now: self.vb.lift(square, now))
+        self.act(lambda now: self.vb.lift(square, now))
 
     async def put(self, name: str, symbol: str, gap: float = GAP) -> None:
-        await asyncio.sleep(gap)
+        await self.wait(gap)
         square = chess.parse_square(name)
-        self.server.act(lambda now: self.vb.place(square, Piece.from_symbol(symbol), now))
+        self.act(lambda now: self.vb.place(square, Piece.from_symbol(symbol), now))
 
     async def move(self, uci: str, symbol: str) -> None:
         """Pick up the piece on the from-square (and a piece standing on the target), put
@@ -95,22 +126,30 @@ class Players:
             await self.lift(uci[2:4], 0.1)
         await self.put(uci[2:4], symbol)
 
-    async def press(self) -> None:
+    async def press(self, gap: float = GAP) -> None:
         """Press the clock lever (its high side goes down) and wait until the table saw it."""
-        await asyncio.sleep(GAP)
+        await self.wait(gap)
         seen = len(self.of_type("board"))
-        self.server.act(self.vb.press_lever)
-        await wait_until(lambda: any(
-            e["event"] == "lever" for e in self.of_type("board")[seen:]), 3)  # fmt: skip
-        await self.link.flush()
+        self.act(self.vb.press_lever)
+        await self.until(
+            lambda: any(e["event"] == "lever" for e in self.of_type("board")[seen:]), 3
+        )
 
     async def play(self, uci: str, symbol: str) -> None:
         await self.move(uci, symbol)
         await self.press()
 
     async def until(self, predicate: Callable[[], bool], within: float = 5.0) -> None:
-        await wait_until(predicate, within)
-        await self.link.flush()
+        if isinstance(self.link, TableBench):
+            self.link.until(predicate, within)
+        else:
+            await wait_until(predicate, within)
+            await self.link.flush()
+
+    async def flush(self) -> None:
+        """Wait until the clock took every order issued so far."""
+        if isinstance(self.link, TableLink):
+            await self.link.flush()
 
     def admin(self, command: str, **args: Any) -> list[dict[str, Any]]:
         return [e.to_json() for e in self.link.admin(command, **args)]
@@ -126,7 +165,7 @@ class Players:
 
     def clock_times(self) -> tuple[float, float]:
         assert self.clock is not None
-        return self.clock.times(self.server.now())
+        return self.clock.times(self.now())
 
     def updates_after(self, index: int) -> list[dict[str, Any]]:
         """Clock reports (ClockUpdate board events) after table event ``index``."""
@@ -137,18 +176,40 @@ class Players:
         ]
 
 
+class PtyPlayers(Players):
+    def __init__(self, server: EmulatorServer, vb: VirtualBoard, link: TableLink) -> None:
+        super().__init__(vb, link)
+        self._server = server
+
+    @property
+    def server(self) -> EmulatorServer:
+        return self._server
+
+
 @asynccontextmanager
 async def table_at_board(
-    tmp_path: Path, settings: TableSettings, *, fen: str | None = None, pegasus: bool = False
+    tmp_path: Path,
+    settings: TableSettings,
+    *,
+    fen: str | None = None,
+    pegasus: bool = False,
+    path: str = "table",
 ) -> AsyncIterator[Players]:
     """An emulated board (with a :class:`WitnessClock` unless a Pegasus) set up with ``fen``
-    (default: the start position) on a pty, the driver on it, a table linked to it; the
-    game started and the clock set to the time control."""
+    (default: the start position), a table at it; the game started and the clock set to the
+    time control.  ``path`` "table": the table on explicit time (``TableBench``); "pty": the
+    board served on a pty, the driver on it and the table linked to it, in real time."""
     position = chess.Board(fen or chess.STARTING_FEN)
     squares = {sq: Piece.from_symbol(p.symbol()) for sq, p in position.piece_map().items()}
     clock: VirtualClock | None = None if pegasus else WitnessClock()
     vb = VirtualBoard(pegasus=pegasus, clock=clock, squares=squares)
     table = Table("e2e", settings)
+    if path == "table":
+        players = Players(vb, TableBench(vb, table))
+        await _started(players, settings, fen)
+        yield players
+        return
+    assert path == "pty", path
     async with (
         EmulatorServer(vb, link=tmp_path / "board") as server,
         Board(server.path, read_memory=False, **FAST) as board,
@@ -156,14 +217,23 @@ async def table_at_board(
         if clock is not None:
             await wait_until(lambda: board.clock.connected is True, 5)
         async with TableLink(board, table) as link:
-            players = Players(server, vb, board, link)
-            if fen is not None:
-                link.admin("start", start=fen)
-            assert table.phase == "playing"
-            if clock is not None and table._control.timed:
-                # the clock is set paused, reports its lever, and is set running White
-                await players.until(lambda: bool(clock.settings) and clock.ticking)
+            players = PtyPlayers(server, vb, link)
+            await _started(players, settings, fen)
             yield players
+
+
+async def _started(players: Players, settings: TableSettings, fen: str | None) -> None:
+    if fen is not None:
+        players.link.admin("start", start=fen)
+    table, clock = players.table, players.clock
+    assert table.phase == "playing"
+    if clock is not None and TimeControl.parse(settings.time_control).timed:
+        # the clock is set paused, reports its lever, and is set running White
+        await players.until(lambda: bool(clock.settings) and clock.ticking)
+
+
+PATHS = ["table", pytest.param("pty", marks=pytest.mark.slow)]
+"""The scenarios kept as end-to-end runs through the pty run on both paths."""
 
 
 def last_clock(players: Players) -> dict[str, Any]:
@@ -173,12 +243,15 @@ def last_clock(players: Players) -> dict[str, Any]:
 # -- FIDE Laws of Chess 2023 ---------------------------------------------------------------
 
 
-async def test_fide_7_5_1_and_7_5_5_illegal_move_completed_by_the_press(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", PATHS)
+async def test_fide_7_5_1_and_7_5_5_illegal_move_completed_by_the_press(
+    tmp_path: Path, path: str
+) -> None:
     """7.5.1: the press completes an illegal move (Ke1-e3 over the pawn): the position is
     reinstated; 7.5.5: two minutes to the opponent -- on the clock itself -- and the second
     completed illegal move loses."""
     async with table_at_board(tmp_path, TableSettings(rules="fide-standard",
-                                                      time_control="300+0")) as p:  # fmt: skip
+                              time_control="300+0"), path=path) as p:  # fmt: skip
         assert p.clock is not None
         assert p.clock.settings[-1][:2] == (300.0, 300.0)
         assert p.clock.settings[-1][2] is Side.LEFT  # White (left) runs first
@@ -228,7 +301,7 @@ async def test_fide_4_3_1_touched_piece_must_be_moved_claim(tmp_path: Path) -> N
         assert "TOUCH" in p.clock.texts
         assert "CLAIM?" in p.clock.texts
         p.admin("rule", claim=offered[0]["id"], decision="accept")
-        await p.link.flush()
+        await p.flush()
         assert p.rulings("must-move")[0]["square"] == "d2"
         assert p.rulings("restore")[0]["restore_ply"] == 0
         assert p.clock.settings[-1][2] is Side.LEFT  # White's time runs again
@@ -271,13 +344,14 @@ async def test_fide_6_9_flag_fall(
         assert f'[Result "{result}"]' in p.table.pgn()
 
 
+@pytest.mark.parametrize("path", PATHS)
 async def test_fide_6_9_flag_fall_without_a_clock_on_a_presence_only_board(
-    tmp_path: Path,
+    tmp_path: Path, path: str
 ) -> None:
     """6.9 on a Pegasus (presence only, no clock): the table keeps the time itself.  White's
     e4 is read from occupancy and starts Black's time; Black's three seconds run out."""
     settings = TableSettings(rules="fide-blitz", time_control="3+0")
-    async with table_at_board(tmp_path, settings, pegasus=True) as p:
+    async with table_at_board(tmp_path, settings, pegasus=True, path=path) as p:
         assert p.table.presence_only
         assert not p.table.state()["clock_present"]
         await p.move("e2e4", "P")
@@ -285,7 +359,7 @@ async def test_fide_6_9_flag_fall_without_a_clock_on_a_presence_only_board(
         assert [m["san"] for m in p.table.moves()] == ["e4"]
         assert (p.table.result, p.table.state()["reason"]) == ("1-0", "time-out")
         assert p.of_type("irregularity")[-1]["article"] == "FIDE 6.9"
-        assert p.link.sent == []  # no clock, no orders
+        assert p.sent == []  # no clock, no orders
 
 
 async def test_fide_9_2_threefold_repetition_claim(tmp_path: Path) -> None:
@@ -301,7 +375,7 @@ async def test_fide_9_2_threefold_repetition_claim(tmp_path: Path) -> None:
         before = p.clock_times()[0]
         got = p.admin("claim", side="black", kind="threefold")
         assert [r["kind"] for r in got if r["type"] == "ruling"] == ["reject", "penalty-time"]
-        await p.link.flush()
+        await p.flush()
         assert 59 <= p.clock_times()[0] - before <= 61  # White (left) got one minute
         await p.play("f6g8", "n")
         got = p.admin("claim", side="white", kind="threefold")
@@ -312,7 +386,7 @@ async def test_fide_9_2_threefold_repetition_claim(tmp_path: Path) -> None:
         assert not p.clock.ticking  # the clock was stopped
 
 
-# -- US speed chess rules (../shared/rules/001) --------------------------------------------
+# -- US Chess speed chess rules ------------------------------------------------------------
 
 
 async def test_uscf_11_illegal_move_claim_window_ends_when_the_claimant_moves(
@@ -366,14 +440,14 @@ async def test_uscf_2d_and_12_flag_fall_is_offered_not_declared(tmp_path: Path) 
         offered = p.claims("flag")[0]
         assert (offered["claimant"], offered["article"]) == ("black", "US speed 2d")
         assert p.clock.flags() == (True, False)  # the table leaves the clock alone
-        await asyncio.sleep(0.5)
+        await p.wait(0.5)
         assert p.table.phase == "playing"  # not declared
         await p.until(lambda: p.clock is not None and "CLAIM?" in p.clock.texts)
         p.admin("claim", side="black", kind="flag")
         assert (p.table.result, p.table.state()["reason"]) == ("0-1", "time-out claimed")
 
 
-# -- Chess T20 (../shared/rules/000) ---------------------------------------------------------
+# -- Chess T20 rules -------------------------------------------------------------------------
 
 
 async def test_t20_capture_and_check_scores_on_the_clock_and_in_the_record(

@@ -1,17 +1,16 @@
-"""More rules end to end: the articles :mod:`test_rules_e2e` does not play yet, each as what
+"""More rules at a table: the articles :mod:`test_rules_e2e` does not play yet, each as what
 players physically do on an emulated board (and its DGT 3000) -- lift, place, press the
-lever -- through the pseudo-terminal, pyserial and the driver (``dgt.Board``) into a
-:class:`service.table.Table` by :class:`service.table_link.TableLink`, down to the ruling.
+lever -- read as the driver reads it into a :class:`service.table.Table`, down to the
+ruling, on the table's own time line (explicit times, no sleeping).
 
-One test per article (FIDE Laws 2023 with the Chess960 guidelines and Appendices A and B; the
-US speed rules, ../shared/rules/001), named after it; both board families where they differ.
+One test per article (FIDE Laws of Chess 2023 with the Chess960 guidelines and Appendices A
+and B; the US Chess speed chess rules), named after it; both board families where they differ.
 Long games (fifty and seventy-five moves) start from a set-up position near the limit: the
 emulator's squares and the table's start FEN.  The harness is :mod:`test_rules_e2e`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 from pathlib import Path
 
@@ -22,8 +21,6 @@ from test_rules_e2e import Players, table_at_board
 
 from dgt.events import Side
 from service.table import TableSettings
-
-pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
 CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
 PROMOTION_FEN = "8/4P1k1/8/8/8/8/8/4K3 w - - 0 1"
@@ -43,9 +40,9 @@ async def quick_play(p: Players, uci: str, symbol: str) -> None:
     seen the press."""
     await p.lift(uci[:2], QUICK)
     await p.put(uci[2:4], symbol, QUICK)
-    await asyncio.sleep(QUICK)
+    await p.wait(QUICK)
     seen = len(p.of_type("board"))
-    p.server.act(p.vb.press_lever)
+    p.act(p.vb.press_lever)
     await p.until(lambda: any(e["event"] == "lever" for e in p.of_type("board")[seen:]), 3)
 
 
@@ -76,7 +73,7 @@ async def test_fide_4_4_2_rook_touched_first_then_king_no_castling(
             assert p.clock is not None
             assert "NO O-O" in p.clock.texts
             p.admin("rule", claim=offered[0]["id"], decision="accept")
-            await p.link.flush()
+            await p.flush()
             assert p.rulings("restore")[0]["restore_ply"] == 0
             assert p.table.state()["obligations"] == {"white": "h1"}
             assert p.clock.running is Side.LEFT
@@ -99,7 +96,7 @@ async def test_fide_4_7_released_piece_stays_on_its_square(tmp_path: Path) -> No
     async with table_at_board(tmp_path, blitz()) as p:
         assert p.clock is not None
         await p.move("b1c3", "N")
-        await asyncio.sleep(1.0)
+        await p.wait(1.0)
         await p.move("c3a3", "N")
         await p.press()
         assert [m["uci"] for m in p.table.moves()] == ["b1a3"]
@@ -109,7 +106,7 @@ async def test_fide_4_7_released_piece_stays_on_its_square(tmp_path: Path) -> No
         ]
         assert "RELEASED" in p.clock.texts
         p.admin("rule", claim=offered[0]["id"], decision="accept")
-        await p.link.flush()
+        await p.flush()
         assert p.rulings("restore")[0]["restore_ply"] == 0
         assert p.table.state()["obligations"] == {"white": "c3"}
 
@@ -142,8 +139,8 @@ async def test_fide_5_1_1_checkmate_ends_the_game_on_a_presence_only_board(
         await p.move("d1h5", "Q")
         await p.until(lambda: p.table.phase == "finished")
         assert (p.table.result, p.table.state()["reason"]) == ("1-0", "checkmate")
-        await asyncio.sleep(2.2)  # White's two seconds are over by now
-        await p.link.flush()
+        await p.wait(2.2)  # White's two seconds are over by now
+        await p.flush()
         assert (p.table.result, p.table.state()["reason"]) == ("1-0", "checkmate")
         assert [i for i in p.of_type("irregularity") if i["kind"] == "flag"] == []
         assert [(m["san"], m["final"]) for m in p.table.moves()] == [("Qh5#", True)]
@@ -274,7 +271,7 @@ async def test_fide_9_3_fifty_move_claim(tmp_path: Path) -> None:
         before = p.clock_times()[1]
         got = p.admin("claim", side="white", kind="fifty-moves")
         assert [r["kind"] for r in got if r["type"] == "ruling"] == ["reject", "penalty-time"]
-        await p.link.flush()
+        await p.flush()
         assert 58 <= p.clock_times()[1] - before <= 61  # Black (right) got one minute
         assert p.table.phase == "playing"
         await p.play("a1a2", "R")
@@ -373,7 +370,7 @@ async def test_chess960_castling_is_read_from_the_king_and_rook_final_squares(
         assert not board.has_castling_rights(chess.WHITE)
 
 
-# -- US speed chess rules (../shared/rules/001) ----------------------------------------------
+# -- US Chess speed chess rules --------------------------------------------------------------
 
 
 async def test_uscf_12_both_flags_down_is_a_draw(tmp_path: Path) -> None:

@@ -380,6 +380,7 @@ def test_illegal_actions_raise_and_undo_restores() -> None:
     assert game.fen() == before
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.integers(0, 10_000), min_size=10, max_size=90))
 def test_random_play_keeps_changes_and_position_consistent(picks: list[int]) -> None:

@@ -1,12 +1,15 @@
-"""20-chess at a DGT table, one scenario per numbered rule (../shared/rules/002): what the
+"""20-chess at a DGT table, one scenario per numbered rule of the 20-chess rules: what the
 players physically do -- lift, place, press the lever, each with its time -- on the emulated
-board (in-process transport), read by the driver (``dgt.Board``), into a
-:class:`service.table.Table` by :class:`service.table_link.TableLink`, down to the record,
-the PGN, the rulings, the clock texts and the mirror's state.
+board, read as the driver reads it into a :class:`service.table.Table`, down to the record,
+the PGN, the rulings, the clock texts and the mirror's state.  The scenarios run on the
+table's own time line (:class:`table_bench.TableBench`: explicit times, no sleeping); rule 1
+runs a second time end to end (slow): the in-process transport, the driver (``dgt.Board``)
+and :class:`service.table_link.TableLink`, in real time.
 
 Each scenario reaches its rule at once through the table's ``schedule`` option (turn ``n``
 under the ``n``-th listed rule), after a few orthodox turns where the rule needs captured
-pieces.  The table sees the driver's times ten times faster than they are played.
+pieces.  End to end, the table sees the driver's times ten times faster than they are
+played.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import chess
 import pytest
 from conftest import FAST, wait_until
+from table_bench import TableBench
 
 from dgt import Board
 from dgt.emulator.board import VirtualBoard
@@ -31,10 +35,9 @@ from dgt.transports.emulator import EmulatorTransport
 from service.table import Table, TableError, TableSettings
 from service.table_link import TableLink
 
-pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
-
 GAP = 0.02
-"""Real seconds between two steps of a hand (0.2 s on the table's time line)."""
+"""Real seconds between two steps of a hand in the end-to-end run (0.2 s on the table's
+time line)."""
 SCALE = 10.0
 PREFIX = "e2e4 | d7d5 | e4d5 | d8d5 | b1c3 | d5a2 | a1a2 | e7e5 |"
 """Four orthodox turns: White takes a pawn and a queen, Black two pawns."""
@@ -55,28 +58,51 @@ class TextClock(VirtualClock):
 
 
 class Scene:
-    """Two players' hands at an emulated board, and the table it feeds."""
+    """Two players' hands at an emulated board, and the table it feeds: on the table's own
+    time line (``TableBench``, ``transport`` None) or through the in-process transport and
+    the driver in real time (``TableLink``, the end-to-end run)."""
 
-    def __init__(self, transport: EmulatorTransport, link: TableLink, clock: TextClock | None):
-        self.transport = transport
-        self.vb = transport.board
+    def __init__(
+        self,
+        vb: VirtualBoard,
+        link: TableBench | TableLink,
+        clock: TextClock | None,
+        transport: EmulatorTransport | None = None,
+    ) -> None:
+        self.vb = vb
         self.link = link
         self.clock = clock
+        self.transport = transport
 
     @property
     def table(self) -> Table:
-        return self.link.table
+        table = self.link.table
+        assert isinstance(table, Table)
+        return table
 
     async def step(self) -> None:
-        await asyncio.sleep(GAP)
+        """A hand's step: 0.2 s on the table's time line."""
+        if isinstance(self.link, TableBench):
+            self.link.advance(GAP * SCALE)
+        else:
+            await asyncio.sleep(GAP)
+
+    def act(self, action: Callable[[float], bytes]) -> None:
+        if isinstance(self.link, TableBench):
+            self.link.act(action)
+        else:
+            assert self.transport is not None
+            self.transport.inject(action(time.monotonic()))
 
     async def lift(self, name: str) -> None:
         await self.step()
-        self.transport.lift(chess.parse_square(name))
+        square = chess.parse_square(name)
+        self.act(lambda now: self.vb.lift(square, now))
 
     async def put(self, name: str, symbol: str) -> None:
         await self.step()
-        self.transport.place(chess.parse_square(name), Piece.from_symbol(symbol))
+        square, piece = chess.parse_square(name), Piece.from_symbol(symbol)
+        self.act(lambda now: self.vb.place(square, piece, now))
 
     def symbol(self, name: str) -> str:
         return self.vb.squares[chess.parse_square(name)].symbol
@@ -95,9 +121,8 @@ class Scene:
         """Press the clock lever and wait until the table saw it."""
         await self.step()
         seen = self.levers()
-        self.transport.press_lever()
-        await wait_until(lambda: self.levers() > seen, 3)
-        await self.link.flush()
+        self.act(self.vb.press_lever)
+        await self.until(lambda: self.levers() > seen, 3)
 
     def levers(self) -> int:
         events = self.link.events
@@ -129,8 +154,12 @@ class Scene:
                 await self.lift(token[1:])
             else:
                 await self.move(token)
-        await asyncio.sleep(GAP)
-        await self.link.flush()
+        await self.step()
+        await self.flush()
+
+    async def flush(self) -> None:
+        if isinstance(self.link, TableLink):
+            await self.link.flush()
 
     # -- reading what came out ------------------------------------------------------------
 
@@ -152,34 +181,53 @@ class Scene:
         return [e.to_json() for e in self.link.admin(command, **args)]
 
     async def until(self, predicate: Any, within: float = 3.0) -> None:
-        await wait_until(predicate, within)
-        await self.link.flush()
+        """Until ``predicate`` holds; ``within`` real seconds of the end-to-end run (ten times
+        as many on the table's time line)."""
+        if isinstance(self.link, TableBench):
+            self.link.until(predicate, within * SCALE)
+        else:
+            await wait_until(predicate, within)
+            await self.link.flush()
 
 
 @asynccontextmanager
 async def twenty(
-    options: str = "", *, rules: str = "casual", pegasus: bool = False
+    options: str = "", *, rules: str = "casual", pegasus: bool = False, path: str = "table"
 ) -> AsyncIterator[Scene]:
     """A 20-chess table at an emulated board (a DGT 3000 on it unless a Pegasus), the game
-    started from the classical set-up."""
+    started from the classical set-up.  ``path`` "table": on the table's time line
+    (``TableBench``); "transport": the in-process transport, the driver and ``TableLink``,
+    in real time with the table's times ten times faster."""
     clock = None if pegasus else TextClock()
-    vb = VirtualBoard(now=time.monotonic(), pegasus=pegasus, clock=clock)
-    transport = EmulatorTransport(vb, name="twenty")
     settings = TableSettings(
         variant="twenty-chess", options=options or None, rules=rules, time_control="600+0"
     )
     table = Table("twenty", settings)
+    if path == "table":
+        vb = VirtualBoard(pegasus=pegasus, clock=clock)
+        scene = Scene(vb, TableBench(vb, table), clock)
+        await _started(scene)
+        yield scene
+        return
+    assert path == "transport", path
+    vb = VirtualBoard(now=time.monotonic(), pegasus=pegasus, clock=clock)
+    transport = EmulatorTransport(vb, name="twenty")
     async with Board(transport, read_memory=False, **FAST) as board:
         if clock is not None:
             await wait_until(lambda: board.clock.connected is True, 3)
         async with TableLink(board, table, scale=SCALE) as link:
-            scene = Scene(transport, link, clock)
-            await scene.until(lambda: table.phase == "playing")
-            assert table.game is not None
-            assert table.game.variant.id == "twenty-chess"
-            if clock is not None:
-                await scene.until(lambda: clock.ticking)
+            scene = Scene(vb, link, clock, transport)
+            await _started(scene)
             yield scene
+
+
+async def _started(scene: Scene) -> None:
+    table, clock = scene.table, scene.clock
+    await scene.until(lambda: table.phase == "playing")
+    assert table.game is not None
+    assert table.game.variant.id == "twenty-chess"
+    if clock is not None:
+        await scene.until(lambda: clock.ticking)
 
 
 def assert_pgn(scene: Scene, *fragments: str) -> str:
@@ -197,8 +245,9 @@ def assert_pgn(scene: Scene, *fragments: str) -> str:
 # -- the rules, one by one ------------------------------------------------------------------
 
 
-async def test_rule_1_orthodox_and_the_rule_on_the_clock() -> None:
-    async with twenty() as s:
+@pytest.mark.parametrize("path", ["table", pytest.param("transport", marks=pytest.mark.slow)])
+async def test_rule_1_orthodox_and_the_rule_on_the_clock(path: str) -> None:
+    async with twenty(path=path) as s:
         await s.play("e2e4 | e7e5 |")
         assert s.ucis() == ["e2e4", "e7e5"]
         assert_pgn(s, "1. e2-e4 {[%clk", "rule 1: orthodox chess}", "1. e2-e4 e7-e5 *")

@@ -40,6 +40,7 @@ def test_registry_knows_the_three_variants_and_rejects_others() -> None:
         get_variant("bughouse")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
 def test_changes_of_every_legal_action_match_the_position_after_it(variant_id: str) -> None:
     variant = get_variant(variant_id)
@@ -64,6 +65,7 @@ def test_changes_of_every_legal_action_match_the_position_after_it(variant_id: s
             game.apply(rng.choice(actions).action)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
 def test_what_a_position_knows_survives_undo_and_reapply(variant_id: str) -> None:
     """The variants keep what they worked out per position; undo then re-apply must give

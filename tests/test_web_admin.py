@@ -140,6 +140,7 @@ async def settled(predicate: Any, seconds: float = 5.0) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_an_organiser_runs_a_table_from_the_page(site: Site, browser: Browser) -> None:
     admin = await open_admin(browser, site.url)
     page = admin.page
@@ -236,6 +237,7 @@ async def log_in(page: Page) -> None:
     await expect(page.locator("#desk")).to_be_visible()
 
 
+@pytest.mark.slow
 async def test_a_twenty_chess_decision_is_entered_from_the_page(
     twenty_site: Site, browser: Browser
 ) -> None:
@@ -304,6 +306,7 @@ def _synchronous_seen(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [["run", "emulator"], ["demo", "--boards", "1"]],

@@ -102,6 +102,7 @@ def readings(state: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return [(m["uci"], m["san"], m.get("alternatives")) for m in state["moves"]]
 
 
+@pytest.mark.slow
 async def test_the_other_reading_is_served_and_the_correction_removes_it(
     tmp_path: Path,
 ) -> None:
