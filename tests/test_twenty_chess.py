@@ -1,5 +1,5 @@
-"""20-chess (../shared/rules/002): one scenario per numbered rule, the footnote, and the
-decisions recorded in docs/variants.md."""
+"""20-chess (the 20-chess rules, Johan Framhout 2021; readings in docs/rules.md): one
+scenario per numbered rule, the footnote, and the decisions recorded in docs/variants.md."""
 
 from __future__ import annotations
 
