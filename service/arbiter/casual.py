@@ -6,10 +6,11 @@ fivefold repetition, seventy-five moves, dead position) still end the game."""
 from __future__ import annotations
 
 from service.arbiter.base import RuleSet
+from service.arbiter.rulings import ClaimKind
 
 CASUAL = RuleSet(
     id="casual",
     name="Casual (takebacks allowed, no penalties)",
     source="casual",
-    draw_claims=frozenset({"threefold", "fifty-moves"}),
+    draw_claims=frozenset({ClaimKind.THREEFOLD, ClaimKind.FIFTY_MOVES}),
 )

@@ -11,12 +11,29 @@ speed 10: queen v queen, rook v rook) waits in status ``made``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
-from service.arbiter.rulings import Claim
+from service.arbiter.rulings import Claim, ClaimKind, ClaimStatus
 from service.variants.base import Color
 
-OPEN = frozenset({"offered", "made"})
+OPEN = frozenset({ClaimStatus.OFFERED, ClaimStatus.MADE})
+
+
+class Lapse(StrEnum):
+    """What ends a claimant's right to an offered claim: touching a piece (FIDE 4.8),
+    pressing the clock (US speed 11: until replying), or nothing."""
+
+    TOUCH = "touch"
+    PRESS = "press"
+    NEVER = "never"
+
+
+class Decision(StrEnum):
+    """A decision on a claim: the claimant claims it / the arbiter upholds it, or not."""
+
+    ACCEPT = "accept"
+    REJECT = "reject"
 
 
 class ClaimError(ValueError):
@@ -28,7 +45,7 @@ class OpenClaim:
     """A claim and what deciding it needs."""
 
     claim: Claim
-    lapses_on: str  # "touch" (claimant touches a piece), "press" (claimant presses), "never"
+    lapses_on: Lapse
     context: dict[str, Any] = field(default_factory=dict)
 
 
@@ -45,14 +62,14 @@ class ClaimBook:
     def offer(
         self,
         time: float,
-        kind: str,
+        kind: ClaimKind,
         claimant: Color | None,
         against: Color | None,
         article: str,
         message: str,
         *,
-        status: str = "offered",
-        lapses_on: str = "never",
+        status: ClaimStatus = ClaimStatus.OFFERED,
+        lapses_on: Lapse = Lapse.NEVER,
         context: dict[str, Any] | None = None,
         detail: dict[str, Any] | None = None,
     ) -> Claim:
@@ -71,11 +88,11 @@ class ClaimBook:
             known = ", ".join(self._open) or "none"
             raise ClaimError(f"no open claim {claim_id!r} (open claims: {known})") from None
 
-    def close(self, claim_id: str, time: float, status: str) -> Claim:
+    def close(self, claim_id: str, time: float, status: ClaimStatus) -> Claim:
         entry = self._open.pop(claim_id)
         return replace(entry.claim, time=time, status=status)
 
-    def lapse(self, time: float, claimant: Color, trigger: str) -> list[tuple[Claim, OpenClaim]]:
+    def lapse(self, time: float, claimant: Color, trigger: Lapse) -> list[tuple[Claim, OpenClaim]]:
         """Close the claims of ``claimant`` that lapse on ``trigger``; returns them (closed)
         with their entries."""
         gone = [
@@ -83,13 +100,13 @@ class ClaimBook:
             for cid, entry in self._open.items()
             if entry.claim.claimant == claimant and entry.lapses_on == trigger
         ]
-        return [(self.close(cid, time, "lapsed"), entry) for cid, entry in gone]
+        return [(self.close(cid, time, ClaimStatus.LAPSED), entry) for cid, entry in gone]
 
-    def of_kind(self, kind: str) -> list[OpenClaim]:
+    def of_kind(self, kind: ClaimKind) -> list[OpenClaim]:
         return [entry for entry in self._open.values() if entry.claim.kind == kind]
 
     def close_all(self, time: float) -> list[Claim]:
-        return [self.close(cid, time, "closed") for cid in list(self._open)]
+        return [self.close(cid, time, ClaimStatus.CLOSED) for cid in list(self._open)]
 
     def open_claims(self) -> list[Claim]:
         return [entry.claim for entry in self._open.values()]

@@ -19,10 +19,19 @@ from typing import Any, Protocol
 import chess
 
 from service.arbiter import draws
-from service.arbiter.base import RuleSet
-from service.arbiter.claims import ClaimBook, ClaimError
-from service.arbiter.physical import OCCUPIED, Reading, read_difference
-from service.arbiter.rulings import ArbiterEvent, Claim, Irregularity, Ruling
+from service.arbiter.base import DisplacedPolicy, FlagPolicy, IllegalMovePolicy, RuleSet
+from service.arbiter.claims import ClaimBook, ClaimError, Decision, Lapse
+from service.arbiter.physical import OCCUPIED, Reading, ReadingKind, read_difference
+from service.arbiter.rulings import (
+    ArbiterEvent,
+    Claim,
+    ClaimKind,
+    ClaimStatus,
+    Irregularity,
+    IrregularityKind,
+    Ruling,
+    RulingKind,
+)
 from service.variants.base import EMPTY, Color, LegalAction, Move, SquareMap, VariantGame
 
 RELEASE_TIME = 0.5
@@ -165,11 +174,13 @@ class Arbiter:
         board = self.view.history()
         if board is not None and draws.cannot_mate(board, winner):
             return Ruling(
-                time, "result", article, f"{reason}; the opponent cannot checkmate: draw",
+                time, RulingKind.RESULT, article, f"{reason}; the opponent cannot checkmate: draw",
                 result="1/2-1/2", reason=f"{reason} (opponent cannot mate)",
             )  # fmt: skip
         result = "1-0" if winner else "0-1"
-        return Ruling(time, "result", article, reason, side=winner, result=result, reason=reason)
+        return Ruling(
+            time, RulingKind.RESULT, article, reason, side=winner, result=result, reason=reason
+        )
 
     # -- lifts and places --------------------------------------------------------------------
 
@@ -183,7 +194,9 @@ class Arbiter:
         colour = _colour(current)
         if colour is not None and current.lower() == "k":
             self._king_lifted[square] = time
-        if any(e.context.get("king") == square for e in self.claims.of_kind("illegal-move")):
+        if any(
+            e.context.get("king") == square for e in self.claims.of_kind(ClaimKind.ILLEGAL_MOVE)
+        ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
         mover = self._mover()
         if mover is None or colour is None:
@@ -193,7 +206,7 @@ class Arbiter:
             self._during.setdefault(colour, []).append(_Touch(time, square, current, True))
             return out
         # FIDE 4.8: touching a piece ends the right to claim a touch-move violation
-        for claim, _ in self.claims.lapse(time, mover, "touch"):
+        for claim, _ in self.claims.lapse(time, mover, Lapse.TOUCH):
             out.append(claim)
         self._touches.setdefault(mover, []).append(_Touch(time, square, current, colour == mover))
         return out
@@ -214,7 +227,7 @@ class Arbiter:
 
     def _king_taken(self, time: float, square: int, symbol: str) -> list[ArbiterEvent]:
         """US speed 11: taking the king left in check is a claim of the illegal move."""
-        for entry in self.claims.of_kind("illegal-move"):
+        for entry in self.claims.of_kind(ClaimKind.ILLEGAL_MOVE):
             if entry.context.get("king") != square:
                 continue
             claimant = entry.claim.claimant
@@ -223,7 +236,7 @@ class Arbiter:
                 continue
             if colour is None and _occupied(self.view.physical()) >= entry.context["occupied"]:
                 continue  # presence only: the king set back, nothing captured
-            return self.decide(time, entry.claim.id, "accept", gesture="king taken")
+            return self.decide(time, entry.claim.id, Decision.ACCEPT, gesture="king taken")
         return []
 
     # -- actions -----------------------------------------------------------------------------
@@ -278,9 +291,9 @@ class Arbiter:
             out.append(irregularity)
             out.append(
                 self.claims.offer(
-                    time, irregularity.kind, not side, side, irregularity.article,
+                    time, ClaimKind(irregularity.kind), not side, side, irregularity.article,
                     f"{irregularity.message}: the opponent may claim it",
-                    lapses_on="touch", context=context,
+                    lapses_on=Lapse.TOUCH, context=context,
                     detail={"ply": ply, "square": irregularity.squares[0]},
                 )
             )  # fmt: skip
@@ -305,7 +318,7 @@ class Arbiter:
         if placed is None or time - placed < RELEASE_TIME:
             return []
         irregularity = Irregularity(
-            time, "released-piece", side, self._a("4.7"),
+            time, IrregularityKind.RELEASED_PIECE, side, self._a("4.7"),
             f"the piece was released on {_name(old_to)} and then moved on to {_name(new_to)}",
             (_name(old_to),), {"ply": ply, "uci": new_uci, "released_on": _name(old_to)},
         )  # fmt: skip
@@ -328,7 +341,7 @@ class Arbiter:
         count = sum(finals)
         return [
             Irregularity(
-                time, "takeback", None, self._a("4.7"),
+                time, IrregularityKind.TAKEBACK, None, self._a("4.7"),
                 f"{count} completed move(s) taken back on the board: they stand; set them up again",
                 (), {"ply": ply},
             )
@@ -353,7 +366,7 @@ class Arbiter:
             self._displaced_by = None
             return out + self._still_displaced(time, presser, _expected(game))
         self._displaced_by = None
-        for claim, entry in self.claims.lapse(time, presser, "press"):
+        for claim, entry in self.claims.lapse(time, presser, Lapse.PRESS):
             out.append(claim)
             out += self._illegal_unclaimed(time, entry.context)
         if self._restore_to is not None:
@@ -369,9 +382,9 @@ class Arbiter:
             _expected(game), self.view.physical(), presser,
             presence_only=self.view.presence_only, placed=[sq for _, sq in self._placed],
         )  # fmt: skip
-        if reading.kind == "none":
+        if reading.kind is ReadingKind.NONE:
             return out + self._press_without_move(time, presser)
-        if reading.kind == "move":
+        if reading.kind is ReadingKind.MOVE:
             legal = _legal_for(reading, game.legal_actions())
             if legal is not None and reading.extra:
                 return out + self._displaced(time, presser, reading)
@@ -389,11 +402,11 @@ class Arbiter:
         article = game.variant.pgn_name  # the variant's own turn rules
         return [
             Irregularity(
-                time, "part-incomplete", side, article,
+                time, IrregularityKind.PART_INCOMPLETE, side, article,
                 f"the clock was pressed before the part was complete{_hint(game)}: "
                 "the clock goes back", (),
             ),
-            Ruling(time, "clock", article, "the clock runs again for the player to finish "
+            Ruling(time, RulingKind.CLOCK, article, "the clock runs again for the player to finish "
                    "the part", side=side, run=side),
         ]  # fmt: skip
 
@@ -403,7 +416,7 @@ class Arbiter:
         """The press completed ``presser``'s move (or came after a ruling that pieces be
         restored): pieces the board shows away from the game's ``position`` are displaced
         (FIDE 7.4.1, US speed 8), and the presser's next press is awaited."""
-        if self.rules.displaced_pieces == "none":
+        if self.rules.displaced_pieces is DisplacedPolicy.NONE:
             return []
         physical = self.view.physical()
         presence = self.view.presence_only
@@ -414,46 +427,67 @@ class Arbiter:
         if not extra:
             return []
         self._displaced_by = presser
-        return self._displaced(time, presser, Reading("unknown", extra=extra, squares=extra))
+        return self._displaced(
+            time, presser, Reading(ReadingKind.UNKNOWN, extra=extra, squares=extra)
+        )
 
     def _press_without_move(self, time: float, side: Color) -> list[ArbiterEvent]:
         if self.rules.press_without_move_is_illegal:
             irregularity = Irregularity(
-                time, "press-without-move", side, self._a("7.5.3"),
+                time, IrregularityKind.PRESS_WITHOUT_MOVE, side, self._a("7.5.3"),
                 "the clock was pressed without a move: penalised as an illegal move",
             )  # fmt: skip
             return [irregularity, *self._penalise(time, side, "7.5.3", restore=False)]
         return [
             Irregularity(
-                time, "press-without-move", side, self._a("6.2"),
+                time,
+                IrregularityKind.PRESS_WITHOUT_MOVE,
+                side,
+                self._a("6.2"),
                 "the clock was pressed without a move: the clock goes back",
             ),
-            Ruling(time, "clock", self._a("6.2"), "the clock runs again for the player to move",
-                   side=side, run=side),
-        ]  # fmt: skip
+            Ruling(
+                time,
+                RulingKind.CLOCK,
+                self._a("6.2"),
+                "the clock runs again for the player to move",
+                side=side,
+                run=side,
+            ),
+        ]
 
     def _displaced(self, time: float, side: Color, reading: Reading) -> list[ArbiterEvent]:
         squares = tuple(_name(sq) for sq in (reading.extra or reading.squares))
-        if self.rules.displaced_pieces == "restore":
+        if self.rules.displaced_pieces is DisplacedPolicy.RESTORE:
             return [
                 Irregularity(
-                    time, "displaced-pieces", side, self._a("7.4.1"),
-                    "pieces displaced: the player restores them on his own time", squares,
+                    time,
+                    IrregularityKind.DISPLACED_PIECES,
+                    side,
+                    self._a("7.4.1"),
+                    "pieces displaced: the player restores them on his own time",
+                    squares,
                 ),
-                Ruling(time, "clock", self._a("7.4.1"), "the clock runs again for the player",
-                       side=side, run=side),
-            ]  # fmt: skip
-        if self.rules.displaced_pieces == "opponent-presses":
+                Ruling(
+                    time,
+                    RulingKind.CLOCK,
+                    self._a("7.4.1"),
+                    "the clock runs again for the player",
+                    side=side,
+                    run=side,
+                ),
+            ]
+        if self.rules.displaced_pieces is DisplacedPolicy.OPPONENT_PRESSES:
             return [
                 Irregularity(
-                    time, "displaced-pieces", side, self._a("8"),
+                    time, IrregularityKind.DISPLACED_PIECES, side, self._a("8"),
                     "a knocked-over piece must be replaced before pressing the clock; the "
                     "opponent may press the clock back to enforce it", squares,
                 )
             ]  # fmt: skip
         return [
             Irregularity(
-                time, "displaced-pieces", side, self._a("board"),
+                time, IrregularityKind.DISPLACED_PIECES, side, self._a("board"),
                 f"the board does not show a legal move{_hint(self.view.game)}: set right "
                 f"{' '.join(squares) or 'the board'}", squares,
             )
@@ -463,9 +497,9 @@ class Arbiter:
         squares = (_name(reading.from_square), _name(reading.to_square))
         detail = {"uci": reading.uci, "move": reading.describe()}
         policy = self.rules.illegal_move
-        if policy == "penalty":
+        if policy is IllegalMovePolicy.PENALTY:
             irregularity = Irregularity(
-                time, "illegal-move", side, self._a("7.5.1"),
+                time, IrregularityKind.ILLEGAL_MOVE, side, self._a("7.5.1"),
                 f"illegal move {reading.describe()} completed by the clock press"
                 f"{_hint(self.view.game)}", squares, detail,
             )  # fmt: skip
@@ -475,24 +509,24 @@ class Arbiter:
                 self._must_move[side] = reading.from_square
                 out.append(
                     Ruling(
-                        time, "must-move", self._a("7.5.1"),
+                        time, RulingKind.MUST_MOVE, self._a("7.5.1"),
                         f"the replacing move must be made with the piece from "
                         f"{_name(reading.from_square)} if it can move (4.3)",
                         side=side, square=_name(reading.from_square),
                     )
                 )  # fmt: skip
             return out
-        if policy == "claim":
+        if policy is IllegalMovePolicy.CLAIM:
             irregularity = Irregularity(
-                time, "illegal-move", side, self._a("11"),
+                time, IrregularityKind.ILLEGAL_MOVE, side, self._a("11"),
                 f"illegal move {reading.describe()} completed by the clock press", squares, detail,
             )  # fmt: skip
             king = _king_after(self.view.game.squares if self.view.game else (), reading, side)
             claim = self.claims.offer(
-                time, "illegal-move", not side, side, self._a("11"),
+                time, ClaimKind.ILLEGAL_MOVE, not side, side, self._a("11"),
                 "the opponent may claim the win (a draw when lacking mating material), or take "
                 "the king left in check, until making a move",
-                lapses_on="press",
+                lapses_on=Lapse.PRESS,
                 context={"reading": reading, "ply": self.view.game.ply if self.view.game else 0,
                          "king": king, "offender": side,
                          "occupied": _occupied(self.view.physical())},
@@ -501,11 +535,11 @@ class Arbiter:
             return [irregularity, claim]
         return [
             Irregularity(
-                time, "illegal-move", side, self._a("board"),
+                time, IrregularityKind.ILLEGAL_MOVE, side, self._a("board"),
                 f"the board shows an illegal move ({reading.describe()}){_hint(self.view.game)}: "
                 "the clock goes back", squares, detail,
             ),
-            Ruling(time, "clock", self._a("board"), "the clock runs again for the player",
+            Ruling(time, RulingKind.CLOCK, self._a("board"), "the clock runs again for the player",
                    side=side, run=side),
         ]  # fmt: skip
 
@@ -515,21 +549,21 @@ class Arbiter:
         """FIDE 7.5.2: a pawn left on the last rank at the press is an illegal move; the pawn
         is replaced by a queen.  Elsewhere: the pawn must be replaced."""
         squares = (_name(reading.to_square),)
-        article = "7.5.2" if self.rules.illegal_move == "penalty" else "11"
+        article = "7.5.2" if self.rules.illegal_move is IllegalMovePolicy.PENALTY else "11"
         irregularity = Irregularity(
-            time, "pawn-not-promoted", side, self._a(article),
+            time, IrregularityKind.PAWN_NOT_PROMOTED, side, self._a(article),
             f"pawn on {_name(reading.to_square)} left unpromoted at the clock press", squares,
             {"uci": promoted.uci},
         )  # fmt: skip
-        if self.rules.illegal_move == "claim":
+        if self.rules.illegal_move is IllegalMovePolicy.CLAIM:
             return self._illegal(time, side, reading)
         out: list[ArbiterEvent] = [irregularity]
-        if self.rules.illegal_move == "penalty":
+        if self.rules.illegal_move is IllegalMovePolicy.PENALTY:
             out += self._penalise(time, side, "7.5.2", restore=False, run_offender=False)
         if not self._finished:
             out.append(
                 Ruling(
-                    time, "promote", self._a(article),
+                    time, RulingKind.PROMOTE, self._a(article),
                     f"the pawn on {_name(reading.to_square)} is replaced by a queen",
                     side=side, square=_name(reading.to_square), uci=promoted.uci,
                 )
@@ -556,7 +590,7 @@ class Arbiter:
         if restore and game is not None:
             out.append(
                 Ruling(
-                    time, "restore", self._a(article),
+                    time, RulingKind.RESTORE, self._a(article),
                     "the position before the irregularity is reinstated", side=side,
                     restore_ply=game.ply,
                 )
@@ -565,16 +599,22 @@ class Arbiter:
             seconds = self.rules.illegal_extra_time
             out.append(
                 Ruling(
-                    time, "penalty-time", self._a("7.5.5"),
+                    time, RulingKind.PENALTY_TIME, self._a("7.5.5"),
                     f"{int(seconds)} seconds added to the opponent's clock", side=side,
                     add_time={not side: seconds},
                 )
             )  # fmt: skip
         if run_offender:
             out.append(
-                Ruling(time, "clock", self._a(article), "the clock runs again for the offender",
-                       side=side, run=side)
-            )  # fmt: skip
+                Ruling(
+                    time,
+                    RulingKind.CLOCK,
+                    self._a(article),
+                    "the clock runs again for the offender",
+                    side=side,
+                    run=side,
+                )
+            )
         return out
 
     def _illegal_unclaimed(self, time: float, context: dict[str, Any]) -> list[ArbiterEvent]:
@@ -599,18 +639,18 @@ class Arbiter:
         if legal:
             return [
                 Ruling(
-                    time, "stand", self._a("11"),
+                    time, RulingKind.STAND, self._a("11"),
                     f"no claim before the reply: the illegal move {reading.describe()} stands",
                     side=offender, uci=after.peek().uci(), fen=after.fen(),
                 )
             ]  # fmt: skip
         return [
             Ruling(
-                time, "restore", self._a("11"),
+                time, RulingKind.RESTORE, self._a("11"),
                 "no claim, but the position is illegal: play backs up to the infraction",
                 side=offender, restore_ply=context["ply"],
             ),
-            Ruling(time, "clock", self._a("11"), "the clock runs again for the offender",
+            Ruling(time, RulingKind.CLOCK, self._a("11"), "the clock runs again for the offender",
                    side=offender, run=offender),
         ]  # fmt: skip
 
@@ -627,43 +667,58 @@ class Arbiter:
             # made before the flag fell: it takes precedence.  A mating (stalemating) move
             # the press completed has ended the game already; one on the board but not yet
             # pressed ends it now (FIDE 5.1.1, 5.2.1: "immediately ends the game")
-            if self.rules.source == "FIDE":
-                article = self._a("5.1.1" if end.reason == "checkmate" else "5.2.1")
-            else:
-                article = self._a("2b")
+            article = self._a(
+                self.rules.checkmate_before_flag_article
+                if end.reason == "checkmate"
+                else self.rules.stalemate_before_flag_article
+            )
             return [
-                Ruling(time, "result", article, f"{end.reason} made before the flag fell: "
+                Ruling(time, RulingKind.RESULT, article, f"{end.reason} made before the flag fell: "
                        "it stands", side=end.winner, result=end.result, reason=end.reason)
             ]  # fmt: skip
         out: list[ArbiterEvent] = [
-            Irregularity(time, "flag", side, self._a("6.9" if self.rules.source == "FIDE"
-                                                     else "flag"), "flag fall")
+            Irregularity(
+                time, IrregularityKind.FLAG, side, self._a(self.rules.flag_article), "flag fall"
+            )
         ]  # fmt: skip
         if game.variant.id == "t20":
             ended = game.flag(side)
             out.append(
-                Ruling(time, "result", "T20 time-out", "time-out: 50 points from the flagged "
-                       "player to the opponent; the higher score wins", side=ended.winner,
-                       result=ended.result, reason="time-out")
-            )  # fmt: skip
+                Ruling(
+                    time,
+                    RulingKind.RESULT,
+                    "T20 time-out",
+                    "time-out: 50 points from the flagged "
+                    "player to the opponent; the higher score wins",
+                    side=ended.winner,
+                    result=ended.result,
+                    reason="time-out",
+                )
+            )
             return out
-        if self.rules.flag == "claim":
+        if self.rules.flag is FlagPolicy.CLAIM:
             if len(self._flags) == 2:
-                for entry in self.claims.of_kind("flag"):
-                    out.append(self.claims.close(entry.claim.id, time, "lapsed"))
+                for entry in self.claims.of_kind(ClaimKind.FLAG):
+                    out.append(self.claims.close(entry.claim.id, time, ClaimStatus.LAPSED))
                 out.append(
-                    Ruling(time, "result", self._a("12"), "both flags down before a claim: draw",
-                           result="1/2-1/2", reason="both flags fell")
-                )  # fmt: skip
+                    Ruling(
+                        time,
+                        RulingKind.RESULT,
+                        self._a("12"),
+                        "both flags down before a claim: draw",
+                        result="1/2-1/2",
+                        reason="both flags fell",
+                    )
+                )
                 return out
             out.append(
                 self.claims.offer(
-                    time, "flag", not side, side, self._a("2d"),
+                    time, ClaimKind.FLAG, not side, side, self._a("2d"),
                     "the opponent's flag fell: only the opponent may claim it",
                 )
             )  # fmt: skip
             return out
-        article = self._a("6.9") if self.rules.source == "FIDE" else self._a("flag")
+        article = self._a(self.rules.flag_article)
         out.append(self._win_or_draw(not side, time, article, "time-out"))
         return out
 
@@ -677,11 +732,11 @@ class Arbiter:
         self._last_time = time
         if self._finished:
             raise ArbiterError("the game is over: no claims")
-        if kind == "flag":
-            entries = [e for e in self.claims.of_kind("flag") if e.claim.claimant == side]
+        if kind == ClaimKind.FLAG:
+            entries = [e for e in self.claims.of_kind(ClaimKind.FLAG) if e.claim.claimant == side]
             if not entries:
                 raise ArbiterError("no flag has fallen that this player may claim")
-            return self.decide(time, entries[0].claim.id, "accept")
+            return self.decide(time, entries[0].claim.id, Decision.ACCEPT)
         if kind not in self.rules.draw_claims:
             known = ", ".join(sorted(self.rules.draw_claims)) or "none"
             raise ArbiterError(f"{self.rules.id} has no {kind!r} claim (claims: {known})")
@@ -696,11 +751,11 @@ class Arbiter:
                 raise ArbiterError(f"not a move: {uci!r}") from None
             if move not in board.legal_moves:
                 raise ArbiterError(f"{uci} is not legal in the position")
-        if kind in ("threefold", "fifty-moves"):
+        if kind in (ClaimKind.THREEFOLD, ClaimKind.FIFTY_MOVES):
             return self._draw_claim(time, side, kind, board, move)
-        if kind == "michigan":
+        if kind == ClaimKind.MICHIGAN:
             claim = self.claims.offer(
-                time, "michigan", side, not side, self._a("13"),
+                time, ClaimKind.MICHIGAN, side, not side, self._a("13"),
                 "counting started: a draw offer the opponent may accept during the count",
                 context={"plies": 0},
             )  # fmt: skip
@@ -709,36 +764,37 @@ class Arbiter:
         ending = draws.queen_or_rook_ending(board)
         if ending is None:
             return [
-                Ruling(time, "reject", self._a("10"),
+                Ruling(time, RulingKind.REJECT, self._a("10"),
                        "only a queen v queen or rook v rook ending may be claimed", side=side)
             ]  # fmt: skip
         return [
             self.claims.offer(
-                time, "insufficient-losing-chances", side, not side, self._a("10"),
+                time, ClaimKind.INSUFFICIENT_LOSING_CHANCES, side, not side, self._a("10"),
                 f"draw claimed in a {ending} ending: the arbiter rules (the opponent may "
-                "show a forced win)", status="made",
+                "show a forced win)", status=ClaimStatus.MADE,
             )
         ]  # fmt: skip
 
     def _draw_claim(
         self, time: float, side: Color, kind: str, board: chess.Board, move: chess.Move | None
     ) -> list[ArbiterEvent]:
-        article = "9.2" if kind == "threefold" else "9.3"
-        check = draws.can_claim_threefold if kind == "threefold" else draws.can_claim_fifty
+        threefold = kind == ClaimKind.THREEFOLD
+        article = "9.2" if threefold else "9.3"
+        check = draws.can_claim_threefold if threefold else draws.can_claim_fifty
         article = self._a(article)
         if check(board, move):
-            reason = "threefold repetition" if kind == "threefold" else "fifty moves"
+            reason = "threefold repetition" if threefold else "fifty moves"
             return [
-                Ruling(time, "result", article, f"correct claim: {reason}", side=side,
+                Ruling(time, RulingKind.RESULT, article, f"correct claim: {reason}", side=side,
                        result="1/2-1/2", reason=reason)
             ]  # fmt: skip
         out: list[ArbiterEvent] = [
-            Ruling(time, "reject", article, "incorrect claim: the game goes on", side=side)
+            Ruling(time, RulingKind.REJECT, article, "incorrect claim: the game goes on", side=side)
         ]
         if self.rules.wrong_claim_extra_time:
             seconds = self.rules.wrong_claim_extra_time
             out.append(
-                Ruling(time, "penalty-time", self._a("9.5.3"),
+                Ruling(time, RulingKind.PENALTY_TIME, self._a("9.5.3"),
                        f"{int(seconds)} seconds added to the opponent's clock", side=side,
                        add_time={not side: seconds})
             )  # fmt: skip
@@ -758,13 +814,19 @@ class Arbiter:
         self._michigan["plies"] = 0 if reset else self._michigan["plies"] + 1
         pairs = self._michigan["plies"] // 2
         if pairs >= draws.michigan_limit(board):
-            claim = self.claims.close(self._michigan["claim"], time, "accepted")
+            claim = self.claims.close(self._michigan["claim"], time, ClaimStatus.ACCEPTED)
             self._michigan = None
             return [
                 claim,
-                Ruling(time, "result", self._a("13b"), f"Michigan count reached {pairs}: draw",
-                       result="1/2-1/2", reason="Michigan twenty-move rule"),
-            ]  # fmt: skip
+                Ruling(
+                    time,
+                    RulingKind.RESULT,
+                    self._a("13b"),
+                    f"Michigan count reached {pairs}: draw",
+                    result="1/2-1/2",
+                    reason="Michigan twenty-move rule",
+                ),
+            ]
         return []
 
     def decide(
@@ -773,55 +835,80 @@ class Arbiter:
         """A decision on claim ``claim_id``: ``accept`` (the claimant claims / the arbiter
         upholds it) or ``reject`` (the claimant declines / the arbiter does not uphold it)."""
         self._last_time = time
-        if decision not in ("accept", "reject"):
+        if decision not in (Decision.ACCEPT, Decision.REJECT):
             raise ArbiterError(f"decision must be accept or reject, got {decision!r}")
         try:
             entry = self.claims.get(claim_id)
         except ClaimError as exc:
             raise ArbiterError(str(exc)) from None
         claim = entry.claim
-        if decision == "reject":
-            out: list[ArbiterEvent] = [self.claims.close(claim_id, time, "rejected")]
-            if claim.kind == "michigan":
+        if decision == Decision.REJECT:
+            out: list[ArbiterEvent] = [self.claims.close(claim_id, time, ClaimStatus.REJECTED)]
+            if claim.kind is ClaimKind.MICHIGAN:
                 self._michigan = None
             return out
-        out = [self.claims.close(claim_id, time, "accepted")]
+        out = [self.claims.close(claim_id, time, ClaimStatus.ACCEPTED)]
         how = f" ({gesture})" if gesture else ""
         kind = claim.kind
         claimant = claim.claimant
         offender = claim.against
         assert claimant is not None
         assert offender is not None
-        if kind in ("touch-move", "castling-after-rook", "released-piece"):
+        if kind in (ClaimKind.TOUCH_MOVE, ClaimKind.CASTLING_AFTER_ROOK, ClaimKind.RELEASED_PIECE):
             ply = int(entry.context["ply"])
             square = int(entry.context["square"])
             self._restore_to = ply - 1
             self._must_move[offender] = square
             out += [
-                Ruling(time, "restore", claim.article, "the move is taken back", side=offender,
-                       claim=claim_id, restore_ply=ply - 1),
-                Ruling(time, "must-move", claim.article,
-                       f"the piece on {_name(square)} must be moved (or captured)",
-                       side=offender, claim=claim_id, square=_name(square)),
-                Ruling(time, "clock", claim.article, "the clock runs again for the offender",
-                       side=offender, run=offender),
-            ]  # fmt: skip
-        elif kind == "illegal-move":
+                Ruling(
+                    time,
+                    RulingKind.RESTORE,
+                    claim.article,
+                    "the move is taken back",
+                    side=offender,
+                    claim=claim_id,
+                    restore_ply=ply - 1,
+                ),
+                Ruling(
+                    time,
+                    RulingKind.MUST_MOVE,
+                    claim.article,
+                    f"the piece on {_name(square)} must be moved (or captured)",
+                    side=offender,
+                    claim=claim_id,
+                    square=_name(square),
+                ),
+                Ruling(
+                    time,
+                    RulingKind.CLOCK,
+                    claim.article,
+                    "the clock runs again for the offender",
+                    side=offender,
+                    run=offender,
+                ),
+            ]
+        elif kind is ClaimKind.ILLEGAL_MOVE:
             out.append(
                 self._win_or_draw(claimant, time, claim.article, f"illegal move claimed{how}")
             )
-        elif kind == "flag":
+        elif kind is ClaimKind.FLAG:
             out.append(self._win_or_draw(claimant, time, claim.article, "time-out claimed"))
-        elif kind == "michigan":
+        elif kind is ClaimKind.MICHIGAN:
             self._michigan = None
             out.append(
-                Ruling(time, "result", self._a("13c"), "the counting player's draw offer "
-                       "accepted during the count", claim=claim_id, result="1/2-1/2",
-                       reason="Michigan twenty-move rule: draw offer accepted")
-            )  # fmt: skip
-        elif kind == "insufficient-losing-chances":
+                Ruling(
+                    time,
+                    RulingKind.RESULT,
+                    self._a("13c"),
+                    "the counting player's draw offer accepted during the count",
+                    claim=claim_id,
+                    result="1/2-1/2",
+                    reason="Michigan twenty-move rule: draw offer accepted",
+                )
+            )
+        elif kind is ClaimKind.INSUFFICIENT_LOSING_CHANCES:
             out.append(
-                Ruling(time, "result", claim.article, "draw claim upheld", claim=claim_id,
+                Ruling(time, RulingKind.RESULT, claim.article, "draw claim upheld", claim=claim_id,
                        result="1/2-1/2", reason="insufficient losing chances")
             )  # fmt: skip
         return out
@@ -862,7 +949,7 @@ def _touch_violation(
     legal_actions: Callable[[], Sequence[LegalAction]],
     before: SquareMap,
     must_move: int | None,
-) -> tuple[str, str, str, int] | None:
+) -> tuple[IrregularityKind, str, str, int] | None:
     """The touch-move rule the action breaks, as ``(kind, article, message, square)``.
 
     FIDE 4.3.1 own piece touched: move the first one that can move; 4.3.2 opponent's piece:
@@ -876,8 +963,12 @@ def _touch_violation(
     if must_move is not None:
         movable = [a for a in legal if must_move in _origins(a, before)]
         if movable and must_move not in _origins(action, before):
-            return ("touch-move", "4.3.1", f"the piece on {_name(must_move)} had to be moved",
-                    must_move)  # fmt: skip
+            return (
+                IrregularityKind.TOUCH_MOVE,
+                "4.3.1",
+                f"the piece on {_name(must_move)} had to be moved",
+                must_move,
+            )
     if not touches:
         return None
     own = [t for t in touches if t.own]
@@ -890,7 +981,7 @@ def _touch_violation(
         rook_first = first.symbol.lower() == "r" and first.square in moved
         king_later = any(t.symbol.lower() == "k" for t in own[1:])
         if rook_first and king_later:
-            return ("castling-after-rook", "4.4.2",
+            return (IrregularityKind.CASTLING_AFTER_ROOK, "4.4.2",
                     "the rook was touched before the king: castling on that side is not allowed",
                     first.square)  # fmt: skip
     movable_own = [t for t in own if any(t.square in _origins(a, before) for a in legal)]
@@ -904,7 +995,7 @@ def _touch_violation(
         if pairs:
             if action in pairs:
                 return None
-            return ("touch-move", "4.3.3",
+            return (IrregularityKind.TOUCH_MOVE, "4.3.3",
                     "an own and an opponent's piece were touched: the own piece had to "
                     "capture the touched one", own[0].square)  # fmt: skip
         candidates = sorted([*movable_own, *capturable], key=lambda t: t.time)
@@ -914,14 +1005,19 @@ def _touch_violation(
         ok = first.square in (moved if first.own else taken)
         if ok:
             return None
-        return ("touch-move", "4.3.3", f"the first touched piece ({_name(first.square)}) "
-                "that could be moved or captured had to be", first.square)  # fmt: skip
+        return (
+            IrregularityKind.TOUCH_MOVE,
+            "4.3.3",
+            f"the first touched piece ({_name(first.square)}) "
+            "that could be moved or captured had to be",
+            first.square,
+        )
     if movable_own:
         first = movable_own[0]
         if first.square in moved:
             return None
         return (
-            "touch-move",
+            IrregularityKind.TOUCH_MOVE,
             "4.3.1",
             f"the touched piece on {_name(first.square)} had to be moved",
             first.square,
@@ -931,7 +1027,7 @@ def _touch_violation(
         if first.square in taken:
             return None
         return (
-            "touch-move",
+            IrregularityKind.TOUCH_MOVE,
             "4.3.2",
             f"the touched piece on {_name(first.square)} had to be captured",
             first.square,

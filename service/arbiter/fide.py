@@ -22,23 +22,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from service.arbiter.base import RuleSet
+from service.arbiter.base import DisplacedPolicy, FlagPolicy, IllegalMovePolicy, RuleSet
+from service.arbiter.rulings import ClaimKind
 
 FIDE_STANDARD = RuleSet(
     id="fide-standard",
     name="FIDE Laws of Chess 2023, standard play",
     source="FIDE",
     touch_move=True,
-    illegal_move="penalty",
+    illegal_move=IllegalMovePolicy.PENALTY,
     illegal_extra_time=120.0,
     illegal_moves_to_lose=2,
     press_without_move_is_illegal=True,
-    flag="auto",
-    draw_claims=frozenset({"threefold", "fifty-moves"}),
+    flag=FlagPolicy.AUTO,
+    draw_claims=frozenset({ClaimKind.THREEFOLD, ClaimKind.FIFTY_MOVES}),
     takebacks=False,
     wrong_claim_extra_time=120.0,
     released_piece=True,
-    displaced_pieces="restore",
+    displaced_pieces=DisplacedPolicy.RESTORE,
+    flag_article="6.9",
+    checkmate_before_flag_article="5.1.1",
+    stalemate_before_flag_article="5.2.1",
 )
 FIDE_RAPID = replace(
     FIDE_STANDARD,

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import chess
 
 from service.variants.base import EMPTY, Color, SquareMap
 
 OCCUPIED = "*"
+
+
+class ReadingKind(StrEnum):
+    """How the board differs from the game: not at all, by one piece's move, or otherwise."""
+
+    NONE = "none"
+    MOVE = "move"
+    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +36,7 @@ class Reading:
     emptied or took; ``extra`` squares that still differ besides) or ``"unknown"`` (``extra``
     lists every differing square)."""
 
-    kind: str
+    kind: ReadingKind
     from_square: int | None = None
     to_square: int | None = None
     piece: str = EMPTY
@@ -44,7 +53,7 @@ class Reading:
 
     def describe(self) -> str:
         """``"Ke1-e3"`` for a move, else the differing squares."""
-        if self.kind == "move" and self.uci is not None:
+        if self.kind is ReadingKind.MOVE and self.uci is not None:
             letter = self.moved.upper() if self.moved not in (EMPTY, OCCUPIED) else ""
             letter = "" if letter == "P" else letter
             return f"{letter}{self.uci[:2]}-{self.uci[2:]}"
@@ -73,7 +82,7 @@ def read_difference(
 
     diff = [sq for sq in range(64) if view(expected[sq]) != physical[sq]]
     if not diff:
-        return Reading("none")
+        return Reading(ReadingKind.NONE)
     emptied = [sq for sq in diff if physical[sq] == EMPTY and _own(expected[sq], side)]
     if presence_only:
         filled = [sq for sq in diff if physical[sq] != EMPTY]
@@ -87,7 +96,7 @@ def read_difference(
         filled = [sq for sq in diff if _own(physical[sq], side)]
     pair = _pair(expected, physical, emptied, filled, side, presence_only)
     if pair is None:
-        return Reading("unknown", extra=tuple(diff), squares=tuple(diff))
+        return Reading(ReadingKind.UNKNOWN, extra=tuple(diff), squares=tuple(diff))
     origin, target = pair
     used = {origin, target}
     king = expected[origin].lower() == "k"
@@ -105,7 +114,7 @@ def read_difference(
     extra = tuple(sq for sq in diff if sq not in used)
     piece = expected[origin] if presence_only else physical[target]
     return Reading(
-        "move",
+        ReadingKind.MOVE,
         origin,
         target,
         piece,

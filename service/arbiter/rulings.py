@@ -9,9 +9,68 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 
 from service.variants.base import Color
+
+
+class IrregularityKind(StrEnum):
+    """What went against the rules (the value is the ``kind`` of the JSON, the stored row
+    and the web text)."""
+
+    TOUCH_MOVE = "touch-move"
+    CASTLING_AFTER_ROOK = "castling-after-rook"
+    RELEASED_PIECE = "released-piece"
+    ILLEGAL_MOVE = "illegal-move"
+    PAWN_NOT_PROMOTED = "pawn-not-promoted"
+    PRESS_WITHOUT_MOVE = "press-without-move"
+    PART_INCOMPLETE = "part-incomplete"
+    DISPLACED_PIECES = "displaced-pieces"
+    TAKEBACK = "takeback"
+    FLAG = "flag"
+
+
+class ClaimKind(StrEnum):
+    """What a claim is about: an irregularity of the opponent's (offered to the player) or
+    a draw or flag a player claims."""
+
+    TOUCH_MOVE = "touch-move"
+    CASTLING_AFTER_ROOK = "castling-after-rook"
+    RELEASED_PIECE = "released-piece"
+    ILLEGAL_MOVE = "illegal-move"
+    FLAG = "flag"
+    THREEFOLD = "threefold"
+    FIFTY_MOVES = "fifty-moves"
+    MICHIGAN = "michigan"
+    INSUFFICIENT_LOSING_CHANCES = "insufficient-losing-chances"
+
+
+class ClaimStatus(StrEnum):
+    """Where a claim stands: ``offered`` (the claimant decides), ``made`` (the arbiter
+    rules), or closed as ``accepted``, ``rejected``, ``lapsed`` or ``closed`` (the game
+    ended first)."""
+
+    OFFERED = "offered"
+    MADE = "made"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    LAPSED = "lapsed"
+    CLOSED = "closed"
+
+
+class RulingKind(StrEnum):
+    """What a ruling does to the game (see :class:`Ruling`)."""
+
+    RESULT = "result"
+    PENALTY_TIME = "penalty-time"
+    RESTORE = "restore"
+    MUST_MOVE = "must-move"
+    STAND = "stand"
+    PROMOTE = "promote"
+    CLOCK = "clock"
+    REJECT = "reject"
+    NOTE = "note"
 
 
 def side_name(side: Color | None) -> str | None:
@@ -22,14 +81,12 @@ def side_name(side: Color | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Irregularity:
-    """Something happened against the rules (or needing attention): ``kind`` is one of
-    ``touch-move``, ``castling-after-rook``, ``released-piece``, ``illegal-move``,
-    ``illegal-move-corrected``, ``pawn-not-promoted``, ``press-without-move``,
-    ``wrong-press``, ``displaced-pieces``, ``takeback``, ``flag``."""
+    """Something happened against the rules (or needing attention): ``kind`` says what
+    (:class:`IrregularityKind`)."""
 
     type: ClassVar[str] = "irregularity"
     time: float
-    kind: str
+    kind: IrregularityKind
     side: Color | None
     article: str
     message: str
@@ -51,20 +108,19 @@ class Irregularity:
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A claim a player may make (``status`` ``"offered"``: the arbiter waits for the
-    claimant's decision), has made (``"made"``: waiting for the arbiter's ruling), or that was
-    decided (``"accepted"``, ``"rejected"``) or ran out (``"lapsed"``).  ``kind`` one of
-    ``touch-move``, ``castling-after-rook``, ``illegal-move``, ``flag``, ``threefold``,
-    ``fifty-moves``, ``michigan``, ``insufficient-losing-chances``."""
+    """A claim a player may make (``status`` ``offered``: the arbiter waits for the
+    claimant's decision), has made (``made``: waiting for the arbiter's ruling), or that was
+    decided (``accepted``, ``rejected``) or ran out (``lapsed``, ``closed``): see
+    :class:`ClaimStatus`; ``kind``: :class:`ClaimKind`."""
 
     type: ClassVar[str] = "claim"
     time: float
     id: str
-    kind: str
+    kind: ClaimKind
     claimant: Color | None
     against: Color | None
     article: str
-    status: str
+    status: ClaimStatus
     message: str
     detail: Mapping[str, Any] = field(default_factory=dict)
 
@@ -96,7 +152,7 @@ class Ruling:
 
     type: ClassVar[str] = "ruling"
     time: float
-    kind: str
+    kind: RulingKind
     article: str
     message: str
     side: Color | None = None

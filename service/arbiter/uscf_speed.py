@@ -19,17 +19,25 @@ project's decisions (../shared/rules/README.md).
 
 from __future__ import annotations
 
-from service.arbiter.base import RuleSet
+from service.arbiter.base import DisplacedPolicy, FlagPolicy, IllegalMovePolicy, RuleSet
+from service.arbiter.rulings import ClaimKind
 
 USCF_SPEED = RuleSet(
     id="uscf-speed",
     name="US speed chess rules (G/5 or faster)",
     source="US speed",
     touch_move=True,
-    illegal_move="claim",
-    flag="claim",
-    draw_claims=frozenset({"michigan", "insufficient-losing-chances", "threefold", "fifty-moves"}),
+    illegal_move=IllegalMovePolicy.CLAIM,
+    flag=FlagPolicy.CLAIM,
+    draw_claims=frozenset(
+        {
+            ClaimKind.MICHIGAN,
+            ClaimKind.INSUFFICIENT_LOSING_CHANCES,
+            ClaimKind.THREEFOLD,
+            ClaimKind.FIFTY_MOVES,
+        }
+    ),
     takebacks=False,
     released_piece=True,
-    displaced_pieces="opponent-presses",
+    displaced_pieces=DisplacedPolicy.OPPONENT_PRESSES,
 )

@@ -68,6 +68,7 @@ from service.variants.realtime import (
     DRAW_AFTER,
     STANDARD_TICK,
     Correction,
+    EventKind,
     Realtime,
     RealtimeEvent,
     RealtimeGame,
@@ -89,7 +90,9 @@ logger = logging.getLogger(__name__)
 
 OCCUPIED = "*"
 UNREADABLE = "?"
-COLLISION_KINDS = ("capture", "in-move", "dodge", "en-passant")
+COLLISION_KINDS = frozenset(
+    {EventKind.CAPTURE, EventKind.IN_MOVE, EventKind.DODGE, EventKind.EN_PASSANT}
+)
 """Model events reported as :class:`Collision` (captures of every kind and dodges)."""
 
 
@@ -186,7 +189,7 @@ class Collision:
 
     type: ClassVar[str] = "collision"
     time: float
-    kind: str
+    kind: EventKind
     rule: str
     square: int
     piece: str
@@ -584,7 +587,7 @@ class RealtimeRecognizer:
             if event.kind in COLLISION_KINDS and event.square is not None:
                 rule, _, by = event.detail.partition(" ")
                 by = by.partition(" ")[2]
-                if event.kind == "en-passant":
+                if event.kind is EventKind.EN_PASSANT:
                     rule = "3.6"
                 out.append(Collision(event.time, event.kind, rule, event.square, event.piece, by))
         refused = game.refused()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from functools import cache
 
 import chess
@@ -95,6 +96,28 @@ def _line(origin: int, target: int) -> tuple[int, ...]:
 # -- events and reports ------------------------------------------------------------------------
 
 
+class EventKind(StrEnum):
+    """What happened in virtual time (see :class:`RealtimeEvent`)."""
+
+    START = "start"
+    ARRIVE = "arrive"
+    CAPTURE = "capture"
+    IN_MOVE = "in-move"
+    DODGE = "dodge"
+    EN_PASSANT = "en-passant"
+    PROMOTION = "promotion"
+    REFUSED = "refused"
+    END = "end"
+
+
+class CorrectionKind(StrEnum):
+    """What the players must do to set the board right (see :class:`Correction`)."""
+
+    REMOVE = "remove"
+    PLACE = "place"
+    MOVE = "move"
+
+
 @dataclass(frozen=True, slots=True)
 class RealtimeEvent:
     """Something that happened in virtual time (``time`` in seconds).
@@ -107,7 +130,7 @@ class RealtimeEvent:
     (``"4.1 by R"``, ``"4.3 by Q"``, ``"4.2 by B"``, ``"4.4 with n"``)."""
 
     time: float
-    kind: str
+    kind: EventKind
     square: int | None
     piece: str
     detail: str = ""
@@ -121,16 +144,16 @@ class Correction:
     game, e.g. by a collision), ``"place"`` (put ``piece`` on ``square``), ``"move"`` (move
     ``piece`` from ``from_square`` back to ``square``: a refused move)."""
 
-    kind: str
+    kind: CorrectionKind
     square: int
     piece: str
     from_square: int | None = None
 
     def __str__(self) -> str:
         name = chess.square_name
-        if self.kind == "move" and self.from_square is not None:
+        if self.kind is CorrectionKind.MOVE and self.from_square is not None:
             return f"move {self.piece} from {name(self.from_square)} to {name(self.square)}"
-        if self.kind == "remove":
+        if self.kind is CorrectionKind.REMOVE:
             return f"take {self.piece or 'the piece'} off {name(self.square)}"
         return f"put {self.piece} on {name(self.square)}"
 
@@ -422,10 +445,12 @@ class RealtimeGame(VariantGame):
             )
             if source is not None:
                 del extra[source]
-                moves.append(Correction("move", square, want, source))
+                moves.append(Correction(CorrectionKind.MOVE, square, want, source))
             else:
-                places.append(Correction("place", square, want))
-        removes = [Correction("remove", sq, have) for sq, have in sorted(extra.items())]
+                places.append(Correction(CorrectionKind.PLACE, square, want))
+        removes = [
+            Correction(CorrectionKind.REMOVE, sq, have) for sq, have in sorted(extra.items())
+        ]
         return moves + removes + places  # clear a square before something is put on it
 
     def sides_to_act(self) -> frozenset[Color]:
@@ -596,9 +621,11 @@ class RealtimeGame(VariantGame):
 
     def _finish(self, world: _World, t: int, end: GameEnd) -> None:
         world.end = end
-        world.log.append(RealtimeEvent(t / 1000, "end", None, "", f"{end.result} {end.reason}"))
+        world.log.append(
+            RealtimeEvent(t / 1000, EventKind.END, None, "", f"{end.result} {end.reason}")
+        )
 
-    def _take(self, world: _World, square: int, t: int, kind: str, detail: str = "") -> str:
+    def _take(self, world: _World, square: int, t: int, kind: EventKind, detail: str = "") -> str:
         symbol = world.standing.pop(square)
         world.ready.pop(square, None)
         world.doubled.discard(square)
@@ -617,7 +644,7 @@ class RealtimeGame(VariantGame):
             victim = world.standing.get(f)
             if victim and _color(victim) != _color(leg.piece):
                 rule = "4.1" if f == leg.target else "4.3"  # on arrival / passing through
-                self._take(world, f, t, "capture", f"{rule} by {leg.piece}")
+                self._take(world, f, t, EventKind.CAPTURE, f"{rule} by {leg.piece}")
                 if f == leg.target:
                     leg.took_on_entry = True
                 if victim.lower() == "k":
@@ -632,12 +659,14 @@ class RealtimeGame(VariantGame):
                 if fa is None or fa != b.field(t):
                     continue
                 if a.start == b.start:  # 4.4 double dodge, logged once per meeting
-                    dodge = RealtimeEvent(t / 1000, "dodge", fa, a.piece, f"4.4 with {b.piece}")
+                    dodge = RealtimeEvent(
+                        t / 1000, EventKind.DODGE, fa, a.piece, f"4.4 with {b.piece}"
+                    )
                     since = a.start / 1000
                     if not any(
                         replace(e, time=dodge.time) == dodge
                         for e in world.log
-                        if e.kind == "dodge" and e.time >= since
+                        if e.kind is EventKind.DODGE and e.time >= since
                     ):
                         world.log.append(dodge)
                     continue
@@ -646,7 +675,9 @@ class RealtimeGame(VariantGame):
                 world.last_capture = t
                 winner = a if loser is b else b
                 world.log.append(
-                    RealtimeEvent(t / 1000, "in-move", fa, loser.piece, f"4.2 by {winner.piece}")
+                    RealtimeEvent(
+                        t / 1000, EventKind.IN_MOVE, fa, loser.piece, f"4.2 by {winner.piece}"
+                    )
                 )
                 if loser.piece.lower() == "k":
                     kings.append(loser.piece)
@@ -670,14 +701,14 @@ class RealtimeGame(VariantGame):
         world.ready[target] = leg.arrival + self.delay  # 6.3
         if leg.double:
             world.doubled.add(target)
-        world.log.append(RealtimeEvent(t / 1000, "arrive", target, symbol))
+        world.log.append(RealtimeEvent(t / 1000, EventKind.ARRIVE, target, symbol))
         if symbol != leg.piece:
-            world.log.append(RealtimeEvent(t / 1000, "promotion", target, symbol))  # 2.2
+            world.log.append(RealtimeEvent(t / 1000, EventKind.PROMOTION, target, symbol))  # 2.2
         victim_sq = leg.ep_victim
         if victim_sq is not None and not leg.took_on_entry:  # 3.7
             victim = world.standing.get(victim_sq)
             if victim == ("p" if _color(leg.piece) else "P"):
-                self._take(world, victim_sq, t, "en-passant")
+                self._take(world, victim_sq, t, EventKind.EN_PASSANT)
 
     def _arriving(self, leg: _Leg) -> str:
         """The piece as it stands at its destination: a pawn on the last rank is a queen
@@ -700,7 +731,9 @@ class RealtimeGame(VariantGame):
         if legs is None:
             reason = self._why_not(world, move, t)
             world.refused[order.seq] = reason
-            world.log.append(RealtimeEvent(t / 1000, "refused", move.from_square, symbol, reason))
+            world.log.append(
+                RealtimeEvent(t / 1000, EventKind.REFUSED, move.from_square, symbol, reason)
+            )
             return
         for leg in legs:
             leg.start = order.start
@@ -712,7 +745,7 @@ class RealtimeGame(VariantGame):
                 world.castling -= {sq for sq in CASTLINGS if (sq < 8) == (leg.piece == "K")}
             world.legs.append(leg)
         world.log.append(
-            RealtimeEvent(order.start / 1000, "start", move.from_square, symbol, str(move))
+            RealtimeEvent(order.start / 1000, EventKind.START, move.from_square, symbol, str(move))
         )
 
     def _why_not(self, world: _World, move: Move, t: int) -> str:

@@ -356,12 +356,7 @@ class ChessGame(VariantGame):
         board = self.board
         origin, target = move.from_square, move.to_square
         piece = board.piece_type_at(origin)
-        if (
-            piece is None
-            or move.promotion
-            or board.is_castling(move)
-            or board.is_en_passant(move)
-        ):
+        if piece is None or move.promotion or board.is_castling(move) or board.is_en_passant(move):
             return board.san(move)
         turn = board.turn
         name = chess.SQUARE_NAMES[target]

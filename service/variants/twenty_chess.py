@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from functools import cache
 
 import chess
@@ -77,6 +78,36 @@ from service.variants.standard import CLASSICAL_FEN, squares_of
 
 ORTHODOX = 1
 RULES = range(1, 21)
+
+
+class Step(StrEnum):
+    """What the side to act does next in its part of a turn (the value is the panel's
+    ``step`` text)."""
+
+    MOVE = "move"
+    MOVE2 = "move2"  # a move with another piece
+    SWAP = "swap"
+    DROP = "drop"
+    CHOOSE = "choose"  # the opponent picks the piece to drop (rule 5)
+    EXTRA = "extra"
+    GIFT = "gift"
+    CAST = "cast"  # the rule of the turn is cast at the table
+
+
+class ExtraStatus(StrEnum):
+    """Where a side's extra piece is: not in the game yet, on the board, or captured."""
+
+    OUT = "out"
+    BOARD = "board"
+    CAPTURED = "captured"
+
+
+class Subject(StrEnum):
+    """What a decision the board cannot show is about (a :class:`Choice`'s ``what``)."""
+
+    RULE = "rule"
+    PIECE = "piece"
+
 
 FOOL, ELEPHANT, MOUNTAIN = "f", "e", "m"
 """Kind letters of the extra piece in its three capacities (rules 12, 13, 14)."""
@@ -115,22 +146,21 @@ RULE_TEXTS: Mapping[int, str] = {
     "captured, then move another piece",
     15: "the king may also jump like a knight; no castling",
     16: "the board is a cylinder: files a and h are neighbours",
-    17: "a move counts only with another own piece making the same step onto an empty "
-    "square",
+    17: "a move counts only with another own piece making the same step onto an empty square",
     18: "only backward moves",
     19: "give one of your pieces to the opponent's hand, then make an orthodox move",
     20: "moving a knight, bishop or rook moves both pieces of that kind",
 }
 """Each rule in a line, in the project's words (the mirror, the record, rulings)."""
-STEP_TEXTS: Mapping[str, str] = {
-    "move": "a move",
-    "move2": "a move with another piece",
-    "swap": "swap two own pieces",
-    "drop": "drop a captured piece",
-    "choose": "the opponent picks the piece to drop",
-    "extra": "drop the extra piece (or move another piece)",
-    "gift": "give a piece to the opponent",
-    "cast": "cast the rule of this turn",
+STEP_TEXTS: Mapping[Step, str] = {
+    Step.MOVE: "a move",
+    Step.MOVE2: "a move with another piece",
+    Step.SWAP: "swap two own pieces",
+    Step.DROP: "drop a captured piece",
+    Step.CHOOSE: "the opponent picks the piece to drop",
+    Step.EXTRA: "drop the extra piece (or move another piece)",
+    Step.GIFT: "give a piece to the opponent",
+    Step.CAST: "cast the rule of this turn",
 }
 EXTRA_NAMES: Mapping[str, str] = {FOOL: "fool", ELEPHANT: "elephant", MOUNTAIN: "mountain"}
 SPECIAL_STAND_INS: Mapping[Color, str] = {WHITE: "W", BLACK: "X"}
@@ -144,6 +174,7 @@ class ChoiceError(VariantError, ValueError):
 
 def _side_name(color: Color) -> str:
     return "white" if color == WHITE else "black"
+
 
 DEFAULT_STAND_INS: Mapping[Color, str] = {WHITE: "q", BLACK: "Q"}
 """What a piece-identity board reads for each side's extra piece by default: the spare queen
@@ -239,14 +270,12 @@ def _targets(
     if kind in ("r", "q"):
         lines += ORTHOGONAL
     for df, dr in lines:
-        target: int | None = square
-        while True:
-            target = _step(target, df, dr, wrap)  # type: ignore[arg-type]
-            if target is None or target == square:
+        at: int | None = _step(square, df, dr, wrap)
+        while at is not None and at != square:
+            out.append(at)
+            if cells[at]:
                 break
-            out.append(target)
-            if cells[target]:
-                break
+            at = _step(at, df, dr, wrap)
     if powers.rule11 and kind in ("b", "r"):
         for df, dr in ORTHOGONAL if kind == "b" else DIAGONAL:
             target = _step(square, df, dr, wrap)
@@ -305,14 +334,14 @@ class _State:
 
     cells: list[str]
     hands: dict[Color, list[str]]  # captured kinds each side may drop (rules 4-6)
-    extra: dict[Color, str]  # "out" (not yet in the game), "board" or "captured"
+    extra: dict[Color, ExtraStatus]
     castling: set[int]  # rook squares that keep their castling right
     ep: tuple[int, int, Color] | None  # (target square, pawn square, side that may take)
     last_moved: str | None  # capacity of the previously moved piece (for fools)
     turn: int
     rule: int | None  # None until cast (cast mode)
     side: Color  # the side whose part is under way
-    steps: list[str]  # the part's steps
+    steps: list[Step]  # the part's steps
     step: int  # index into steps
     used: set[int]  # squares of pieces that already acted in this part
     drops: int  # rule 6: drops each side makes this turn (0 = the rule is off)
@@ -357,7 +386,7 @@ class TwentyChessGame(VariantGame):
         self._state = _State(
             cells=cells,
             hands={WHITE: [], BLACK: []},
-            extra={WHITE: "out", BLACK: "out"},
+            extra={WHITE: ExtraStatus.OUT, BLACK: ExtraStatus.OUT},
             castling=castling,
             ep=None,
             last_moved=None,
@@ -402,7 +431,7 @@ class TwentyChessGame(VariantGame):
         return self._state.rule
 
     @property
-    def step(self) -> str | None:
+    def step(self) -> Step | None:
         """What the side to act does next: ``"move"``, ``"move2"``, ``"swap"``, ``"drop"``,
         ``"choose"``, ``"extra"``, ``"gift"`` or ``"cast"``; None when the game is over."""
         state = self._state
@@ -414,7 +443,7 @@ class TwentyChessGame(VariantGame):
         """The captured pieces ``side`` may drop (kind letters, as in its own colour)."""
         return tuple(sorted(self._state.hands[side]))
 
-    def extra_status(self, side: Color) -> str:
+    def extra_status(self, side: Color) -> ExtraStatus:
         """Where ``side``'s extra piece is: ``"out"`` (not in the game yet), ``"board"`` or
         ``"captured"``."""
         return self._state.extra[side]
@@ -551,9 +580,9 @@ class TwentyChessGame(VariantGame):
                     file += 1
         letters = {"K": H1, "Q": A1, "k": H8, "q": A8}
         extra = {
-            color: "board"
+            color: ExtraStatus.BOARD
             if any(s and s.lower() in EXTRA_KINDS and _color(s) == color for s in cells)
-            else "out"
+            else ExtraStatus.OUT
             for color in (WHITE, BLACK)
         }
         hands = hands or {}
@@ -593,12 +622,12 @@ class TwentyChessGame(VariantGame):
         ("1", ..., "20"))`` while the rule of a turn is to be cast, ``("piece", opponent,
         kinds)`` while the opponent picks the piece to drop under rule 5; else None."""
         step = self.step
-        if step not in ("cast", "choose"):
+        if step not in (Step.CAST, Step.CHOOSE):
             return None
         state = self._state
-        if step == "cast":
-            return "rule", WHITE, tuple(str(rule) for rule in RULES)
-        return "piece", not state.side, tuple(sorted(set(state.hands[state.side])))
+        if step is Step.CAST:
+            return Subject.RULE, WHITE, tuple(str(rule) for rule in RULES)
+        return Subject.PIECE, not state.side, tuple(sorted(set(state.hands[state.side])))
 
     def decide(self, choice: Choice) -> None:
         """Enter a decision the board cannot show (the admin API, the table screen): the rule
@@ -612,13 +641,11 @@ class TwentyChessGame(VariantGame):
             raise ChoiceError(f"no decision is due now (turn {self.turn}, step {self.step})")
         what, _, options = pending
         if choice.what != what or choice.value not in options:
-            raise ChoiceError(
-                f"the decision due is the {what}: choose one of {', '.join(options)}"
-            )
+            raise ChoiceError(f"the decision due is the {what}: choose one of {', '.join(options)}")
         state = self._state
-        key = (state.turn, None if what == "rule" else state.side, what)
+        key = (state.turn, None if what == Subject.RULE else state.side, what)
         self._decisions[key] = choice.value
-        if what == "rule":
+        if what == Subject.RULE:
             state.rule = int(choice.value)
             self._start_rule(state)
         else:
@@ -636,16 +663,16 @@ class TwentyChessGame(VariantGame):
         """One line for a ruling: the turn, its rule and what the side to act does now."""
         state = self._state
         side = "White" if state.side == WHITE else "Black"
-        step = STEP_TEXTS.get(self.step or "", "nothing")
+        step = STEP_TEXTS.get(self.step, "nothing") if self.step else "nothing"
         return f"turn {state.turn}, rule {state.rule or '?'}: {self.rule_text()}; {side}: {step}"
 
     def clock_hint(self) -> str:
         """At most 8 characters for the clock display: ``RULE 12`` (``CAST?`` while the
         rule is to be cast, ``R5 PICK`` while the opponent's pick is awaited)."""
         step = self.step
-        if step == "cast":
+        if step is Step.CAST:
             return "CAST?"
-        if step == "choose":
+        if step is Step.CHOOSE:
             return f"R{self._state.rule} PICK"
         return f"RULE {self._state.rule}"
 
@@ -685,7 +712,7 @@ class TwentyChessGame(VariantGame):
             "rule_text": self.rule_text(),
             "side": _side_name(state.side),
             "step": step,
-            "step_text": STEP_TEXTS.get(step or "", ""),
+            "step_text": STEP_TEXTS.get(step, "") if step else "",
             "steps": list(state.steps),
             "step_index": state.step,
             "hands": {_side_name(c): "".join(self.hand(c)) for c in (WHITE, BLACK)},
@@ -704,20 +731,20 @@ class TwentyChessGame(VariantGame):
 
     @staticmethod
     def _actor(state: _State) -> Color:
-        step = state.steps[state.step] if state.step < len(state.steps) else "move"
-        return (not state.side) if step == "choose" else state.side
+        step = state.steps[state.step] if state.step < len(state.steps) else Step.MOVE
+        return (not state.side) if step == Step.CHOOSE else state.side
 
     def _begin_turn(self, state: _State) -> None:
         state.side = WHITE
         if self._variant.cast:
-            cast = self._decisions.get((state.turn, None, "rule"))
+            cast = self._decisions.get((state.turn, None, Subject.RULE))
             state.rule = int(cast) if cast is not None else None
         else:
             state.rule = self._variant.rule_of(state.turn)
         state.choice = None
         state.drops = 0
         if state.rule is None:
-            state.steps, state.step, state.used = ["cast"], 0, set()
+            state.steps, state.step, state.used = [Step.CAST], 0, set()
             return
         self._start_rule(state)
 
@@ -735,35 +762,35 @@ class TwentyChessGame(VariantGame):
         rule = state.rule
         side = state.side
         used: set[int] = set()
-        steps: list[str]
+        steps: list[Step]
         if rule == 2:
-            steps = ["move", "move2"]
+            steps = [Step.MOVE, Step.MOVE2]
         elif rule == 3:
-            steps = ["swap", "move"]
+            steps = [Step.SWAP, Step.MOVE]
         elif rule == 4 and state.active:
-            steps = ["drop", "move"]
+            steps = [Step.DROP, Step.MOVE]
         elif rule == 5 and state.active:
-            steps = ["choose", "drop", "move"]
+            steps = [Step.CHOOSE, Step.DROP, Step.MOVE]
             kinds = set(state.hands[side])
             state.choice = next(iter(kinds)) if len(kinds) == 1 else None
-            decided = self._decisions.get((state.turn, side, "piece"))
+            decided = self._decisions.get((state.turn, side, Subject.PIECE))
             if state.choice is None and decided in kinds:
                 state.choice = decided  # entered before (kept through takebacks)
             if state.choice is not None:  # nothing to choose from, or chosen already
-                steps = ["drop", "move"]
+                steps = [Step.DROP, Step.MOVE]
         elif rule == 6 and state.drops:
-            steps = ["drop"] * state.drops + ["move"]
-        elif rule in EXTRA_BY_RULE:
-            steps = ["extra", "move"]
+            steps = [Step.DROP] * state.drops + [Step.MOVE]
+        elif rule is not None and rule in EXTRA_BY_RULE:
+            steps = [Step.EXTRA, Step.MOVE]
             kind = EXTRA_BY_RULE[rule]
             for square, symbol in enumerate(state.cells):
                 if symbol and symbol.lower() in EXTRA_KINDS and _color(symbol) == side:
                     state.cells[square] = _symbol(kind, side)  # the footnote: it changes
                     used.add(square)  # "followed by a move with another chessman"
         elif rule == 19:
-            steps = ["gift", "move"]
+            steps = [Step.GIFT, Step.MOVE]
         else:
-            steps = ["move"]
+            steps = [Step.MOVE]
         state.steps, state.step, state.used = steps, 0, used
         state.moves_this_part = 0
         self._skip_impossible(state)
@@ -772,7 +799,7 @@ class TwentyChessGame(VariantGame):
         """Skip steps no action can fill; end the part when none is left; end the game when
         a side can make no action at all in its part."""
         while state.step < len(state.steps):
-            if state.steps[state.step] in ("cast", "choose"):
+            if state.steps[state.step] in (Step.CAST, Step.CHOOSE):
                 return
             effects = self._step_effects(state)
             if effects:
@@ -802,7 +829,7 @@ class TwentyChessGame(VariantGame):
     def _advance(self, state: _State, action: Action) -> None:
         """Move ``state`` (already showing the action's effect) to the next step."""
         if isinstance(action, Choice):
-            if action.what == "rule":
+            if action.what == Subject.RULE:
                 state.rule = int(action.value)
                 self._start_rule(state)
                 return
@@ -812,7 +839,7 @@ class TwentyChessGame(VariantGame):
             return
         state.moves_this_part += 1
         step = state.steps[state.step]
-        if step == "extra" and not self._is_redrop(action):
+        if step == Step.EXTRA and not self._is_redrop(action):
             state.step += 2  # the move with another piece was made instead of a re-drop
         else:
             state.step += 1
@@ -837,12 +864,12 @@ class TwentyChessGame(VariantGame):
         effects: dict[Action, _Effect] = {}
         if self.outcome() is None:
             step = state.steps[state.step]
-            if step == "cast":
+            if step == Step.CAST:
                 for rule in RULES:
-                    effects[Choice("rule", str(rule))] = _Effect(state.copy())
-            elif step == "choose":
+                    effects[Choice(Subject.RULE, str(rule))] = _Effect(state.copy())
+            elif step == Step.CHOOSE:
                 for kind in sorted(set(state.hands[state.side])):
-                    effects[Choice("piece", kind)] = _Effect(state.copy())
+                    effects[Choice(Subject.PIECE, kind)] = _Effect(state.copy())
                 effects.update(self._chosen_drops(state))
             elif self._pending is not None and self._pending[0] is state:
                 effects = dict(self._pending[1])
@@ -883,15 +910,15 @@ class TwentyChessGame(VariantGame):
         step = state.steps[state.step]
         side = state.side
         out: dict[Action, _Effect] = {}
-        if step == "swap":
+        if step == Step.SWAP:
             self._swaps(state, out)
-        elif step == "drop":
+        elif step == Step.DROP:
             self._drops(state, out)
-        elif step == "gift":
+        elif step == Step.GIFT:
             self._gifts(state, out)
-        elif step == "extra":
+        elif step == Step.EXTRA:
             self._extra(state, out)
-            if state.extra[side] == "board":  # re-dropping is optional, dropping is not
+            if state.extra[side] == ExtraStatus.BOARD:  # re-dropping is optional, dropping is not
                 out.update(self._moves(state))
         else:
             out = self._moves(state)
@@ -1116,7 +1143,9 @@ class TwentyChessGame(VariantGame):
     def _capture(state: _State, victim: str, taker: Color) -> None:
         kind = victim.lower()
         if kind in EXTRA_KINDS:
-            state.extra[not taker] = "captured"  # not part of the captured pieces (footnote)
+            state.extra[not taker] = (
+                ExtraStatus.CAPTURED
+            )  # not part of the captured pieces (footnote)
         else:
             state.hands[taker].append(kind)
 
@@ -1194,7 +1223,7 @@ class TwentyChessGame(VariantGame):
                 continue
             after = state.copy()
             after.cells[square] = symbol
-            after.extra[side] = "board"
+            after.extra[side] = ExtraStatus.BOARD
             after.used.add(square)
             if here is None:
                 out[Drop(symbol, square)] = _Effect(after)
