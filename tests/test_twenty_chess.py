@@ -441,11 +441,11 @@ def test_the_pick_can_be_read_off_the_drop() -> None:
 def test_cast_rule_decided_before_the_turn() -> None:
     game = TwentyChess(cast=True).new_game()
     assert game.pending_choice() is not None
-    assert game.clock_hint() == "CAST?"
+    assert game.clock_text() == "CAST?"
     game.decide(Choice("rule", "2"))
     assert game.rule == 2
     assert game.ply == 0
-    assert game.clock_hint() == "RULE 2"
+    assert game.clock_text() == "RULE 2"
     assert game.record_note() == "rule 2: two moves, with two different pieces"
 
 

@@ -1,7 +1,7 @@
 """The arbiter: rule sets applied to the recogniser's actions, the lifts and the clock.
 
-``get_rules("casual" | "fide-standard" | "fide-rapid" | "fide-blitz" | "uscf-speed")`` returns
-a :class:`RuleSet`; :class:`Arbiter` applies one to a game and reports
+``get_rules(id)`` returns a :class:`RuleSet` (the ids are those of :data:`RULE_SETS`,
+:mod:`.rule_sets`); :class:`Arbiter` applies one to a game and reports
 :class:`Irregularity`, :class:`Claim` and :class:`Ruling` items (:mod:`.rulings`).
 """
 
@@ -12,21 +12,9 @@ from service.arbiter.casual import CASUAL
 from service.arbiter.engine import Arbiter, ArbiterView
 from service.arbiter.fide import FIDE_BLITZ, FIDE_RAPID, FIDE_STANDARD
 from service.arbiter.physical import Reading, read_difference
+from service.arbiter.rule_sets import RULE_SETS, get_rules
 from service.arbiter.rulings import ArbiterEvent, Claim, Irregularity, Ruling
 from service.arbiter.uscf_speed import USCF_SPEED
-
-RULE_SETS: dict[str, RuleSet] = {
-    rules.id: rules for rules in (CASUAL, FIDE_STANDARD, FIDE_RAPID, FIDE_BLITZ, USCF_SPEED)
-}
-
-
-def get_rules(rules_id: str) -> RuleSet:
-    """The rule set registered under ``rules_id``."""
-    try:
-        return RULE_SETS[rules_id]
-    except KeyError:
-        raise UnknownRuleSetError(rules_id, list(RULE_SETS)) from None
-
 
 __all__ = [
     "CASUAL",

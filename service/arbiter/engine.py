@@ -91,8 +91,8 @@ def _expected(game: VariantGame) -> SquareMap:
 def _hint(game: VariantGame | None) -> str:
     """The variant's word on what the rules of the moment allow (20-chess: the turn's
     rule and the step), to add to a ruling's message; empty for the others."""
-    hint = getattr(game, "rule_hint", None)
-    return f" ({hint()})" if callable(hint) else ""
+    hint = game.rule_hint() if game is not None else None
+    return "" if hint is None else f" ({hint})"
 
 
 def _colour(symbol: str) -> Color | None:
@@ -656,7 +656,8 @@ class Arbiter:
 
     def on_flag(self, time: float, side: Color) -> list[ArbiterEvent]:
         """``side``'s time ran out.  FIDE 6.9 (and 5.1.1, 5.2.1: mate and stalemate made
-        before stand); US speed 2b, 2c, 2d, 12; T20: the variant's time-out rule."""
+        before stand); US speed 2b, 2c, 2d, 12; a variant's own time-out rule
+        (:attr:`Variant.time_out`, Chess T20) under every rule set."""
         self._last_time = time
         game = self.view.game
         if game is None or self._finished or side in self._flags:
@@ -681,15 +682,15 @@ class Arbiter:
                 time, IrregularityKind.FLAG, side, self._a(self.rules.flag_article), "flag fall"
             )
         ]  # fmt: skip
-        if game.variant.id == "t20":
+        own_rule = game.variant.time_out
+        if own_rule is not None:  # the variant's time-out rule, under every rule set
             ended = game.flag(side)
             out.append(
                 Ruling(
                     time,
                     RulingKind.RESULT,
-                    "T20 time-out",
-                    "time-out: 50 points from the flagged "
-                    "player to the opponent; the higher score wins",
+                    own_rule.article,
+                    own_rule.message,
                     side=ended.winner,
                     result=ended.result,
                     reason="time-out",

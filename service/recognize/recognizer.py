@@ -155,9 +155,10 @@ from service.recognize.events import (
     Takeback,
 )
 from service.recognize.pgn import GameRecord, RecordedMove
-from service.variants import get_variant
+from service.variants import get_variant, variant_for_start
 from service.variants.base import (
     EMPTY,
+    STANDARD_ID,
     Action,
     Color,
     LegalAction,
@@ -343,7 +344,6 @@ class _Played:
     swept: bool = False  # read as a capture whose captured piece was swept off
 
 
-
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
     """``(uci, san)`` of the other actions the board read the same as ``played``."""
     return tuple((la.uci, san) for la, san in played.alternatives)
@@ -412,8 +412,7 @@ def _start_index() -> dict[SquareMap, tuple[StartPosition, ...]]:
 def _stand_ins(variant: Variant) -> frozenset[str]:
     """The readings a variant uses as stand-in pieces (the 20-chess extra piece may be a
     DGT special piece, which then is no result gesture)."""
-    stand_ins = getattr(variant, "stand_ins", None)
-    return frozenset(stand_ins.values()) if isinstance(stand_ins, dict) else frozenset()
+    return frozenset(variant.stand_ins.values())
 
 
 def _copy_handling(source: _Ref, target: _Ref) -> None:
@@ -452,7 +451,7 @@ class Recognizer:
     def __init__(
         self,
         *,
-        variant: str | Variant = "standard",
+        variant: str | Variant = STANDARD_ID,
         presence_only: bool | None = None,
         clock: bool | None = None,
         settle: float = DEFAULT_SETTLE,
@@ -1358,13 +1357,14 @@ class Recognizer:
             if start.variant == self.variant.id:
                 return start
         for start in starts:
-            if start.classical and start.variant == "standard":
+            if start.classical and start.variant == Standard.id:
                 return start
         return starts[0]
 
     def _presence_starts(self) -> dict[SquareMap, StartPosition]:
         classical = self._presence_start or self.variant.default_start()
-        if self.variant.id == "t20" and self._presence_start is None:
+        if self._presence_start is None and not classical.classical:
+            # a variant with a start of its own (T20): the classical occupancy is standard
             classical = Standard().default_start()
         t20 = t20_start()
         return {occupancy(classical.squares): classical, occupancy(t20.squares): t20}
@@ -1605,9 +1605,7 @@ class Recognizer:
             if old_prev is not None:
                 _copy_handling(old_prev, self._prev)
         self._result = None
-        logger.debug(
-            "read again from ply %d: %s", index + 1, " ".join(p.action.uci for p in saved)
-        )
+        logger.debug("read again from ply %d: %s", index + 1, " ".join(p.action.uci for p in saved))
         self._explained(time, out)
 
     def _takeback_to(self, ply: int, time: float, out: list[RecognizerEvent]) -> None:
@@ -1652,9 +1650,7 @@ class Recognizer:
         if turned != self.rotated:
             self.rotated = turned
             self._board.reverse()
-        variant = self.variant if start.variant == self.variant.id else get_variant(start.variant)
-        if self.variant.id in ("chess960", "twenty-chess") and start.variant == "standard":
-            variant = self.variant  # the classical set-up starts the table's variant
+        variant = variant_for_start(self.variant, start)
         self._game = variant.new_game(start)
         self._played = []
         self._nodes = []
@@ -1747,7 +1743,7 @@ class Recognizer:
 def recognize(
     events: Iterable[BoardEvent],
     *,
-    variant: str | Variant = "standard",
+    variant: str | Variant = STANDARD_ID,
     presence_only: bool | None = None,
     clock: bool | None = None,
     settle: float = DEFAULT_SETTLE,

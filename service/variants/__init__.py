@@ -1,7 +1,7 @@
 """Variants: the rules the recogniser and the arbiter ask about (see :mod:`.base`).
 
-``get_variant(id)`` returns a :class:`Variant` (ids: ``standard``, ``chess960``, ``t20``,
-``twenty-chess``, ``realtime``); ``variant.new_game()`` starts a :class:`VariantGame`.
+``get_variant(id, options)`` returns a :class:`Variant` (the ids are those of
+:data:`VARIANTS`, :mod:`.registry`); ``variant.new_game()`` starts a :class:`VariantGame`.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from service.variants.base import (
     BLACK,
     EMPTY,
+    STANDARD_ID,
     WHITE,
     Action,
     Choice,
@@ -18,6 +19,7 @@ from service.variants.base import (
     IllegalActionError,
     LegalAction,
     Move,
+    NoDecisionError,
     NothingToUndoError,
     Remove,
     ScoreEvent,
@@ -25,6 +27,7 @@ from service.variants.base import (
     StartPosition,
     Swap,
     Tandem,
+    TimeOutRule,
     UnknownStartError,
     UnknownVariantError,
     Variant,
@@ -33,27 +36,15 @@ from service.variants.base import (
 )
 from service.variants.chess960 import Chess960
 from service.variants.realtime import Realtime
+from service.variants.registry import VARIANTS, get_variant, variant_for_start
 from service.variants.standard import Standard
 from service.variants.t20 import T20
 from service.variants.twenty_chess import TwentyChess
 
-VARIANTS: dict[str, type[Variant]] = {
-    cls.id: cls for cls in (Standard, Chess960, T20, TwentyChess, Realtime)
-}
-"""Registered variants by id."""
-
-
-def get_variant(variant_id: str) -> Variant:
-    """The variant registered under ``variant_id``."""
-    try:
-        return VARIANTS[variant_id]()
-    except KeyError:
-        raise UnknownVariantError(variant_id, list(VARIANTS)) from None
-
-
 __all__ = [
     "BLACK",
     "EMPTY",
+    "STANDARD_ID",
     "T20",
     "VARIANTS",
     "WHITE",
@@ -66,6 +57,7 @@ __all__ = [
     "IllegalActionError",
     "LegalAction",
     "Move",
+    "NoDecisionError",
     "NothingToUndoError",
     "Realtime",
     "Remove",
@@ -75,6 +67,7 @@ __all__ = [
     "StartPosition",
     "Swap",
     "Tandem",
+    "TimeOutRule",
     "TwentyChess",
     "UnknownStartError",
     "UnknownVariantError",
@@ -82,4 +75,5 @@ __all__ = [
     "VariantError",
     "VariantGame",
     "get_variant",
+    "variant_for_start",
 ]

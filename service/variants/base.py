@@ -31,6 +31,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import ClassVar
 
 import chess
@@ -44,12 +45,20 @@ BLACK: Color = chess.BLACK
 EMPTY = ""
 """The symbol of an empty square."""
 
+STANDARD_ID = "standard"
+"""The id of standard chess: the variant a classical set-up means unless a table's variant
+takes it (:attr:`Variant.plays_classical_start`)."""
+
 SquareMap = tuple[str, ...]
 """Contents of the 64 squares, index = square number, :data:`EMPTY` for an empty square."""
 
 
 class VariantError(Exception):
     """Base of the errors raised by variants."""
+
+
+class NoDecisionError(VariantError, ValueError):
+    """:meth:`VariantGame.decide` when no decision the board cannot show is due."""
 
 
 class UnknownVariantError(VariantError, ValueError):
@@ -248,6 +257,15 @@ def rotated(squares: Sequence[str]) -> SquareMap:
     return tuple(reversed(squares))
 
 
+@dataclass(frozen=True, slots=True)
+class TimeOutRule:
+    """A variant's own time-out rule (:meth:`VariantGame.flag` applies it): ``article`` is
+    cited by the arbiter's ruling, ``message`` is its text."""
+
+    article: str
+    message: str
+
+
 # -- the interface ------------------------------------------------------------------------
 
 
@@ -256,8 +274,47 @@ class Variant(ABC):
 
     id: ClassVar[str]
     """Registry id, e.g. ``"standard"``."""
+    name: ClassVar[str]
+    """What the variant is called, e.g. ``"Standard chess"``."""
     pgn_name: ClassVar[str]
     """Value of the PGN ``Variant`` tag (``"Standard"`` for standard chess)."""
+
+    # -- optional features: each has the neutral value of a variant without it --------------
+
+    plays_classical_start: ClassVar[bool] = False
+    """A classical set-up (the standard start position) starts a game of this variant at a
+    table set to it, rather than a game of standard chess (Chess960 #518, 20-chess)."""
+    chess960: ClassVar[bool] = False
+    """Castling is written as Chess960 writes it (X-FEN castling letters, the king takes its
+    own rook): a FEN of the variant is read with ``chess.Board(fen, chess960=True)``."""
+    accepts_start_fen: ClassVar[bool] = True
+    """A table may start the variant from a position given as FEN (20-chess always starts
+    from the classical position)."""
+    moves_correctable: ClassVar[bool] = True
+    """A move of the record may be corrected by the arbiter's command (the game replayed
+    with it); False where a part is several actions and decisions (20-chess: they are
+    taken back on the board instead)."""
+    drops_from_hand: ClassVar[bool] = False
+    """Captured pieces are dropped back from a hand (20-chess rules 4-6): the kind of a
+    drop a presence-only board read may be corrected (:meth:`VariantGame.hand`)."""
+    time_out: ClassVar[TimeOutRule | None] = None
+    """The variant's own time-out rule (Chess T20: 50 points to the opponent, the higher
+    score wins), applied under every rule set: the flag fall is declared even where the
+    rule set leaves it to a real clock or to the opponent's claim.  None: the rule set's
+    flag rule applies."""
+    stand_ins: Mapping[Color, str] = MappingProxyType({})
+    """For new piece kinds played with stand-in pieces: the symbol a piece-identity board
+    reads for each side's stand-in (20-chess: a spare queen by default).  Empty for
+    variants with the standard pieces only."""
+
+    @classmethod
+    def from_options(cls, text: str | None) -> Variant:
+        """The variant built from a table's options text (20-chess: ``schedule=12,13 cast
+        stand-ins=special``).  Raises :class:`VariantError` for options the variant does
+        not take (here: any)."""
+        if text:
+            raise VariantError(f"variant {cls.id} takes no options")
+        return cls()
 
     @abstractmethod
     def start_positions(self) -> Sequence[StartPosition]:
@@ -357,6 +414,54 @@ class VariantGame(ABC):
         20-chess extra piece is a spare queen by default) maps them to the stand-in."""
         return symbol
 
+    def chess_board(self) -> chess.Board | None:
+        """The game on a python-chess board with its whole move stack, for variants played
+        by the chess rules python-chess knows (standard, Chess960, T20); None otherwise.
+        Callers read it and must not change it."""
+        return None
+
+    @property
+    def turn(self) -> int | None:
+        """The number of the turn under way, for variants whose turns are numbered apart from
+        the record's move numbers (20-chess); None otherwise."""
+        return None
+
+    def hand(self, side: Color) -> tuple[str, ...]:
+        """The captured piece kinds ``side`` may drop (kind letters, lower case); empty in
+        variants without drops."""
+        return ()
+
+    def pending_choice(self) -> tuple[str, Color, tuple[str, ...]] | None:
+        """A decision the board cannot show that the game waits for, as ``(what, by,
+        options)`` (20-chess: the rule cast for a turn, the piece the opponent picks); None
+        when none is due (always, in variants without such decisions)."""
+        return None
+
+    def decide(self, choice: Choice) -> None:
+        """Enter the decision :meth:`pending_choice` asks for.  Raises
+        :class:`VariantError` when none is due or the value is not one of the options."""
+        raise NoDecisionError(f"no decision is due in {self.variant.id}")
+
+    def rule_hint(self) -> str | None:
+        """A few words on what the rules of the moment allow, for a ruling's message
+        (20-chess: the turn's rule and the step); None where the rules never change."""
+        return None
+
+    def clock_text(self) -> str | None:
+        """At most 8 characters the clock shows when a turn begins or a decision is due
+        (20-chess: ``RULE 12``); None for variants that show nothing."""
+        return None
+
+    def record_note(self) -> str | None:
+        """A comment the record gets before the next action (20-chess: the turn's rule before
+        its first action); None for none."""
+        return None
+
+    def panel(self) -> dict[str, object] | None:
+        """What the mirror shows of the game besides the board (JSON-able; 20-chess: the
+        rule, the step, the hands, a pending choice, the extra pieces); None for none."""
+        return None
+
     def apply_at(self, action: Action, time: float) -> list[ScoreEvent]:
         """Make ``action`` as started at ``time`` (seconds, the board event's time).  Only
         variants that play in virtual time (realtime chess) use the time; the others apply
@@ -372,7 +477,7 @@ class VariantGame(ABC):
         """Tags a PGN of this game needs besides the seven-tag roster: ``Variant`` for any
         variant but standard chess, ``SetUp`` and ``FEN`` for a non-classical start."""
         tags: dict[str, str] = {}
-        if self.variant.id != "standard":
+        if self.variant.id != STANDARD_ID:
             tags["Variant"] = self.variant.pgn_name
         if not self.start.classical:
             tags["SetUp"] = "1"

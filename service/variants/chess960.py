@@ -42,7 +42,10 @@ class Chess960(Variant):
     """Chess960; the default start is the classical one (number 518)."""
 
     id = "chess960"
+    name = "Chess960"
     pgn_name = "Chess960"
+    plays_classical_start = True
+    chess960 = True
 
     def start_positions(self) -> Sequence[StartPosition]:
         starts = chess960_starts()

@@ -889,6 +889,7 @@ class Realtime(Variant):
     ``draw_after``: seconds without a capture that draw the game (rule 5.4)."""
 
     id = "realtime"
+    name = "Realtime chess"
     pgn_name = "Realtime"
 
     def __init__(self, tick: float = STANDARD_TICK, *, draw_after: float = DRAW_AFTER) -> None:

@@ -16,6 +16,7 @@ import chess
 
 from service.variants.base import (
     EMPTY,
+    STANDARD_ID,
     Action,
     Color,
     GameEnd,
@@ -208,6 +209,9 @@ class ChessGame(VariantGame):
     @property
     def squares(self) -> SquareMap:
         return self._line[-1].squares
+
+    def chess_board(self) -> chess.Board:
+        return self.board
 
     @property
     def ply(self) -> int:
@@ -441,14 +445,15 @@ class ChessGame(VariantGame):
 @cache
 def _classical_start() -> StartPosition:
     return StartPosition(
-        "standard", CLASSICAL_FEN, squares_of(chess.Board()), number=518, classical=True
+        STANDARD_ID, CLASSICAL_FEN, squares_of(chess.Board()), number=518, classical=True
     )
 
 
 class Standard(Variant):
     """Chess as FIDE plays it, from the classical start."""
 
-    id = "standard"
+    id = STANDARD_ID
+    name = "Standard chess"
     pgn_name = "Standard"
 
     def start_positions(self) -> Sequence[StartPosition]:

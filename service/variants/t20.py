@@ -28,6 +28,7 @@ from service.variants.base import (
     GameEnd,
     ScoreEvent,
     StartPosition,
+    TimeOutRule,
     Variant,
     result_string,
 )
@@ -157,7 +158,13 @@ class T20(Variant):
     """Chess T20."""
 
     id = "t20"
+    name = "Chess T20"
     pgn_name = "From Position"
+    time_out = TimeOutRule(
+        "T20 time-out",
+        f"time-out: {TIME_OUT_POINTS} points from the flagged player to the opponent; "
+        "the higher score wins",
+    )
     """PGN readers and broadcast relays know no T20: its moves are FIDE moves from a set-up
     position, so the record says that (``Variant``, ``SetUp``, ``FEN``) and names the variant
     in a tag of its own (:meth:`T20Game.pgn_tags`)."""
