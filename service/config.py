@@ -38,12 +38,14 @@ from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
+from service.arbiter.rule_sets import RULE_SETS as _RULE_SET_REGISTRY
 from service.errors import UsageError
+from service.variants.registry import VARIANTS as _VARIANT_REGISTRY
 
-RULE_SETS = ("fide-standard", "fide-rapid", "fide-blitz", "uscf-speed", "casual")
-"""The rule sets a table knows (``service.table.RULES``)."""
-VARIANTS = ("standard", "chess960", "t20", "twenty-chess", "realtime")
-"""The variants a table plays (``service.table.VARIANTS``)."""
+RULE_SETS = tuple(_RULE_SET_REGISTRY)
+"""The rule sets a table knows (the ids of :mod:`service.arbiter.rule_sets`)."""
+VARIANTS = tuple(_VARIANT_REGISTRY)
+"""The variants a table plays (the ids of :mod:`service.variants.registry`)."""
 TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 MAX_TEXT = 100
 MAX_TABLES = 5000
