@@ -99,12 +99,21 @@ def test_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.toml")
 
 
-def test_rule_sets_and_variants_match_the_tables() -> None:
-    from service import config, table
+def test_rule_sets_and_variants_are_the_registries_and_every_table_takes_them() -> None:
+    from service import config
+    from service.arbiter import RULE_SETS
+    from service.realtime_table import RealtimeTable
+    from service.table import Table, TableSettings
+    from service.variants import VARIANTS, Realtime
 
-    assert set(config.RULE_SETS) == set(table.RULES)
-    # realtime chess has no turns: a RealtimeTable plays it, Table plays the others
-    assert set(config.VARIANTS) == {*table.VARIANTS, "realtime"}
+    assert tuple(RULE_SETS) == config.RULE_SETS
+    assert tuple(VARIANTS) == config.VARIANTS
+    for rules in config.RULE_SETS:
+        for variant in config.VARIANTS:
+            settings = TableSettings(rules=rules, variant=variant)
+            # realtime chess has no turns: a RealtimeTable plays it, Table plays the others
+            table = RealtimeTable("t", settings) if variant == Realtime.id else Table("t", settings)
+            assert (table.settings.rules, table.settings.variant) == (rules, variant)
 
 
 @pytest.mark.parametrize(("value", "text"), [(0.5, "0.5"), ("0.1", "0.1"), (1, "1")])

@@ -15,6 +15,7 @@ from test_table_helpers import Hands
 
 from dgt.events import BoardEvent
 from dgt.recording import RecordWriter
+from service.arbiter import RULE_SETS
 from service.cli import main
 
 
@@ -119,7 +120,7 @@ def test_bad_rules_is_an_error_naming_the_rule_sets(
     errors = [line for line in captured.err.splitlines() if "fide-lightning" in line]
     assert len(errors) == 1
     assert "'fide-lightning'" in errors[0]
-    for rules in ("casual", "fide-standard", "fide-rapid", "fide-blitz", "uscf-speed"):
+    for rules in RULE_SETS:
         assert rules in errors[0]
 
 

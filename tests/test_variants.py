@@ -10,13 +10,18 @@ import pytest
 
 from service.variants import (
     BLACK,
+    VARIANTS,
     WHITE,
+    Choice,
     IllegalActionError,
     Move,
+    NoDecisionError,
     NothingToUndoError,
     UnknownVariantError,
+    VariantError,
     VariantGame,
     get_variant,
+    variant_for_start,
 )
 from service.variants.chess960 import chess960_starts
 from service.variants.t20 import T20_FEN
@@ -30,12 +35,9 @@ def play(game: VariantGame, *ucis: str) -> list:
     return events
 
 
-def test_registry_knows_the_three_variants_and_rejects_others() -> None:
-    assert {get_variant(v).id for v in ("standard", "chess960", "t20")} == {
-        "standard",
-        "chess960",
-        "t20",
-    }
+def test_registry_builds_every_variant_and_rejects_others() -> None:
+    assert [get_variant(v).id for v in VARIANTS] == list(VARIANTS)
+    assert {"standard", "chess960", "t20", "twenty-chess", "realtime"} <= set(VARIANTS)
     with pytest.raises(UnknownVariantError, match="choose one of"):
         get_variant("bughouse")
 
@@ -255,3 +257,58 @@ def test_t20_time_out_moves_fifty_points_never_below_zero() -> None:
     assert end.reason == "time-out"
     assert game.outcome() == end
     assert game.legal_actions() == []
+
+
+def test_optional_features_have_neutral_defaults_where_a_variant_lacks_them() -> None:
+    for variant_id in ("standard", "chess960", "t20"):
+        variant = get_variant(variant_id)
+        game = variant.new_game()
+        assert game.chess_board() is not None
+        assert (game.turn, game.hand(WHITE), game.pending_choice()) == (None, (), None)
+        assert (game.rule_hint(), game.clock_text(), game.record_note(), game.panel()) == (
+            None,
+            None,
+            None,
+            None,
+        )
+        assert dict(variant.stand_ins) == {}
+        with pytest.raises(NoDecisionError, match="no decision is due"):
+            game.decide(Choice("rule", "1"))
+    assert get_variant("realtime").new_game().chess_board() is None
+    twenty = get_variant("twenty-chess").new_game()
+    assert (twenty.turn, twenty.chess_board()) == (1, None)
+    assert twenty.clock_text() == "RULE 1"
+    assert twenty.rule_hint()
+
+
+def test_variant_features_replace_the_id_tests() -> None:
+    assert [v for v in VARIANTS if VARIANTS[v].plays_classical_start] == [
+        "chess960",
+        "twenty-chess",
+    ]
+    assert [v for v in VARIANTS if VARIANTS[v].time_out is not None] == ["t20"]
+    assert [v for v in VARIANTS if VARIANTS[v].chess960] == ["chess960"]
+    assert [v for v in VARIANTS if not VARIANTS[v].accepts_start_fen] == ["twenty-chess"]
+    classical = get_variant("standard").default_start()
+    assert variant_for_start(get_variant("chess960"), classical).id == "chess960"
+    assert variant_for_start(get_variant("t20"), classical).id == "standard"
+    t20_start = get_variant("t20").default_start()
+    assert variant_for_start(get_variant("standard"), t20_start).id == "t20"
+
+
+def test_only_variants_with_options_take_them() -> None:
+    assert get_variant("twenty-chess", "cast").id == "twenty-chess"
+    with pytest.raises(VariantError, match="variant chess960 takes no options"):
+        get_variant("chess960", "cast")
+
+
+def test_readme_names_every_variant_and_rule_set() -> None:
+    from pathlib import Path
+
+    from service.arbiter import RULE_SETS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    for variant_id in VARIANTS:
+        assert f"`{variant_id}`" in readme
+    for rules_id in RULE_SETS:
+        assert rules_id in readme

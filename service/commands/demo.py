@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--boards must be 1..{MAX_BOARDS}")
     if args.speed <= 0:
         raise UsageError("--speed must be positive")
-    from service.config import RULE_SETS
+    from service.arbiter import RULE_SETS
 
     if args.rules not in RULE_SETS:
         raise UsageError(f"--rules must be one of {', '.join(RULE_SETS)}")
