@@ -7,13 +7,28 @@
 
 from __future__ import annotations
 
-from service.arbiter.base import RuleSet, UnknownRuleSetError
+from service.arbiter.arbiter import Arbiter, ArbiterError, ArbiterView
+from service.arbiter.base import (
+    DisplacedPolicy,
+    FlagPolicy,
+    IllegalMovePolicy,
+    RuleSet,
+    UnknownRuleSetError,
+)
 from service.arbiter.casual import CASUAL
-from service.arbiter.engine import Arbiter, ArbiterView
 from service.arbiter.fide import FIDE_BLITZ, FIDE_RAPID, FIDE_STANDARD
 from service.arbiter.physical import Reading, read_difference
 from service.arbiter.rule_sets import RULE_SETS, get_rules
-from service.arbiter.rulings import ArbiterEvent, Claim, Irregularity, Ruling
+from service.arbiter.rulings import (
+    ArbiterEvent,
+    Claim,
+    ClaimKind,
+    ClaimStatus,
+    Irregularity,
+    IrregularityKind,
+    Ruling,
+    RulingKind,
+)
 from service.arbiter.uscf_speed import USCF_SPEED
 
 __all__ = [
@@ -24,13 +39,21 @@ __all__ = [
     "RULE_SETS",
     "USCF_SPEED",
     "Arbiter",
+    "ArbiterError",
     "ArbiterEvent",
     "ArbiterView",
     "Claim",
+    "ClaimKind",
+    "ClaimStatus",
+    "DisplacedPolicy",
+    "FlagPolicy",
+    "IllegalMovePolicy",
     "Irregularity",
+    "IrregularityKind",
     "Reading",
     "RuleSet",
     "Ruling",
+    "RulingKind",
     "UnknownRuleSetError",
     "get_rules",
     "read_difference",

@@ -1,7 +1,7 @@
 """The interface of a rule set: what the arbiter enforces, and how.
 
 A :class:`RuleSet` is a frozen description of one set of competition rules.  The arbiter
-(:class:`service.arbiter.engine.Arbiter`) reads it; the modules :mod:`.casual`, :mod:`.fide`
+(:class:`service.arbiter.arbiter.Arbiter`) reads it; the modules :mod:`.casual`, :mod:`.fide`
 and :mod:`.uscf_speed` each define theirs.  The policies:
 
 - ``touch_move``: FIDE 4.3-4.7 (and US speed 2a) are checked; a violation is offered to the

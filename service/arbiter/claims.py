@@ -3,7 +3,7 @@
 The arbiter never decides for the players: where a rule gives the opponent a claim (touch-
 move FIDE 4.3/4.8, US speed 2a; an illegal move under US speed 11; a flag fall under US
 speed 2d/12), the claim is *offered* and waits for a decision, which comes from
-:meth:`~service.arbiter.engine.Arbiter.decide` (the admin API) or a board gesture (taking
+:meth:`~service.arbiter.arbiter.Arbiter.decide` (the admin API) or a board gesture (taking
 the king, US speed 11).  A claim a player *makes* that needs the arbiter's judgement (US
 speed 10: queen v queen, rook v rook) waits in status ``made``.
 """
