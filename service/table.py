@@ -38,8 +38,8 @@ from dgt.events import (
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling, get_rules
-from service.arbiter.base import RuleSet, UnknownRuleSetError
 from service.arbiter.arbiter import ArbiterError
+from service.arbiter.base import RuleSet, UnknownRuleSetError
 from service.pgn_text import game_text, seven_tag_roster
 from service.recognize import (
     Amend,

@@ -1,5 +1,5 @@
-"""``uscf-speed``: the US speed chess rules (adopted 09/23/2000; ../shared/rules/001) with the
-project's decisions (../shared/rules/README.md).
+"""``uscf-speed``: the US Chess speed chess rules (adopted 2000) with the project's decisions
+(``docs/rules.md``).  Articles are cited as ``US speed N`` (rule N of those rules).
 
 - 2a touch-move applies (offered to the opponent as a claim);
 - 2b checkmate and stalemate take precedence over a simultaneous flag fall;

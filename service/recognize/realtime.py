@@ -3,7 +3,8 @@
 Pure: no I/O, no clock of its own.  :meth:`RealtimeRecognizer.feed` takes the driver's
 board events (each with its time), :meth:`RealtimeRecognizer.tick` lets time pass; both
 return events (below).  The game itself is :class:`service.variants.realtime.RealtimeGame`
-(rules: ../shared/rules/003); this module only decides which physical events make a move.
+(the Realtime standard two player chess rules, draft 0.5); this module only decides which
+physical events make a move.
 
 The turn-based recogniser waits for the board to settle between actions; here both sides
 act at any time, so every lifted piece is followed on its own (:class:`_Hand`): any number

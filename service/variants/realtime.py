@@ -1,6 +1,6 @@
 """Realtime chess: no turns; pieces travel one square per tick and rest after arriving.
 
-Rules: ../shared/rules/003 ("Realtime standard two player chess rules", draft 0.5).  The model
+Rules: the Realtime standard two player chess rules, draft 0.5 ("rule N" below).  The model
 keeps the game in *virtual time*: every move starts when its piece was lifted (the time is
 an argument, never read from a clock), travels along its path one field per tick (a knight
 and a castling take two ticks, rule 6 / "Duration of moves"), and the piece then has a

@@ -1,6 +1,6 @@
 """Chess T20: the FIDE moves from a fixed start, twenty moves each, winner by score.
 
-Rules: ../shared/rules/000 and the project's decisions in ../shared/rules/README.md:
+Rules: the Chess T20 rules, and the project's decisions in ``docs/rules.md``:
 
 - start ``rbnqbrk1/pppppppp/6n1/8/8/6N1/PPPPPPPP/RBNQBRK1 w - - 0 1``, no castling;
 - a capture scores the captured piece as it stands (pawn 1, knight 3, bishop 3, rook 5,

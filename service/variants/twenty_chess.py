@@ -1,12 +1,12 @@
 """20-chess: chess in which every turn has its own extra rule.
 
-Rules: ../shared/rules/002 (Johan Framhout, March 2021).  A *turn* is White's part followed
-by Black's part, both played under the same numbered rule (rule 2: "2 moves for white,
-followed by 2 moves for black").  By default turn ``n`` is played under rule ``n`` for the
-first twenty turns (the project's reading, ../shared/rules/README.md) and under rule 1,
-orthodox chess, after that; :class:`TwentyChess` can also take another schedule or have the
-rule of each turn *cast* (the footnote speaks of "a cast": a die thrown at the table and
-entered as a :class:`~service.variants.base.Choice`).
+Rules: the 20-chess rules (Johan Framhout, 2021); "rule N" below is their rule N.  A
+*turn* is White's part followed by Black's part, both played under the same numbered rule
+(rule 2: "2 moves for white, followed by 2 moves for black").  By default turn ``n`` is
+played under rule ``n`` for the first twenty turns (the project's reading,
+``docs/rules.md``) and under rule 1, orthodox chess, after that; :class:`TwentyChess` can
+also take another schedule or have the rule of each turn *cast* (the footnote speaks of "a
+cast": a die thrown at the table and entered as a :class:`~service.variants.base.Choice`).
 
 What each rule makes of a side's part (every action is one :class:`LegalAction`):
 
