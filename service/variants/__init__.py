@@ -33,6 +33,7 @@ from service.variants.base import (
     Variant,
     VariantError,
     VariantGame,
+    VariantOptionsError,
 )
 from service.variants.chess960 import Chess960
 from service.variants.realtime import Realtime
@@ -74,6 +75,7 @@ __all__ = [
     "Variant",
     "VariantError",
     "VariantGame",
+    "VariantOptionsError",
     "get_variant",
     "variant_for_start",
 ]

@@ -57,6 +57,10 @@ class VariantError(Exception):
     """Base of the errors raised by variants."""
 
 
+class VariantOptionsError(VariantError, ValueError):
+    """Options a variant does not take (:meth:`Variant.from_options`)."""
+
+
 class NoDecisionError(VariantError, ValueError):
     """:meth:`VariantGame.decide` when no decision the board cannot show is due."""
 
@@ -310,10 +314,10 @@ class Variant(ABC):
     @classmethod
     def from_options(cls, text: str | None) -> Variant:
         """The variant built from a table's options text (20-chess: ``schedule=12,13 cast
-        stand-ins=special``).  Raises :class:`VariantError` for options the variant does
-        not take (here: any)."""
+        stand-ins=special``).  Raises :class:`VariantOptionsError` (a ``ValueError``) for
+        options the variant does not take (here: any)."""
         if text:
-            raise VariantError(f"variant {cls.id} takes no options")
+            raise VariantOptionsError(f"variant {cls.id} takes no options")
         return cls()
 
     @abstractmethod

@@ -72,6 +72,7 @@ from service.variants.base import (
     Variant,
     VariantError,
     VariantGame,
+    VariantOptionsError,
     result_string,
 )
 from service.variants.standard import CLASSICAL_FEN, squares_of
@@ -1353,7 +1354,7 @@ class TwentyChess(Variant):
         schedule = tuple(RULES) if schedule is None else tuple(schedule)
         bad = [rule for rule in schedule if rule not in RULES]
         if bad:
-            raise ValueError(f"20-chess rules are numbered 1-20, got {bad}")
+            raise VariantOptionsError(f"20-chess rules are numbered 1-20, got {bad}")
         self.schedule = schedule
         self.cast = cast
         self.stand_ins = dict(DEFAULT_STAND_INS if stand_ins is None else stand_ins)
@@ -1365,7 +1366,8 @@ class TwentyChess(Variant):
         of each turn is cast and entered), ``stand-ins=queens`` (default: the spare queen of
         the other colour), ``stand-ins=special`` (the DGT white-wins / black-wins pieces) or
         ``stand-ins=Xy`` (two piece letters, White's extra piece first).  Raises
-        ``ValueError`` with a one-line message for anything else."""
+        :class:`VariantOptionsError` (a ``ValueError``) with a one-line message for anything
+        else."""
         schedule: list[int] | None = None
         cast = False
         stand_ins: Mapping[Color, str] | None = None
@@ -1377,7 +1379,9 @@ class TwentyChess(Variant):
                 try:
                     schedule = [int(part) for part in value.split(",")]
                 except ValueError:
-                    raise ValueError(f"schedule takes rule numbers 1-20, got {value!r}") from None
+                    raise VariantOptionsError(
+                        f"schedule takes rule numbers 1-20, got {value!r}"
+                    ) from None
             elif key == "stand-ins" and value == "queens":
                 stand_ins = DEFAULT_STAND_INS
             elif key == "stand-ins" and value == "special":
@@ -1385,7 +1389,7 @@ class TwentyChess(Variant):
             elif key == "stand-ins" and len(value) == 2 and value.isalpha():
                 stand_ins = {WHITE: value[0], BLACK: value[1]}
             else:
-                raise ValueError(
+                raise VariantOptionsError(
                     f"unknown 20-chess option {word!r}: use schedule=1,2,..., cast, "
                     "stand-ins=queens, stand-ins=special or stand-ins=<two letters>"
                 )
