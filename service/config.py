@@ -99,12 +99,14 @@ def check_setting(key: str, value: object) -> str:
         return _check_tick(value)
     text = check_text(value, key)
     if key == "time_control":
-        from service.time_control import TimeControl
+        from service.time_control import TimeControl, UnplayableTimeControlError
 
         try:
             if not text:
                 raise ValueError("empty")
-            TimeControl.parse(text)
+            TimeControl.parse_playable(text)
+        except UnplayableTimeControlError as exc:
+            raise ValueError(f"time_control {text!r} cannot be played: {exc.reason}") from None
         except ValueError:
             raise ValueError(
                 "time_control must be PGN TimeControl seconds+increment (like 300+2 or "
