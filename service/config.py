@@ -169,8 +169,8 @@ def check_options(variant: str, options: str) -> None:
 
 
 def load_config(path: str | Path) -> ServiceConfig:
-    """Read and validate a config file, and the files it names (:func:`check_files`);
-    raises :class:`ConfigError` (one line)."""
+    """Read and validate a hall's config file (it needs at least one table) and the files
+    it names (:func:`check_files`); raises :class:`ConfigError` (one line)."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -188,6 +188,11 @@ def load_config(path: str | Path) -> ServiceConfig:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError(f"{path}:{line}: not UTF-8 text: save the file as UTF-8") from None
     config = parse_config(text, path)
+    if not config.tables:
+        line = KeyLines(text).line(("table",))
+        raise ConfigError(
+            f"{path}:{line}: table: no tables: a hall needs a [[table]] with a port for each board"
+        )
     check_files(config, text, path)
     return config
 

@@ -148,6 +148,8 @@ MALFORMED: list[tuple[str, str, int, str]] = [
     ("not TOML, later", f"{TABLE}white = 'Ann\n", 3, "TOML"),
     ("a key twice", f"{TABLE}white = 'A'\nwhite = 'B'\n", 4, "TOML"),
     ("an unclosed array", f"{TABLE}white = [1,\n", 3, "TOML"),
+    ("an empty file", "", 1, "table"),
+    ("no tables", "# a hall\n[service]\nport = 0\n", 1, "table"),
     ("too many tables", "table = [" + "{port='x'}," * 5001 + "]\n", 1, "table"),
 ]
 
