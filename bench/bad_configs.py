@@ -54,6 +54,7 @@ CASES: dict[str, str | bytes] = {
     "only a comment": "# tables to come\n",
     "unknown top-level key": "tables = 3\n",
     "a 100-deep value at the top": f"deep = {DEEP}\n",
+    "an integer of 5000 digits": f"{T}bus = {'1' * 5000}\n",
     "a 2000-deep value": f"{T}white = {'[' * 2000}{']' * 2000}\n",
     # arrays where tables belong, tables where arrays belong
     "table = [1, 2]": "table = [1, 2]\n",

@@ -261,6 +261,12 @@ def _deepest_line(text: str) -> int:
     return counts.index(max(counts)) + 1
 
 
+def _longest_number_line(text: str) -> int:
+    """The line with the longest run of digits."""
+    runs = [max(map(len, re.findall(r"\d+", line)), default=0) for line in text.splitlines()]
+    return runs.index(max(runs)) + 1 if runs else 1
+
+
 def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
     """Validate the TOML ``text`` (``path`` is for messages and relative paths)."""
     path = Path(path)
@@ -272,6 +278,10 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
     except RecursionError:
         raise ConfigError(
             f"{path}:{_deepest_line(text)}: not valid TOML: a value nested too deeply"
+        ) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise ConfigError(
+            f"{path}:{_longest_number_line(text)}: not valid TOML: a number with too many digits"
         ) from None
     lines = KeyLines(text)
 

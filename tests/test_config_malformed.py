@@ -64,6 +64,7 @@ MALFORMED: list[tuple[str, str, int, str]] = [
     ("a 100-deep bus", f"{TABLE}bus = {DEEP}\n", 3, "bus"),
     ("a 100-deep inline table", f"{TABLE}bus = {'{a=' * 100}1{'}' * 100}\n", 3, "bus"),
     ("a 2000-deep value", f"{TABLE}white = {DEEPER}\n", 3, "TOML"),
+    ("an integer of 5000 digits", f"{TABLE}\nbus = {'1' * 5000}\n", 4, "TOML"),
     ("a deep unknown key", f"deep = {DEEP}\n", 1, "deep"),
     ("unknown top key", "\n\ncolour = 'red'\n", 3, "colour"),
     ("unknown [service] key", "[service]\nhost = 'x'\n", 2, "host"),
