@@ -25,7 +25,11 @@
     white = "Alice"
     black = "Bob"
 
-Every error is one line naming the file, the line and the key (:class:`ConfigError`).
+Every error is one line naming the file, the line and the key (:class:`ConfigError`), the
+line found by :class:`service.config_lines.KeyLines`; no malformed config gives another
+exception.  :func:`load_config` also checks the files a config names (:func:`check_files`);
+time controls that cannot be played (``0+0``) are refused
+(:meth:`service.time_control.TimeControl.parse_playable`).
 """
 
 from __future__ import annotations
