@@ -3,8 +3,8 @@ the line and the key, and none gives a traceback.
 
 Every case is a config (and, for some, the files it names) given to ``dgt-service run
 --config FILE``: one row per case with its name, the first line of the answer and whether a
-traceback came out; then the counts (goal: 0 tracebacks, every answer one line naming
-``FILE:LINE:``).  Each case runs in a directory of its own (the database the service would
+traceback came out; then the counts (goal: 0 tracebacks, 0 hung, every answer one line
+naming ``FILE:LINE:``).  Each case runs in a directory of its own (the database the service would
 open is ``dgt-service.db`` there; the admin token comes from ``$DGT_ADMIN_TOKEN`` unless the
 config names a token file).  Bounded: a fixed list of cases, each process killed after 60 s,
 all in a temporary directory; no network (a config the checks let through would start the
@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bad-configs-bench-token"
 OPTIONS = ("--port", "0", "--seconds", "0.5")
+HUNG = "(no answer: killed after 60 s)"
 TOKEN_ENV = "DGT_ADMIN_TOKEN"  # the token when the config names no token file
 T = "[[table]]\nport = 'emulator'\n"
 DEEP = "[" * 100 + "1" + "]" * 100
@@ -146,7 +147,7 @@ def run_process(path: Path, tmp: Path) -> tuple[int | None, str]:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return None, "timed out after 60 s"
+        return None, HUNG
     return done.returncode, done.stderr
 
 
@@ -182,7 +183,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     runner: Runner = run_here if args.quick else run_process
-    tracebacks = unclear = accepted = 0
+    tracebacks = unclear = accepted = hung = 0
     width = max(len(name) for name in CASES)
     with tempfile.TemporaryDirectory(prefix="dgt-bad-configs-") as name:
         for number, (case, text) in enumerate(CASES.items(), 1):
@@ -198,8 +199,9 @@ def main() -> int:
             lines = err.strip().splitlines()
             answer = lines[0] if lines else "(nothing)"
             answer = answer.replace(str(tmp) + os.sep, "")
-            traced = "Traceback" in err or status is None
+            traced = "Traceback" in err or (status is None and err != HUNG)
             tracebacks += traced
+            hung += err == HUNG
             if status == 0:
                 accepted += 1
             elif traced or len(lines) != 1 or not re.search(r"hall\.toml:\d+: ", answer):
@@ -211,8 +213,9 @@ def main() -> int:
     print(f"malformed configs: {len(CASES)}")
     print(f"accepted: {accepted}")
     print(f"answers not one line naming FILE:LINE: {unclear}")
+    print(f"hung: {hung} (goal 0)")
     print(f"tracebacks: {tracebacks} (goal 0)")
-    return 1 if tracebacks else 0
+    return 1 if tracebacks or hung else 0
 
 
 if __name__ == "__main__":

@@ -30,3 +30,4 @@ def test_bad_configs_quick_run() -> None:
     assert re.search(r"^tracebacks: 0 \(goal 0\)$", done.stdout, re.M)
     assert re.search(r"^answers not one line naming FILE:LINE: 0$", done.stdout, re.M)
     assert re.search(r"^accepted: 0$", done.stdout, re.M)
+    assert re.search(r"^hung: 0 \(goal 0\)$", done.stdout, re.M)
