@@ -25,12 +25,17 @@
     white = "Alice"
     black = "Bob"
 
-Every error is one line naming the file, the line and the key (:class:`ConfigError`).
+Every error is one line naming the file, the line and the key (:class:`ConfigError`), the
+line found by :class:`service.config_lines.KeyLines`; no malformed config gives another
+exception.  :func:`load_config` also checks the files a config names (:func:`check_files`);
+time controls that cannot be played (``0+0``) are refused
+(:meth:`service.time_control.TimeControl.parse_playable`).
 """
 
 from __future__ import annotations
 
 import re
+import reprlib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from service.arbiter.rule_sets import RULE_SETS as _RULE_SET_REGISTRY
+from service.config_lines import KeyLines, KeyPath
 from service.errors import UsageError
 from service.variants.registry import VARIANTS as _VARIANT_REGISTRY
 
@@ -101,12 +107,14 @@ def check_setting(key: str, value: object) -> str:
         return _check_tick(value)
     text = check_text(value, key)
     if key == "time_control":
-        from service.time_control import TimeControl
+        from service.time_control import TimeControl, UnplayableTimeControlError
 
         try:
             if not text:
                 raise ValueError("empty")
-            TimeControl.parse(text)
+            TimeControl.parse_playable(text)
+        except UnplayableTimeControlError as exc:
+            raise ValueError(f"time_control {text!r} cannot be played: {exc.reason}") from None
         except ValueError:
             raise ValueError(
                 "time_control must be PGN TimeControl seconds+increment (like 300+2 or "
@@ -145,47 +153,123 @@ def check_table_id(value: object) -> str:
     return text
 
 
-class _Lines:
-    """Finds the line of a key in the TOML text, for error messages (tomllib keeps no
-    positions)."""
+def _show(value: object) -> str:
+    """A value for a one-line message: its ``repr``, cut short (a nested or long value is not
+    spelled out)."""
+    return _REPR.repr(value)
 
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
 
-    def header(self, name: str, index: int = 0) -> int | None:
-        pattern = re.compile(rf"^\s*\[\[?\s*{re.escape(name)}\s*\]\]?\s*(#.*)?$")
-        found = [i + 1 for i, line in enumerate(self.lines) if pattern.match(line)]
-        return found[index] if index < len(found) else None
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 2
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = 40
 
-    def key(self, key: str, section: str | None, index: int = 0) -> int | None:
-        start = 0
-        if section is not None:
-            head = self.header(section, index)
-            if head is None:
-                return None
-            start = head
-        pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
-        for number in range(start, len(self.lines)):
-            line = self.lines[number]
-            if number > start and line.lstrip().startswith("[") and section is not None:
-                break
-            if section is None and line.lstrip().startswith("["):
-                break
-            if pattern.match(line):
-                return number + 1
-        return start or None
+
+def check_options(variant: str, options: str) -> None:
+    """A table's ``options`` for its ``variant``, as the variant's
+    :meth:`~service.variants.base.Variant.from_options` reads them (only twenty-chess takes
+    any).  Raises ValueError."""
+    from service.variants.registry import get_variant
+
+    get_variant(variant, options)
 
 
 def load_config(path: str | Path) -> ServiceConfig:
-    """Read and validate a config file; raises :class:`ConfigError` (one line)."""
+    """Read and validate a hall's config file (it needs at least one table) and the files
+    it names (:func:`check_files`); raises :class:`ConfigError` (one line)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse_config(text, path)
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, not a config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL in the name
+        raise ConfigError(f"{_show(str(path))}: cannot read: {exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text: save the file as UTF-8") from None
+    config = parse_config(text, path)
+    if not config.tables:
+        line = KeyLines(text).line(("table",))
+        raise ConfigError(
+            f"{path}:{line}: table: no tables: a hall needs a [[table]] with a port for each board"
+        )
+    check_files(config, text, path)
+    return config
+
+
+def check_files(config: ServiceConfig, text: str, path: str | Path) -> None:
+    """The files a config names can be used: the database is not a directory and its
+    directory exists; the token file, if it exists, is a readable text file with a token of
+    8 characters or more, else its directory exists to create it in.  Raises
+    :class:`ConfigError` naming the config file, the line and the key."""
+    lines = KeyLines(text)
+    for key, file, problem_of in (
+        ("database", config.database, _database_problem),
+        ("admin_token_file", config.admin_token_file, _token_file_problem),
+    ):
+        problem = None if file is None else problem_of(file)
+        if problem is not None:
+            line = lines.line(("service", key))
+            raise ConfigError(f"{path}:{line}: [service] {key}: {problem}")
+
+
+def _database_problem(db: Path) -> str | None:
+    try:
+        if db.is_dir():
+            return f"{db} is a directory, not a database file"
+        if db.exists() and not db.is_file():
+            return f"{db} is not a regular file"
+        if not db.parent.is_dir():
+            return f"the directory {db.parent} does not exist"
+    except OSError as exc:
+        return f"cannot use {db}: {exc.strerror or exc}"
+    return None
+
+
+def _token_file_problem(file: Path) -> str | None:
+    try:
+        if file.is_dir():
+            return f"{file} is a directory, not a token file"
+        if not file.exists():
+            if not file.parent.is_dir():
+                return f"the directory {file.parent} does not exist to create the token file in"
+            return None  # created with a new token at start
+        if not file.is_file():
+            return f"{file} is not a regular file"
+        token = file.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        return f"{file} is not UTF-8 text"
+    except OSError as exc:
+        return f"cannot read {file}: {exc.strerror or exc}"
+    if len(token) < 8:
+        return f"the admin token in {file} must have at least 8 characters"
+    return None
+
+
+def _toml_error_line(exc: tomllib.TOMLDecodeError, text: str) -> int:
+    """The line a TOML error names (tomllib writes it in the message only)."""
+    found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+    if found is not None:
+        return int(found.group(1))
+    return max(1, len(text.splitlines()))  # "at end of document"
+
+
+def _deepest_line(text: str) -> int:
+    """The line that opens the most arrays and inline tables: where a value nested too
+    deeply for the TOML reader most likely is."""
+    counts = [line.count("[") + line.count("{") for line in text.splitlines()] or [0]
+    return counts.index(max(counts)) + 1
+
+
+def _longest_number_line(text: str) -> int:
+    """The line with the longest run of digits."""
+    runs = [max(map(len, re.findall(r"\d+", line)), default=0) for line in text.splitlines()]
+    return runs.index(max(runs)) + 1 if runs else 1
 
 
 def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
@@ -194,27 +278,41 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    lines = _Lines(text)
+        line = _toml_error_line(exc, text)
+        raise ConfigError(f"{path}:{line}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}:{_deepest_line(text)}: not valid TOML: a value nested too deeply"
+        ) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise ConfigError(
+            f"{path}:{_longest_number_line(text)}: not valid TOML: a number with too many digits"
+        ) from None
+    lines = KeyLines(text)
 
     def fail(
         message: str, key: str | None = None, section: str | None = None, index: int = 0
     ) -> ConfigError:
-        line = lines.key(key, section, index) if key else lines.header(section or "", index)
-        where = f"{path}:{line}" if line else str(path)
-        return ConfigError(f"{where}: {message}")
+        where: KeyPath = () if section is None else (section,)
+        if section == "table":
+            where = (*where, index)
+        if key is not None:
+            where = (*where, key)
+        return ConfigError(f"{path}:{lines.line(where)}: {message}")
 
     unknown_top = set(data) - {"service", "defaults", "table"}
     if unknown_top:
         name = sorted(unknown_top)[0]
-        raise fail(f"unknown section or key '{name}' (expected service, defaults, [[table]])", name)
+        raise fail(
+            f"unknown section or key {_show(name)} (expected service, defaults, [[table]])", name
+        )
     service = data.get("service", {})
     if not isinstance(service, dict):
         raise fail("'service' must be a table ([service])", "service")
     for key in service:
         if key not in _SERVICE_KEYS:
             raise fail(
-                f"[service]: unknown key '{key}' (known: {', '.join(sorted(_SERVICE_KEYS))})",
+                f"[service]: unknown key {_show(key)} (known: {', '.join(sorted(_SERVICE_KEYS))})",
                 key,
                 "service",
             )
@@ -225,10 +323,12 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         if bind != "localhost":
             ip_address(bind)
     except ValueError:
-        raise fail(f"[service] bind: {bind!r} is not an IP address", "bind", "service") from None
+        raise fail(
+            f"[service] bind: {_show(bind)} is not an IP address", "bind", "service"
+        ) from None
     port = service.get("port", 8080)
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-        raise fail(f"[service] port: {port!r} is not a port number 0-65535", "port", "service")
+        raise fail(f"[service] port: {_show(port)} is not a port number 0-65535", "port", "service")
     base = path.parent
 
     def file_key(key: str) -> Path | None:
@@ -236,8 +336,13 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         if value is None:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise fail(f"[service] {key}: must be a file name", key, "service")
+            raise fail(f"[service] {key}: must be a file name, not {_show(value)}", key, "service")
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise fail(f"[service] {key}: the file name has control characters", key, "service")
         return base / value
+
+    database = file_key("database")
+    admin_token_file = file_key("admin_token_file")
 
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
@@ -246,7 +351,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
     for key, value in defaults.items():
         if key not in _SETTING_KEYS:
             raise fail(
-                f"[defaults]: unknown key '{key}' (known: {', '.join(sorted(_SETTING_KEYS))})",
+                f"[defaults]: unknown key {_show(key)} (known: {', '.join(sorted(_SETTING_KEYS))})",
                 key,
                 "defaults",
             )
@@ -262,12 +367,22 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         raise fail(f"too many tables ({len(raw_tables)}; at most {MAX_TABLES})", "table")
     tables: list[TableConfig] = []
     ids: dict[str, int] = {}
+    bus_lines: dict[str, dict[int, int]] = {}  # port -> bus address -> table number
+    single_ports: dict[str, int] = {}  # port of a table without a bus address -> its number
     for index, raw in enumerate(raw_tables):
         label = f"table {index + 1}"
+        if not isinstance(raw, dict):
+            raise fail(
+                f"[[table]] {label}: must be a table of keys (a [[table]] header with port = "
+                f"... below it), not {_show(raw)}",
+                None,
+                "table",
+                index,
+            )
         for key in raw:
             if key not in _TABLE_KEYS:
                 raise fail(
-                    f"[[table]] {label}: unknown key '{key}' (known: "
+                    f"[[table]] {label}: unknown key {_show(key)} (known: "
                     f"{', '.join(sorted(_TABLE_KEYS))})",
                     key,
                     "table",
@@ -305,11 +420,41 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
             not isinstance(bus, int) or isinstance(bus, bool) or not 1 <= bus <= 16383
         ):
             raise fail(
-                f"[[table]] {label}: bus must be a board address 1-16383, not {bus!r}",
+                f"[[table]] {label}: bus must be a board address 1-16383, not {_show(bus)}",
                 "bus",
                 "table",
                 index,
             )
+        if bus is None:
+            if port_text in bus_lines:
+                raise fail(
+                    f"[[table]] {label}: port {port_text!r} is a bus line of other tables: "
+                    "give this table its board's bus address (bus = N)",
+                    "port",
+                    "table",
+                    index,
+                )
+            single_ports.setdefault(port_text, index + 1)
+        else:
+            if port_text in single_ports:
+                raise fail(
+                    f"[[table]] {label}: bus: port {port_text!r} is used by table "
+                    f"{single_ports[port_text]} without a bus address: every table on a bus "
+                    "line needs one (bus = N)",
+                    "bus",
+                    "table",
+                    index,
+                )
+            on_line = bus_lines.setdefault(port_text, {})
+            if bus in on_line:
+                raise fail(
+                    f"[[table]] {label}: bus address {bus} on {port_text!r} is already "
+                    f"used by table {on_line[bus]}",
+                    "bus",
+                    "table",
+                    index,
+                )
+            on_line[bus] = index + 1
         settings = dict(checked_defaults)
         for key in ("white", "black", *sorted(_SETTING_KEYS)):
             if key not in raw:
@@ -318,12 +463,20 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
                 settings[key] = check_setting(key, raw[key])
             except ValueError as exc:
                 raise fail(f"[[table]] {label}: {exc}", key, "table", index) from None
+        if settings.get("options"):
+            try:
+                check_options(settings.get("variant", "standard"), settings["options"])
+            except ValueError as exc:
+                section = "table" if "options" in raw else "defaults"
+                raise fail(
+                    f"[[table]] {label}: options: {exc}", "options", section, index
+                ) from None
         tables.append(TableConfig(table_id, port_text, bus, settings))
     return ServiceConfig(
         bind=bind,
         port=port,
-        database=file_key("database"),
-        admin_token_file=file_key("admin_token_file"),
+        database=database,
+        admin_token_file=admin_token_file,
         tables=tuple(tables),
     )
 

@@ -21,8 +21,25 @@ from service.variants.base import BLACK, WHITE, Color
 _PERIOD = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
 
 
+MAX_PERIOD_SECONDS = 24 * 3600
+"""The most seconds a period of a playable time control may give (a day)."""
+MAX_INCREMENT = 3600
+"""The most seconds of increment a move may earn (an hour)."""
+MAX_PERIOD_MOVES = 500
+"""The most moves a period of a playable time control may count."""
+
+
 class TimeControlError(ValueError):
     """A time control string that cannot be read."""
+
+
+class UnplayableTimeControlError(TimeControlError):
+    """A time control that reads well but cannot be played (``0+0``: a loss on time before
+    the first move); ``reason`` says why."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        super().__init__(f"time control {text!r} cannot be played: {reason}")
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +81,39 @@ class TimeControl:
                 )
             periods.append(Period(moves, float(match.group(2)), float(match.group(3) or 0)))
         return cls(text, tuple(periods))
+
+    @classmethod
+    def parse_playable(cls, text: str) -> TimeControl:
+        """:meth:`parse` for a game about to be set up: also refuses a time control that
+        cannot be played (:meth:`check_playable`).  Every new time control goes through this
+        (the config, the command line, the admin ``start``); :meth:`parse` alone reads one
+        already stored, so a stored game replays as it was played."""
+        control = cls.parse(text)
+        control.check_playable()
+        return control
+
+    def check_playable(self) -> None:
+        """Raise :class:`UnplayableTimeControlError` (one line) unless a game can be played
+        under this time control: the first period must give time (an increment comes after a
+        move, so ``0+5`` flags before the first one), every period must give seconds or an
+        increment, and no figure may be absurd (see ``MAX_*``)."""
+        for number, period in enumerate(self.periods, 1):
+            which = "" if len(self.periods) == 1 else f"period {number}: "
+            if number == 1 and period.seconds <= 0:
+                reason = (
+                    "it gives no time for the first move (an increment is only added after a move)"
+                )
+            elif period.seconds <= 0 and period.increment <= 0:
+                reason = f"{which}it gives neither seconds nor an increment"
+            elif period.seconds > MAX_PERIOD_SECONDS:
+                reason = f"{which}more than {MAX_PERIOD_SECONDS} seconds"
+            elif period.increment > MAX_INCREMENT:
+                reason = f"{which}an increment of more than {MAX_INCREMENT} seconds"
+            elif period.moves is not None and period.moves > MAX_PERIOD_MOVES:
+                reason = f"{which}more than {MAX_PERIOD_MOVES} moves"
+            else:
+                continue
+            raise UnplayableTimeControlError(self.text, reason)
 
     @property
     def timed(self) -> bool:

@@ -79,7 +79,7 @@ def test_a_good_config(tmp_path: Path) -> None:
         ("[[table]]\nport = 'x'\nbus = 0\n", r"hall\.toml:3: .*bus must be a board address"),
         ('[[table]]\nport = "x"\nwhite = "A\\u0007"\n', r"hall\.toml:3: .*control characters"),
         ("[[table]]\nport = 'x'\nid = '../etc'\n", r"hall\.toml:3: .*id '\.\./etc' must be"),
-        ("[[table]\nport = 'x'\n", r"hall\.toml: not valid TOML: .*line 1"),
+        ("[[table]\nport = 'x'\n", r"hall\.toml:1: not valid TOML: .*line 1"),
         ("tables = 3\n", r"hall\.toml:1: unknown section or key 'tables'"),
     ],
 )
