@@ -4,8 +4,11 @@ checks let through builds every one of its tables."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,14 +217,40 @@ def test_a_file_the_config_names_that_cannot_be_used(
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def _without_root_reads() -> None:
+    """In a child before exec: drop the capabilities that let root read any file (as a
+    root process's capabilities after exec are its bounding set, it reads as others do)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_capbset_drop, cap_dac_override, cap_dac_read_search = 24, 1, 2
+    for cap in (cap_dac_override, cap_dac_read_search):
+        if libc.prctl(pr_capbset_drop, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
 def test_an_unreadable_token_file(tmp_path: Path) -> None:
+    """Root reads any file, so as root the config is loaded by a child without that power."""
     token = tmp_path / "token.txt"
     token.write_text("a-good-long-token\n")
     token.chmod(0)
     path = _write(tmp_path, "admin_token_file = 'token.txt'")
-    with pytest.raises(ConfigError, match=r":5: \[service\] admin_token_file: cannot read .*"):
-        load_config(path)
+    pattern = r":5: \[service\] admin_token_file: cannot read .*"
+    if os.geteuid() != 0:
+        with pytest.raises(ConfigError, match=pattern):
+            load_config(path)
+        return
+    load = (
+        "import sys\nfrom service.config import ConfigError, load_config\n"
+        "try:\n    load_config(sys.argv[1])\nexcept ConfigError as exc:\n"
+        "    print(exc)\n    sys.exit(3)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.run(
+        [sys.executable, "-c", load, str(path)],
+        capture_output=True, text=True, timeout=60, preexec_fn=_without_root_reads,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    assert child.returncode == 3, child.stderr
+    assert re.search(pattern, child.stdout.strip())
 
 
 def test_usable_files_pass(tmp_path: Path) -> None:
