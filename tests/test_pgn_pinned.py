@@ -16,9 +16,8 @@ from test_table import exf5_or_exd5_then_ke7
 from test_table_helpers import Hands
 from test_twenty_admin import at_rule_4
 
-from service.realtime_table import RealtimeTable
 from service.recognize.pgn import GameRecord, RecordedMove, game_pgn
-from service.table import TableSettings
+from service.table import RealtimeTable, TableSettings
 from service.variants import get_variant
 
 PINNED = Path(__file__).with_name("pgn_pinned.json")

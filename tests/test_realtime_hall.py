@@ -1,5 +1,5 @@
 """The hall plays realtime chess: a table configured with ``variant = "realtime"`` is a
-:class:`service.realtime_table.RealtimeTable` (built by ``default_table_factory``), its
+:class:`service.table.RealtimeTable` (built by ``default_table_factory``), its
 moves are logged and published, and a restart rebuilds it from the log.
 
 These tests need the hall to build the realtime table for variant ``realtime`` (see the
@@ -16,8 +16,8 @@ from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.config import TableConfig
 from service.hall import Hall, default_table_factory
-from service.realtime_table import RealtimeTable
 from service.store import Store
+from service.table import RealtimeTable
 
 SETTINGS = {"variant": "realtime", "tick": "0.2", "white": "Ann", "black": "Bob"}
 

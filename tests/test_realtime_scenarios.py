@@ -4,7 +4,7 @@
 Each scenario is what players physically do -- lift and place pieces at given times --
 on the in-process emulator (:class:`dgt.transports.emulator.EmulatorTransport`, a
 :class:`dgt.emulator.board.VirtualBoard` with a DGT 3000), read by :class:`dgt.Board`
-into a :class:`service.realtime_table.RealtimeTable` by
+into a :class:`service.table.RealtimeTable` by
 :class:`service.table_link.TableLink`; the record, the rulings, the corrections and the
 clock's texts are checked.
 
@@ -30,8 +30,7 @@ from conftest import FAST, wait_until
 from dgt import Board
 from dgt.protocol.constants import Piece
 from dgt.transports.emulator import EmulatorTransport
-from service.realtime_table import RealtimeTable
-from service.table import TableError
+from service.table import RealtimeTable, TableError
 from service.table_link import TableLink
 
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")

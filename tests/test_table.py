@@ -206,8 +206,11 @@ def test_a_start_fen_in_the_settings_starts_the_first_game_from_it(presence_only
     assert table.phase == "playing"
     assert table.state()["fen"] == TWO_CAPTURES
     assert table.state()["mismatch"] == []
-    for t, square, piece in ((2.0, "e4", Piece.EMPTY), (2.3, "d5", Piece.EMPTY),
-                             (2.6, "d5", Piece.OCCUPIED if presence_only else Piece.WPAWN)):
+    for t, square, piece in (
+        (2.0, "e4", Piece.EMPTY),
+        (2.3, "d5", Piece.EMPTY),
+        (2.6, "d5", Piece.OCCUPIED if presence_only else Piece.WPAWN),
+    ):
         table.feed(SquareChanged(t, chess.parse_square(square), piece, Piece.EMPTY))  # fmt: skip
     table.tick(6.0)
     assert [m["san"] for m in table.moves()] == ["exd5"]

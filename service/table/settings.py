@@ -1,0 +1,112 @@
+"""What a table plays (:class:`TableSettings`) and the checks of every setting.
+
+Pure: a setting is checked here once, whoever gives it (the hall's config, an admin
+``start`` or ``players`` command, a replay); a bad one is a :class:`TableError` with a
+one-line message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import chess
+
+from service.arbiter import get_rules
+from service.arbiter.base import RuleSet, UnknownRuleSetError
+from service.time_control import TimeControl, TimeControlError
+from service.variants import get_variant
+from service.variants.base import Variant, VariantError
+from service.variants.twenty_chess import TwentyChess
+
+__all__ = [
+    "RESULTS",
+    "RULES",
+    "VARIANTS",
+    "TableError",
+    "TableSettings",
+    "check_setting_text",
+    "check_settings",
+    "check_table_id",
+]
+
+RULES = ("casual", "fide-standard", "fide-rapid", "fide-blitz", "uscf-speed")
+VARIANTS = ("standard", "chess960", "t20", "twenty-chess")
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+
+
+class TableError(ValueError):
+    """A bad admin command or setting (one-line message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    """What a table plays: players, event, time control (PGN ``TimeControl`` form), rule set,
+    variant, optionally a start FEN (e.g. a Chess960 position) and the variant's options
+    (20-chess: ``schedule=12,13 cast stand-ins=special``, see
+    :meth:`service.variants.twenty_chess.TwentyChess.from_options`)."""
+
+    white: str = "?"
+    black: str = "?"
+    event: str = "?"
+    site: str = "?"
+    round: str = "?"
+    time_control: str = "300+0"
+    rules: str = "casual"
+    variant: str = "standard"
+    start: str | None = None
+    options: str | None = None
+
+
+def check_table_id(table_id: Any) -> str:
+    """``table_id`` if it is a table id (a non-empty string of at most 100 characters)."""
+    if not isinstance(table_id, str) or not table_id or len(table_id) > 100:
+        raise TableError("a table id is a non-empty string of at most 100 characters")
+    return table_id
+
+
+def check_setting_text(name: str, value: Any) -> None:
+    """A setting's value: a string of at most 200 characters without control characters
+    (None, an unset setting, passes)."""
+    if value is not None and not isinstance(value, str):
+        raise TableError(f"setting {name} must be a string")
+    if isinstance(value, str) and (len(value) > 200 or any(ord(c) < 32 for c in value)):
+        raise TableError(f"setting {name} is too long or has control characters")
+
+
+def check_settings(settings: TableSettings) -> tuple[RuleSet, Variant, TimeControl]:
+    """The rule set, variant and time control ``settings`` name, each checked."""
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        if value is None and item.default is not None:  # only start and options may be unset
+            raise TableError(f"setting {item.name} must be a string")
+        check_setting_text(item.name, value)
+    try:
+        rules = get_rules(settings.rules)
+    except UnknownRuleSetError as exc:
+        raise TableError(str(exc)) from None
+    try:
+        variant = get_variant(settings.variant)
+    except VariantError as exc:
+        raise TableError(str(exc)) from None
+    if variant.id == TwentyChess.id:
+        if settings.start is not None:
+            raise TableError("20-chess starts from the classical position: leave start unset")
+        try:
+            variant = TwentyChess.from_options(settings.options)
+        except ValueError as exc:
+            raise TableError(str(exc)) from None
+    elif settings.options:
+        raise TableError(f"variant {variant.id} takes no options")
+    try:
+        control = TimeControl.parse(settings.time_control)
+    except TimeControlError as exc:
+        raise TableError(str(exc)) from None
+    if settings.start is not None:
+        try:
+            board = chess.Board(settings.start, chess960=settings.variant == "chess960")
+        except ValueError as exc:
+            raise TableError(f"bad start FEN: {exc}") from None
+        if not board.is_valid():
+            raise TableError("bad start FEN: not a legal position")
+    return rules, variant, control
