@@ -46,7 +46,6 @@ from service.recognize import (
     Takeback,
 )
 from service.table.admin import (
-    DROP_KINDS,
     AdminCommand,
     admin_command,
     choose_arguments,
@@ -59,6 +58,7 @@ from service.table.admin import (
     start_changes,
 )
 from service.table.clock_keeper import SHORT_TEXTS, ClockKeeper, ClockOrder
+from service.table.corrections import corrected_game, drop_to_correct, redo_drop
 from service.table.events import (
     Link,
     Phase,
@@ -84,6 +84,7 @@ from service.variants.base import (
     WHITE,
     Choice,
     Color,
+    Drop,
     SquareMap,
     StartPosition,
     Variant,
@@ -124,6 +125,7 @@ class Table:
         self._family: bool | None = None
         self._link = Link.UNKNOWN
         self._clock = ClockKeeper(control)
+        self._record: list[MoveEntry] = []
         self._recognizer = self._new_recognizer()
         self._arbiter = Arbiter(self._rules, self)
         self._reset_game()
@@ -356,7 +358,7 @@ class Table:
         return Recognizer(variant=variant, presence_only=self._family)
 
     def _reset_game(self) -> None:
-        if getattr(self, "_record", None):  # a game with moves is replaced: keep its PGN
+        if self._record:  # a game with moves is replaced: keep its PGN
             self._ended.append(self.pgn())
         self._ending_tags = None
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
@@ -364,7 +366,7 @@ class Table:
         self._phase = Phase.SETUP
         self._game: VariantGame | None = None
         self._start: StartPosition | None = None
-        self._record: list[MoveEntry] = []
+        self._record = []
         self._offset = 0
         self._result = "*"
         self._reason = ""
@@ -823,26 +825,7 @@ class Table:
             raise TableError(
                 "20-chess moves cannot be corrected by command: take them back on the board"
             )
-        old = list(self._record)
-        ucis = [e.uci for e in old]
-        ucis[ply - 1] = uci
-        game = get_variant(self._start.variant).new_game(self._start)
-        record: list[MoveEntry] = []
-        for index, move_uci in enumerate(ucis):
-            action = legal_action(game, move_uci)
-            if action is None:
-                if index == ply - 1:
-                    raise TableError(f"{uci} is not legal at ply {ply}")
-                break
-            entry = MoveEntry(index + 1, game.move_number(), action.side, move_uci,
-                              game.san(action.action), final=True)  # fmt: skip
-            entry.scores = scores_json(game.apply(action.action))
-            previous = old[index]
-            entry.clock = previous.clock
-            entry.final = previous.final
-            if index < ply - 1:  # the same position: the same moves read the same
-                entry.alternatives = previous.alternatives
-            record.append(entry)
+        game, record = corrected_game(self._start, self._record, ply, uci)
         self._game = game
         self._position_version += 1
         self._record = record
@@ -875,69 +858,16 @@ class Table:
                 "this board reads each piece: set the right piece on the square instead"
             )
         request = drop_kind_arguments(args)
-        kind = request.kind
-        drops = [e.ply for e in self._record if "@" in e.uci]
-        if request.ply == "last":
-            if not drops:
-                raise TableError("no drop in this game yet")
-            ply = drops[-1]
-        else:
-            ply = request.ply
-        if not 1 <= ply <= len(self._record):
-            raise TableError(f"no action at ply {ply}")
+        ply, symbol = drop_to_correct(self._record, request)
         entry = self._record[ply - 1]
-        if "@" not in entry.uci:
-            raise TableError(f"the action at ply {ply} ({entry.san}) is not a drop")
-        symbol = entry.uci.split("@", 1)[0]
-        if symbol.lower() not in DROP_KINDS:
-            raise TableError(
-                f"the action at ply {ply} ({entry.san}) sets down the extra piece: its kind "
-                "is the rule's"
-            )
-        if symbol.lower() == kind:
-            raise TableError(f"the drop at ply {ply} ({entry.san}) is already of kind {kind}")
         if game.ply != len(self._record):
             raise TableError("the record and the game disagree: take the actions back instead")
-        from service.variants.base import Drop
-
-        def redo(each: VariantGame, plies: int, symbol: str) -> list[tuple[str, str]] | str:
-            """Take the last ``plies`` actions of ``each`` back, make the first (the drop)
-            as a drop of ``symbol`` and the others again: each action's uci and notation as
-            made now, or why it cannot be (the game is then left as it was)."""
-            undone = [each.undo() for _ in range(plies)][::-1]
-
-            def restore(made: int, reason: str) -> str:
-                for _ in range(made):
-                    each.undo()
-                for action in undone:
-                    each.apply(action)
-                return reason
-
-            first = undone[0]
-            if not isinstance(first, Drop) or first.square != square:
-                return restore(0, "the action there is not that drop")
-            hand = getattr(each, "hand", None)
-            held = hand(first.piece.isupper()) if callable(hand) else ()
-            if symbol.lower() not in held:
-                kinds = ", ".join(held) or "nothing"
-                return restore(0, f"no {symbol.lower()} in the hand then (it held {kinds})")
-            made_now: list[tuple[str, str]] = []
-            for made, action in enumerate([Drop(symbol, square), *undone[1:]]):
-                legal = next((la for la in each.legal_actions() if la.action == action), None)
-                if legal is None:
-                    what = "the new drop" if made == 0 else f"the later action {action}"
-                    return restore(made, f"{what} would not be legal")
-                made_now.append((legal.uci, each.san(action)))
-                each.apply(action)
-            return made_now
-
         seen = self._recognizer.game
         if seen is not None and seen is not game and seen.ply != game.ply - self._offset:
             raise TableError("the board is being read: wait until it stands still, then retry")
         square = chess.parse_square(entry.uci.split("@", 1)[1][:2])
-        wanted = kind.upper() if symbol.isupper() else kind
-        plies = len(self._record) - ply + 1
-        rewritten = redo(game, plies, wanted)
+        wanted = request.kind.upper() if symbol.isupper() else request.kind
+        rewritten = redo_drop(game, len(self._record) - ply + 1, square, wanted)
         if isinstance(rewritten, str):
             raise TableError(f"ply {ply}: {rewritten}")
         if seen is not None and seen is not game and ply - self._offset >= 1:
