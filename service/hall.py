@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from dgt.board import Board
@@ -92,6 +93,18 @@ CLOCK_REFRESH = 5.0
 """Seconds between pushes of a table caused only by its clock's reports: the page counts the
 clocks down itself from the last state, so a report that changes nothing but the times
 (the running side unchanged) is logged at once but pushed at most this often."""
+
+
+class Connection(StrEnum):
+    """How a runner's board link stands, as the web page shows it."""
+
+    CONNECTING = "connecting"
+    """Not opened yet."""
+    UP = "up"
+    RECONNECTING = "reconnecting"
+    """Opened once, lost since; the board reconnects on its own."""
+    DOWN = "down"
+    """Cannot be opened (trying again with back-off)."""
 
 
 class HallError(Exception):
@@ -158,7 +171,7 @@ class TableRunner:
         self.table = table
         self.transport = transport
         self.board: Board | BusBoard | None = None
-        self.link = "connecting"
+        self.link = Connection.CONNECTING
         self.error: str | None = None
         self.task: asyncio.Task[None] | None = None
         self.games: list[GameEntry] = [GameEntry(self.id, 1, config.settings.get("round", "?"))]
@@ -253,7 +266,7 @@ class TableRunner:
             except DgtError as exc:
                 failures += 1
                 self.error = str(exc)
-                self._set_link("down")
+                self._set_link(Connection.DOWN)
                 logger.log(
                     logging.WARNING if failures == 1 else logging.DEBUG,
                     "table %s: %s (trying again in %.0f s)",
@@ -265,7 +278,7 @@ class TableRunner:
                 delay = min(delay * 2, OPEN_RETRY_MAX)
                 continue
             self.error = None
-            self._set_link("up")
+            self._set_link(Connection.UP)
             if board.info.leds is not None and self.leds is None:
                 self.leds = LedDriver(board, self.table)
                 self._led_task = asyncio.create_task(self.leds.run(), name=f"leds {self.id}")
@@ -277,7 +290,7 @@ class TableRunner:
                 pass
             return
 
-    def _set_link(self, link: str) -> None:
+    def _set_link(self, link: Connection) -> None:
         if link != self.link:
             self.link = link
             self.hall.publish_status(self)
@@ -285,8 +298,8 @@ class TableRunner:
     def connection(self) -> dict[str, Any]:
         """How the link stands, for the web page."""
         state = self.link
-        if self.board is not None and self.link == "up":
-            state = "up" if self.board.ready else "reconnecting"
+        if self.board is not None and self.link is Connection.UP:
+            state = Connection.UP if self.board.ready else Connection.RECONNECTING
         return {"state": state, "port": self.config.port, "error": self.error}
 
     def send_clock_orders(self, orders: Sequence[ClockOrder]) -> None:

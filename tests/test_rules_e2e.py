@@ -160,7 +160,7 @@ async def table_at_board(
             if fen is not None:
                 link.admin("start", start=fen)
             assert table.phase == "playing"
-            if clock is not None and table._control.timed:
+            if clock is not None and table.control.timed:
                 # the clock is set paused, reports its lever, and is set running White
                 await players.until(lambda: bool(clock.settings) and clock.ticking)
             yield players

@@ -237,3 +237,23 @@ def test_an_amended_move_shows_the_reading_it_replaced() -> None:
     assert [(m["uci"], m["final"], m.get("alternatives")) for m in hands.table.moves()] == [
         ("e4f5", True, other)
     ]
+
+
+def test_the_admin_commands_are_one_registry_the_tables_and_the_web_read() -> None:
+    from service.table import REALTIME_COMMANDS, AdminCommand, RealtimeTable
+    from service.web.app import ADMIN_COMMANDS
+
+    names = ["start", "end", "players", "rule", "claim", "correct", "choose", "drop_kind"]
+    assert [str(c) for c in AdminCommand] == names
+    assert list(ADMIN_COMMANDS) == names
+    hands = Hands()
+    with pytest.raises(TableError, match=r"^unknown command 'fly': use start, end, players, "):
+        hands.admin("fly")
+    assert [str(c) for c in REALTIME_COMMANDS] == ["start", "end", "players"]
+    realtime = RealtimeTable("r", {})
+    with pytest.raises(TableError, match=r"^unknown command 'choose': use start, end or players$"):
+        realtime.admin("choose", {}, 0.0)
+    with pytest.raises(TableError, match="does not apply to realtime chess"):
+        realtime.admin(AdminCommand.CORRECT, {}, 0.0)
+    with pytest.raises(TableError, match="admin arguments must be a mapping"):
+        realtime.admin("end", [], 0.0)  # type: ignore[arg-type]

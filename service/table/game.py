@@ -78,6 +78,7 @@ from service.table.record import (
 )
 from service.table.settings import TableError, TableSettings, check_settings, check_table_id
 from service.table.views import BoardView, FenMemo, PgnMemo, SettingsMemo
+from service.time_control import TimeControl
 from service.variants import get_variant
 from service.variants.base import (
     BLACK,
@@ -233,6 +234,11 @@ class Table:
     @property
     def result(self) -> str:
         return self._result
+
+    @property
+    def control(self) -> TimeControl:
+        """The time control the game is played under (from the settings)."""
+        return self._clock.control
 
     def moves(self) -> list[dict[str, Any]]:
         """The record as JSON, one entry a move (each built once per change of the move and
