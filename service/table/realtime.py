@@ -37,10 +37,9 @@ left out of the moves and named in a comment.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import chess
@@ -76,111 +75,25 @@ from service.table.events import (
     players_event,
 )
 from service.table.game import ENDED_KEPT
-from service.table.settings import TableError, TableSettings, check_setting_text, check_table_id
+from service.table.settings import (
+    RealtimeSettings,
+    TableError,
+    TableSettings,
+    check_table_id,
+    realtime_settings,
+    start_position,
+)
 from service.table.views import placement_fen
 from service.variants.base import WHITE, Color, SquareMap, StartPosition
 from service.variants.realtime import (
     DELAY_TICKS,
     DRAW_AFTER,
-    FASTEST_TICK,
-    STANDARD_TICK,
     Correction,
     RealtimeGame,
     realtime_start,
 )
-from service.variants.standard import squares_of
 
 __all__ = ["RealtimeSettings", "RealtimeTable", "clock_text", "realtime_settings"]
-
-
-@dataclass(frozen=True, slots=True)
-class RealtimeSettings:
-    """:class:`service.table.TableSettings` plus ``tick`` (seconds per tick, rule 6)."""
-
-    white: str = "?"
-    black: str = "?"
-    event: str = "?"
-    site: str = "?"
-    round: str = "?"
-    time_control: str = "-"
-    rules: str = "casual"
-    variant: str = "realtime"
-    start: str | None = None
-    tick: float = STANDARD_TICK
-
-
-_KEYS = frozenset(f.name for f in fields(RealtimeSettings))
-
-
-def _tick(value: Any) -> float:
-    try:
-        tick = float(value)
-    except (TypeError, ValueError):
-        raise TableError(f"tick must be a number of seconds, not {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(tick):
-        raise TableError(f"tick must be a number of seconds, not {value!r}")
-    if not FASTEST_TICK <= tick <= STANDARD_TICK:
-        raise TableError(
-            f"tick must be {FASTEST_TICK} to {STANDARD_TICK} seconds (realtime rule 6), "
-            f"not {tick:g}"
-        )
-    return tick
-
-
-def realtime_settings(
-    settings: RealtimeSettings | TableSettings | Mapping[str, Any] | None = None,
-    **changes: Any,
-) -> RealtimeSettings:
-    """Checked settings from a :class:`RealtimeSettings`, a :class:`TableSettings` or a
-    mapping (keys that are no setting are ignored, as the hall's config carries others),
-    with ``changes`` applied (unknown keys there are an error).  Raises
-    :class:`TableError` with a one-line message."""
-    if settings is None:
-        base: dict[str, Any] = {}
-    elif isinstance(settings, (RealtimeSettings, TableSettings)):
-        if getattr(settings, "options", None):
-            raise TableError("variant realtime takes no options")
-        base = {k: v for k, v in asdict(settings).items() if k in _KEYS}
-    elif isinstance(settings, Mapping):
-        base = {k: v for k, v in settings.items() if k in _KEYS and v is not None}
-    else:
-        raise TableError("settings must be a mapping")
-    unknown = set(changes) - _KEYS
-    if unknown:
-        raise TableError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-    base.update(changes)
-    base.setdefault("variant", "realtime")
-    if base.get("variant") != "realtime":
-        raise TableError(f"a realtime table plays variant realtime, not {base['variant']!r}")
-    if base.get("start") is not None:
-        _start_position(base["start"])
-    if "time_control" in base and base["time_control"] in ("", None):
-        base["time_control"] = "-"
-    base["tick"] = _tick(base.get("tick", STANDARD_TICK))
-    for key, value in base.items():
-        if key in ("tick", "start"):
-            continue
-        if not isinstance(value, str):  # None too: no setting here may be unset
-            raise TableError(f"setting {key} must be a string")
-        check_setting_text(key, value)
-    return RealtimeSettings(**base)
-
-
-def _start_position(fen: Any) -> StartPosition:
-    """A start FEN (problems, tests; rule 1.1's game starts from the classical position)."""
-    if not isinstance(fen, str) or len(fen) > 200:
-        raise TableError("start must be a FEN of at most 200 characters")
-    try:
-        board = chess.Board(fen)
-    except ValueError as exc:
-        raise TableError(f"bad start FEN: {exc}") from None
-    if not (board.kings & board.occupied_co[chess.WHITE]) or not (
-        board.kings & board.occupied_co[chess.BLACK]
-    ):
-        raise TableError("bad start FEN: each side needs a king (rule 5.1)")
-    if board.board_fen() == chess.STARTING_BOARD_FEN:
-        return realtime_start()
-    return StartPosition("realtime", board.fen(), squares_of(board))
 
 
 _SUMMARY_KEYS = (
@@ -277,7 +190,7 @@ class RealtimeTable:
 
     def _start(self) -> StartPosition:
         fen = self.settings.start
-        return realtime_start() if fen is None else _start_position(fen)
+        return realtime_start() if fen is None else start_position(fen)
 
     # -- the view others read ----------------------------------------------------------------
 
