@@ -1,7 +1,8 @@
 """``service.hall``: many tables in one process.
 
 Each table is a :class:`TableRunner`: a :class:`dgt.Board` (which reconnects on its own),
-a :class:`~service.table.Table` (pure, deterministic) and its log in the
+a table (pure, deterministic; any :class:`~service.table.TableLike`: the turn-based
+:class:`~service.table.Table` or the :class:`~service.table.RealtimeTable`) and its log in the
 :class:`~service.store.Store`.  The :class:`Hall` owns them all and one event loop:
 
 * every board event, every tick that produced something and every admin command is an
@@ -38,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from dgt.board import Board
@@ -51,6 +53,7 @@ from service.clock_orders import ClockOrderSender
 from service.config import TableConfig, settings_dict
 from service.led_driver import LedDriver
 from service.store import Store, StoreError, board_input, output_json, rebuild
+from service.table import ClockOrder, RealtimeTable, Table, TableEvent, TableLike, TableSettings
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +86,6 @@ THAW_INTERVAL = 600.0
 (see :class:`CollectorPacer`)."""
 
 
-_RECORD_EVENTS = frozenset({"move", "amend", "takeback", "result", "ruling", "players", "score"})
-"""Table events after which the game's PGN may read differently."""
-
-
 _CLOCK_ONLY = frozenset({"board", "clock"})
 """Output types of a clock report that changed nothing but the times."""
 
@@ -94,6 +93,18 @@ CLOCK_REFRESH = 5.0
 """Seconds between pushes of a table caused only by its clock's reports: the page counts the
 clocks down itself from the last state, so a report that changes nothing but the times
 (the running side unchanged) is logged at once but pushed at most this often."""
+
+
+class Connection(StrEnum):
+    """How a runner's board link stands, as the web page shows it."""
+
+    CONNECTING = "connecting"
+    """Not opened yet."""
+    UP = "up"
+    RECONNECTING = "reconnecting"
+    """Opened once, lost since; the board reconnects on its own."""
+    DOWN = "down"
+    """Cannot be opened (trying again with back-off)."""
 
 
 class HallError(Exception):
@@ -134,20 +145,16 @@ class GameEntry:
         return self.live() if self.live is not None else None
 
 
-TableFactory = Callable[[str, Mapping[str, Any]], Any]
+TableFactory = Callable[[str, Mapping[str, Any]], TableLike]
 """Builds a fresh table from an id and its settings."""
 
 
-def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> Any:
-    """The table for ``settings``: a :class:`service.realtime_table.RealtimeTable` for
+def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> TableLike:
+    """The table for ``settings``: a :class:`service.table.RealtimeTable` for
     realtime chess (no turns), else a :class:`service.table.Table`."""
     chosen = settings_dict(settings)
     if chosen.get("variant") == "realtime":
-        from service.realtime_table import RealtimeTable
-
         return RealtimeTable(table_id, chosen)
-    from service.table import Table, TableSettings
-
     chosen.pop("tick", None)  # realtime only
     return Table(table_id, TableSettings(**chosen))
 
@@ -156,7 +163,7 @@ class TableRunner:
     """One table: its board, its table and how its link stands."""
 
     def __init__(
-        self, hall: Hall, config: TableConfig, table: Any, transport: Transport | None
+        self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
     ) -> None:
         self.hall = hall
         self.config = config
@@ -164,14 +171,11 @@ class TableRunner:
         self.table = table
         self.transport = transport
         self.board: Board | BusBoard | None = None
-        self.link = "connecting"
+        self.link = Connection.CONNECTING
         self.error: str | None = None
         self.task: asyncio.Task[None] | None = None
         self.games: list[GameEntry] = [GameEntry(self.id, 1, config.settings.get("round", "?"))]
         self.finished = False
-        self._live_pgn: str | None = None
-        """Tables without :meth:`~service.table.Table.take_ended_games` only: the PGN of
-        the game in progress as of its last change."""
         self.clock_published = 0.0
         self.clock_running: bool | None = None
         self.replay_divergences = 0
@@ -198,18 +202,13 @@ class TableRunner:
         """Keep the list of games up to date from a batch of outputs.  A game with moves
         that a new game replaced is archived with the PGN the table kept of it; a finished
         game still at the table reads its PGN from the table (written when asked)."""
-        take = getattr(self.table, "take_ended_games", None)
-        if take is None:
-            self._note_outputs_rendering(outs)
-            return
         for out in outs:
             kind = out.get("type")
             if kind == "new_game":
                 self.finished = False
             elif kind == "result":
                 self.finished = True
-        ended: list[str] = take()
-        for pgn in ended:
+        for pgn in self.table.take_ended_games():
             self.games[-1].archived = pgn
             self.games[-1].live = None
             self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
@@ -218,31 +217,6 @@ class TableRunner:
     def _finished_pgn(self) -> str | None:
         """The PGN of the finished game at the table (None without moves)."""
         return self._pgn() if self._has_moves() else None
-
-    def _note_outputs_rendering(self, outs: Sequence[Mapping[str, Any]]) -> None:
-        """:meth:`note_outputs` for a table that keeps no ended games: the PGN of the game
-        in progress is written after every change of its record, so the game can be
-        archived when a new one starts (by then the table shows the new game)."""
-        record_changed = False
-        for out in outs:
-            kind = out.get("type")
-            if kind == "new_game":
-                if self._live_pgn is not None:
-                    self.games[-1].archived = self._live_pgn
-                    self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
-                self._live_pgn = None
-                self.finished = False
-                record_changed = False
-            elif kind in _RECORD_EVENTS:
-                record_changed = True
-                if kind == "result":
-                    self.finished = True
-        if record_changed:
-            pgn = self._pgn()
-            if pgn is not None and self._has_moves():
-                self._live_pgn = pgn
-                if self.finished:
-                    self.games[-1].archived = pgn
 
     def quiet_clock(self, running: bool, now: float) -> bool:
         """Whether a clock report that changed only the times can stay off the stream."""
@@ -253,38 +227,23 @@ class TableRunner:
 
     def _pgn(self) -> str | None:
         try:
-            pgn: str = self.table.pgn()
+            pgn = self.table.pgn()
         except Exception:
             logger.exception("table %s: cannot write the PGN", self.id)
             return None
         return pgn
 
     def _has_moves(self) -> bool:
-        moves = getattr(self.table, "moves", None)
-        if callable(moves):
-            return bool(moves())
-        return bool(self.table.state().get("moves"))
-
-    def settings(self) -> dict[str, Any]:
-        try:
-            settings = self.table.state().get("settings", {})
-        except Exception:  # noqa: BLE001
-            settings = {}
-        return dict(settings) if isinstance(settings, Mapping) else {}
+        return bool(self.table.moves())
 
     def _round(self) -> str:
         """The table's round now (a new game's entry is filed under it)."""
-        settings = getattr(self.table, "settings", None)
-        round_ = getattr(settings, "round", None)  # a Table's settings: no state to build
-        if isinstance(round_, str):
-            return round_
-        return str(self.settings().get("round", "?"))
+        return self.table.settings.round
 
     def game_pgn(self, entry: GameEntry) -> str:
         if entry.archived is not None:
             return entry.archived
-        pgn: str = self.table.pgn()
-        return pgn
+        return self.table.pgn()
 
     # --- the board ------------------------------------------------------------------
 
@@ -307,7 +266,7 @@ class TableRunner:
             except DgtError as exc:
                 failures += 1
                 self.error = str(exc)
-                self._set_link("down")
+                self._set_link(Connection.DOWN)
                 logger.log(
                     logging.WARNING if failures == 1 else logging.DEBUG,
                     "table %s: %s (trying again in %.0f s)",
@@ -319,7 +278,7 @@ class TableRunner:
                 delay = min(delay * 2, OPEN_RETRY_MAX)
                 continue
             self.error = None
-            self._set_link("up")
+            self._set_link(Connection.UP)
             if board.info.leds is not None and self.leds is None:
                 self.leds = LedDriver(board, self.table)
                 self._led_task = asyncio.create_task(self.leds.run(), name=f"leds {self.id}")
@@ -331,7 +290,7 @@ class TableRunner:
                 pass
             return
 
-    def _set_link(self, link: str) -> None:
+    def _set_link(self, link: Connection) -> None:
         if link != self.link:
             self.link = link
             self.hall.publish_status(self)
@@ -339,24 +298,24 @@ class TableRunner:
     def connection(self) -> dict[str, Any]:
         """How the link stands, for the web page."""
         state = self.link
-        if self.board is not None and self.link == "up":
-            state = "up" if self.board.ready else "reconnecting"
+        if self.board is not None and self.link is Connection.UP:
+            state = Connection.UP if self.board.ready else Connection.RECONNECTING
         return {"state": state, "port": self.config.port, "error": self.error}
 
-    def send_clock_orders(self, orders: Sequence[Any]) -> None:
+    def send_clock_orders(self, orders: Sequence[ClockOrder]) -> None:
         """Send ``orders`` (oldest first) to the board's clock, one after another; dropped
         while the board is not ready (a reconnect re-syncs the clock from the table)."""
         board = self.board
         if not orders or board is None or not board.ready:
             return
-        if not getattr(board, "clock_commands", True):
+        if isinstance(board, BusBoard):
             return  # a bus line has no clock commands (BusBoard logs it once)
         sender = self.clock_orders
         if sender is None or sender.clock is not board.clock:
             sender = self.clock_orders = ClockOrderSender(board.clock, label=self.id)
         sender.submit(orders)
 
-    def update_leds(self, produced: Sequence[Any]) -> None:
+    def update_leds(self, produced: Sequence[TableEvent]) -> None:
         """Show what the table's new events mean on the board's LEDs, if it has any."""
         if self.leds is not None and produced:
             self.leds.update(produced)
@@ -508,7 +467,7 @@ class Hall:
             raise HallError(f"table {config.id}: {_one_line(exc)}") from None
         runner = TableRunner(self, dataclasses.replace(config, settings=stored), table, transport)
 
-        def seen(_item: Any, produced: Sequence[Any]) -> None:
+        def seen(_item: object, produced: Sequence[TableEvent]) -> None:
             runner.inputs += 1
             if produced:
                 runner.note_outputs([output_json(o) for o in produced])
@@ -700,9 +659,7 @@ class Hall:
                 self.store.commit()
                 loop = self._loop
                 self._last_commit = loop.time() if loop is not None else time.monotonic()
-        except StoreError as exc:
-            if self.store_error is None:
-                logger.error("%s; nothing more is shown until the log can be written", exc)
+        except StoreError as exc:  # the store logs each change of its state, once
             self.store_error = str(exc)
             return
         self.store_error = None
@@ -750,18 +707,13 @@ class Hall:
                 CollectorPacer.thaw_if_due()
 
     def _send_clock_orders(self, runner: TableRunner) -> None:
-        take = getattr(runner.table, "take_clock_orders", None)
-        if take is None:
-            return
-        orders = take()
+        orders = runner.table.take_clock_orders()
         if orders and self._loop is not None:
             runner.send_clock_orders(orders)
 
     @staticmethod
-    def _drain_clock_orders(table: Any) -> None:
-        take = getattr(table, "take_clock_orders", None)
-        if take is not None:
-            take()  # orders of the past: the clock already had them
+    def _drain_clock_orders(table: TableLike) -> None:
+        table.take_clock_orders()  # orders of the past: the clock already had them
 
     # --- reading --------------------------------------------------------------------
 
@@ -772,15 +724,12 @@ class Hall:
         state["connection"] = runner.connection()
         return state
 
-    def summary(self, table_id: str) -> dict[str, Any] | None:
+    def summary(self, table_id: str) -> dict[str, Any]:
         """What the overview shows of the table (see :func:`service.web.stream.summary`)
         with its connection, from the table's own summary, which skips what the overview
-        does not show; None for a table without one (its :meth:`state` then serves)."""
+        does not show."""
         runner = self.runners[table_id]
-        make = getattr(runner.table, "summary", None)
-        if make is None:
-            return None
-        summary: dict[str, Any] = make()
+        summary = runner.table.summary()
         summary["connection"] = runner.connection()
         return summary
 

@@ -3,32 +3,50 @@
 The thin async half of the LED feature: :meth:`LedDriver.update` works out the plan after a
 batch of table events (pure, from the table), :meth:`LedDriver.run` sends it to the board
 whenever it differs from what the board shows (plans made meanwhile collapse into the
-newest).  Used by :class:`service.table_link.TableLink` and by the hall of ``dgt-service
-run``; only ever made for boards that have LEDs (``board.info.leds``), since an LED frame
-stalls a classic board.
+newest).  Used by the hall of ``dgt-service run`` (:class:`service.hall.TableRunner`) and
+:class:`service.table_link.TableLink`; only ever made for boards that have LEDs
+(``board.info.leds``), since an LED frame stalls a classic board.  It needs of a board only
+:class:`LedBoard` (a :class:`dgt.Board` and a bus line's :class:`dgt.bus_master.BusBoard`
+both are one) and of a table only the contract :class:`service.table.TableLike`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
-from dgt.board import Board
+from dgt.board import BoardInfo
 from dgt.errors import DgtError
 from service.leds import OFF, LedPlan, SquareMap, fit_to, follow_target, plan_leds
-from service.table import TableEvent
+from service.table import TableEvent, TableLike
 
-__all__ = ["LedDriver"]
+__all__ = ["LedBoard", "LedDriver"]
 
 log = logging.getLogger(__name__)
 
 
-class LedDriver:
-    """The LEDs of ``board`` for the game of ``table`` (a :class:`service.table.Table`)."""
+class LedBoard(Protocol):
+    """What the LED driver needs of a board."""
 
-    def __init__(self, board: Board, table: Any) -> None:
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def info(self) -> BoardInfo: ...
+
+    async def set_leds(
+        self, squares: Iterable[int], *, speed: int = 3, repeat: int = 0, intensity: int = 1
+    ) -> None: ...
+
+    async def clear_leds(self) -> None: ...
+
+
+class LedDriver:
+    """The LEDs of ``board`` for the game of ``table``."""
+
+    def __init__(self, board: LedBoard, table: TableLike) -> None:
         if board.info.leds is None:
             raise ValueError(f"{board.name} has no LEDs")
         self.board = board

@@ -1,9 +1,10 @@
 """What a board's square LEDs should show, from a table's state: pure functions, no I/O.
 
-Boards with LEDs are the DGT Pegasus (any set of squares per frame, pulsing or blinking,
-``../shared/protocol/dgt-protocol.md`` §6.4) and the Revelation II (a from/to pair per frame,
-§7.1).  :class:`service.table_link.TableLink` asks :func:`plan_leds` after every batch of
-table events and sends the plan when it changed.
+Boards with LEDs are the DGT Pegasus (any set of squares per frame, pulsing or blinking, as
+the Pegasus's Bluetooth LE LED command has it) and the Revelation II (a from/to pair per
+frame, the LED update in DGT's "Protocol description for DGT chess board", 2017).
+:class:`service.led_driver.LedDriver` asks :func:`plan_leds` after every batch of table
+events and sends the plan when it changed.
 
 Rules, first match wins:
 

@@ -50,7 +50,7 @@ from dgt.events import BoardEvent, ClockConnection
 from service.clock_orders import ClockOrderSender
 from service.led_driver import LedDriver
 from service.leds import LedPlan
-from service.table import ClockOrder, Table, TableEvent
+from service.table import ClockOrder, TableEvent, TableLike
 
 __all__ = ["TICK", "TableLink"]
 
@@ -67,7 +67,7 @@ class TableLink:
     def __init__(
         self,
         board: Board,
-        table: Table,
+        table: TableLike,
         *,
         scale: float = 1.0,
         tick: float = TICK,
@@ -157,7 +157,7 @@ class TableLink:
     # -- internals -------------------------------------------------------------------------
 
     def _on_event(self, event: BoardEvent) -> None:
-        self._feed(replace(event, time=self.table_time(event.time)))  # type: ignore[type-var]
+        self._feed(replace(event, time=self.table_time(event.time)))
 
     def _feed(self, event: BoardEvent) -> None:
         got = self.table.tick(event.time) + self.table.feed(event)

@@ -25,7 +25,7 @@ from playwright.async_api import Browser, Page, expect
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.hall import default_table_factory
-from service.realtime_table import RealtimeTable
+from service.table import RealtimeTable
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -102,8 +102,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_rule_sets_and_variants_are_the_registries_and_every_table_takes_them() -> None:
     from service import config
     from service.arbiter import RULE_SETS
-    from service.realtime_table import RealtimeTable
-    from service.table import Table, TableSettings
+    from service.table import RealtimeTable, Table, TableSettings
     from service.variants import VARIANTS, Realtime
 
     assert tuple(RULE_SETS) == config.RULE_SETS

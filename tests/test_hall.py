@@ -17,10 +17,10 @@ from typing import Any
 
 import chess
 import pytest
-from test_store import EchoTable
+from hall_stand_in import EchoTable
 
 import service.hall
-import service.table
+import service.table.game
 from dgt.emulator.board import VirtualBoard
 from dgt.events import BoardEvent, ClockUpdate, Side, SquareChanged
 from dgt.protocol import Piece
@@ -103,7 +103,7 @@ async def test_restart_rebuilds_every_table(tmp_path: Path) -> None:
             transport.lift(8 + step)
             transport.place(16 + step + i, Piece.WPAWN)
     await hall.admin("1", "players", {"white": "Ann"})
-    await wait_for(lambda: all(len(r.table.moves) == 5 for r in hall.runners.values()))
+    await wait_for(lambda: all(len(r.table.moves()) == 5 for r in hall.runners.values()))
     hall.settle()
     before = {tid: r.table.state() for tid, r in hall.runners.items()}
     await hall.close()
@@ -115,7 +115,7 @@ async def test_restart_rebuilds_every_table(tmp_path: Path) -> None:
         runner = again.add_table(TableConfig(str(i), f"emu-{i}", None, {}))
         assert runner.replay_divergences == 0
         assert runner.table.state() == before[str(i)]
-    assert again.runners["1"].table.settings["white"] == "Ann"
+    assert again.runners["1"].table.settings.white == "Ann"
     store.close()
 
 
@@ -137,7 +137,7 @@ async def test_a_board_that_cannot_be_opened_does_not_disturb_the_others(
         assert hall.state("bad")["connection"]["state"] == "down"
         good.lift(12)
         good.place(28, Piece.WPAWN)
-        await wait_for(lambda: len(hall.runners["good"].table.moves) == 1)
+        await wait_for(lambda: len(hall.runners["good"].table.moves()) == 1)
         assert any(u.table_id == "bad" and u.events[0]["type"] == "connection" for u in statuses)
         assert "table bad: no such port" in caplog.text
     finally:
@@ -368,14 +368,14 @@ async def test_pgn_is_written_only_when_a_game_is_archived_or_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     written: list[str] = []
-    write = service.table._write_pgn
+    write = service.table.game.table_pgn
 
     def counted(source: Any) -> str:
         text = write(source)
         written.append(text)
         return text
 
-    monkeypatch.setattr(service.table, "_write_pgn", counted)
+    monkeypatch.setattr(service.table.game, "table_pgn", counted)
     store = Store(tmp_path / "hall.db")
     hall = Hall(store, tick_interval=0)
     transport = EmulatorTransport(VirtualBoard(now=time.monotonic(), clock=None), name="emu")

@@ -13,7 +13,7 @@ from pathlib import Path
 import chess
 import pytest
 from conftest import move_on, wait_until
-from test_store import EchoTable
+from hall_stand_in import EchoTable
 
 from dgt.emulator import BusLine, EmulatorServer, make_bus
 from dgt.protocol import Piece

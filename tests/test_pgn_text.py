@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.pgn_text import LINE_WIDTH, escape, game_text, seven_tag_roster
+from service.pgn import LINE_WIDTH, escape, game_text, seven_tag_roster
 
 
 @dataclass

@@ -3,7 +3,7 @@
 
 Each scenario is what players physically do -- lift and place pieces at given times --
 on an emulated board (:class:`dgt.emulator.board.VirtualBoard` with a DGT 3000), read as
-the driver reads it into a :class:`service.realtime_table.RealtimeTable` on the table's own
+the driver reads it into a :class:`service.table.RealtimeTable` on the table's own
 time line (:class:`table_bench.TableBench`: explicit times, no sleeping); the record, the
 rulings, the corrections and the clock's texts are checked.  The scenarios marked with
 ``END_TO_END`` run a second time through the in-process transport
@@ -34,8 +34,7 @@ from dgt import Board
 from dgt.emulator.board import VirtualBoard
 from dgt.protocol.constants import Piece
 from dgt.transports.emulator import EmulatorTransport
-from service.realtime_table import RealtimeTable
-from service.table import TableError
+from service.table import RealtimeTable, TableError
 from service.table_link import TableLink
 
 TICK = 0.2

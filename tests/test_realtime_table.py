@@ -12,8 +12,7 @@ import pytest
 
 from dgt.events import BoardSnapshot, ClockConnection, SquareChanged
 from dgt.protocol.constants import Piece
-from service.realtime_table import RealtimeTable, clock_text, realtime_settings
-from service.table import TableError, TableSettings
+from service.table import RealtimeTable, TableError, TableSettings, clock_text, realtime_settings
 from service.variants.realtime import Correction
 
 sq = chess.parse_square
@@ -158,3 +157,30 @@ def test_a_tick_reports_every_arrival_and_every_delay_that_ran_out() -> None:
     assert table.tick(5.0) == []  # each reported once
     assert table.tick(6.0) == []
     assert table.state()["realtime"]["delays"] == {}
+
+
+def test_summary_is_what_the_overview_shows_of_the_state() -> None:
+    from service.web.stream import summary as overview
+
+    table = RealtimeTable("t", {"tick": "0.2", "white": "Ann", "black": "Bob", "round": "2"})
+    play(table)
+    shown = table.summary(4.0)
+    expected = overview(table.state(4.0))
+    del expected["connection"]  # the hall adds the board's connection
+    assert shown == expected
+    assert (shown["white"], shown["round"], shown["variant"], shown["ply"]) == (
+        "Ann", "2", "realtime", 3,
+    )  # fmt: skip
+    assert (shown["claims"], shown["irregularities"]) == (0, 0)
+
+
+def test_a_replaced_game_with_moves_is_kept_as_it_read_under_its_settings() -> None:
+    table = RealtimeTable("t", {"tick": "0.2", "white": "Ann", "black": "Bob"})
+    play(table)
+    assert table.take_ended_games() == []
+    before = table.pgn()
+    table.admin("start", {"white": "Cy"}, 7.0)
+    assert table.take_ended_games() == [before]
+    assert table.take_ended_games() == []
+    table.admin("start", {}, 8.0)  # the new game has no moves: nothing to keep
+    assert table.take_ended_games() == []

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import ErrorLog
 
 from service.store import Store, StoreDamaged, StoreError, StoreState
 from service.store_lock import StoreLock, StoreLockError, lock_path
@@ -296,7 +297,8 @@ def test_a_row_that_fails_inside_the_commit_is_refused_alone(
 
 
 def test_a_full_disk_keeps_every_row_retries_and_stores_them_when_space_comes_back(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    error_log: ErrorLog,
 ) -> None:
     clock = FakeClock()
     with small_disk(tmp_path) as disk:
@@ -337,10 +339,12 @@ def test_a_full_disk_keeps_every_row_retries_and_stores_them_when_space_comes_ba
         assert any("writing again" in r.getMessage() for r in caplog.records)
         store.close()
         assert moves_stored(db) == list(range(1, n + 6))
+    error_log.expect("cannot write")
 
 
 def test_a_stop_that_cannot_commit_writes_a_recovery_file_that_the_next_start_folds_in(
     tmp_path: Path,
+    error_log: ErrorLog,
 ) -> None:
     clock = FakeClock()
     with small_disk(tmp_path) as disk:
@@ -366,10 +370,12 @@ def test_a_stop_that_cannot_commit_writes_a_recovery_file_that_the_next_start_fo
         assert not where.exists()
         store.close()
         assert moves_stored(db) == list(range(1, 400))
+    error_log.expect("cannot write")
 
 
 def test_service_exits_non_zero_when_its_stop_cannot_commit(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    error_log: ErrorLog,
 ) -> None:
     from service.commands import run as run_command
 
@@ -398,6 +404,7 @@ def test_service_exits_non_zero_when_its_stop_cannot_commit(
     assert [i.data["n"] for i in store.inputs("1")] == [1]
     store.close()
     assert not recovery_path(db).exists()
+    error_log.expect("cannot write")
 
 
 # --- a damaged database -------------------------------------------------------------------
@@ -522,6 +529,7 @@ def test_store_check_names_rows_that_are_not_json(
 
 def test_a_running_service_retries_and_stores_the_kept_rows_when_writes_work_again(
     tmp_path: Path,
+    error_log: ErrorLog,
 ) -> None:
     from service.commands import run as run_command
 
@@ -557,6 +565,7 @@ def test_a_running_service_retries_and_stores_the_kept_rows_when_writes_work_aga
     assert seen == {"failing": StoreState.FAILING, "unstored": 2, "after": StoreState.OK,
                     "left": 0}  # fmt: skip
     assert moves_stored(db) == [1]
+    error_log.expect("cannot write")
 
 
 def test_a_service_on_a_full_disk_stops_with_the_count_and_the_next_start_stores_the_rows(

@@ -206,8 +206,11 @@ def test_a_start_fen_in_the_settings_starts_the_first_game_from_it(presence_only
     assert table.phase == "playing"
     assert table.state()["fen"] == TWO_CAPTURES
     assert table.state()["mismatch"] == []
-    for t, square, piece in ((2.0, "e4", Piece.EMPTY), (2.3, "d5", Piece.EMPTY),
-                             (2.6, "d5", Piece.OCCUPIED if presence_only else Piece.WPAWN)):
+    for t, square, piece in (
+        (2.0, "e4", Piece.EMPTY),
+        (2.3, "d5", Piece.EMPTY),
+        (2.6, "d5", Piece.OCCUPIED if presence_only else Piece.WPAWN),
+    ):
         table.feed(SquareChanged(t, chess.parse_square(square), piece, Piece.EMPTY))  # fmt: skip
     table.tick(6.0)
     assert [m["san"] for m in table.moves()] == ["exd5"]
@@ -234,3 +237,23 @@ def test_an_amended_move_shows_the_reading_it_replaced() -> None:
     assert [(m["uci"], m["final"], m.get("alternatives")) for m in hands.table.moves()] == [
         ("e4f5", True, other)
     ]
+
+
+def test_the_admin_commands_are_one_registry_the_tables_and_the_web_read() -> None:
+    from service.table import REALTIME_COMMANDS, AdminCommand, RealtimeTable
+    from service.web.app import ADMIN_COMMANDS
+
+    names = ["start", "end", "players", "rule", "claim", "correct", "choose", "drop_kind"]
+    assert [str(c) for c in AdminCommand] == names
+    assert list(ADMIN_COMMANDS) == names
+    hands = Hands()
+    with pytest.raises(TableError, match=r"^unknown command 'fly': use start, end, players, "):
+        hands.admin("fly")
+    assert [str(c) for c in REALTIME_COMMANDS] == ["start", "end", "players"]
+    realtime = RealtimeTable("r", {})
+    with pytest.raises(TableError, match=r"^unknown command 'choose': use start, end or players$"):
+        realtime.admin("choose", {}, 0.0)
+    with pytest.raises(TableError, match="does not apply to realtime chess"):
+        realtime.admin(AdminCommand.CORRECT, {}, 0.0)
+    with pytest.raises(TableError, match="admin arguments must be a mapping"):
+        realtime.admin("end", [], 0.0)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from test_store import EchoTable
+from hall_stand_in import EchoTable
 
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport

@@ -142,6 +142,11 @@ class Arbiter:
         self._michigan = None
         return self.claims.close_all(self._last_time)
 
+    def resume(self) -> None:
+        """A game that ended on the board goes on (its last move was taken back where the
+        rule set allows takebacks): the arbiter rules on it again."""
+        self._finished = False
+
     _last_time: float = 0.0
 
     def open_claims(self) -> list[Claim]:

@@ -1,22 +1,24 @@
-"""The record of a recognised game and its PGN text."""
+"""The record of a recognised game; its PGN text is written by :mod:`service.pgn`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from service import pgn
+from service.pgn import SEVEN_TAG_ROSTER, UNKNOWN_DATE, PgnMove, ambiguity_note, game_text
 from service.variants.base import Color, StartPosition
 
-SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+__all__ = ["GameRecord", "RecordedMove", "ambiguity_note", "game_pgn", "movetext"]
+
 _DEFAULTS = {
     "Event": "?",
     "Site": "?",
-    "Date": "????.??.??",
+    "Date": UNKNOWN_DATE,
     "Round": "?",
     "White": "?",
     "Black": "?",
 }
-LINE_LENGTH = 79
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +33,6 @@ class RecordedMove:
     san: str
     final: bool
     alternatives: tuple[str, ...] = ()
-
-
-def ambiguity_note(alternatives: Sequence[str]) -> str:
-    """The PGN comment text for a move the board could not tell from ``alternatives``."""
-    return f"(the board could not tell this from {' or '.join(alternatives)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,23 +56,19 @@ def movetext(moves: tuple[RecordedMove, ...]) -> list[str]:
     """The SAN tokens of ``moves`` with move numbers (``1.``, ``1...`` where Black starts a
     sequence or follows a comment), and a comment after a move the board could not tell
     from others."""
-    tokens: list[str] = []
-    previous: RecordedMove | None = None
-    for move in moves:
-        if move.side:
-            tokens.append(f"{move.number}.")
-        elif (
-            previous is None
-            or not previous.side
-            or previous.number != move.number
-            or previous.alternatives  # a comment came between
-        ):
-            tokens.append(f"{move.number}...")
-        tokens.append(move.san)
-        if move.alternatives:
-            tokens.append("{" + ambiguity_note(move.alternatives) + "}")
-        previous = move
-    return tokens
+    return pgn.movetext(
+        (
+            PgnMove(
+                move.number,
+                bool(move.side),
+                move.san,
+                (ambiguity_note(move.alternatives),) if move.alternatives else (),
+            )
+            for move in moves
+        ),
+        parts=False,
+        number_after_comment=True,
+    )
 
 
 def game_pgn(
@@ -93,21 +86,5 @@ def game_pgn(
     values.update(record.tags)
     if tags:
         values.update(tags)
-    ordered = [name for name in SEVEN_TAG_ROSTER] + [
-        name for name in values if name not in SEVEN_TAG_ROSTER
-    ]
-    lines = [f'[{name} "{_escape(values[name])}"]' for name in ordered]
-    lines.append("")
-    line = ""
-    for token in [*movetext(moves), values["Result"]]:
-        if line and len(line) + 1 + len(token) > LINE_LENGTH:
-            lines.append(line)
-            line = token
-        else:
-            line = f"{line} {token}" if line else token
-    lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
+    ordered = [*SEVEN_TAG_ROSTER, *(name for name in values if name not in SEVEN_TAG_ROSTER)]
+    return game_text({name: values[name] for name in ordered}, [*movetext(moves), values["Result"]])

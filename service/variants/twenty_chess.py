@@ -677,12 +677,6 @@ class TwentyChessGame(VariantGame):
             return f"R{self._state.rule} PICK"
         return f"RULE {self._state.rule}"
 
-    def clock_hint(self) -> str:
-        """:meth:`clock_text` under its old name, which ``service/table.py`` still probes
-        for; to go once the table asks :meth:`clock_text` (a variant without a clock text
-        answers None there, so the name cannot be declared on the interface itself)."""
-        return self.clock_text()
-
     def record_note(self) -> str | None:
         """The comment for the record before the first action of a turn: its rule."""
         state = self._state

@@ -17,8 +17,8 @@ from aiohttp.http_exceptions import HttpProcessingError
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
 from service.json_text import dumps
-from service.table import RESULTS
-from service.web.stream import MAX_CLIENTS, StreamHub, summary
+from service.table import RESULTS, AdminCommand
+from service.web.stream import MAX_CLIENTS, StreamHub
 
 logger = logging.getLogger(__name__)
 
@@ -26,9 +26,8 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY = 16 * 1024
 """Largest request body accepted (admin commands are small)."""
 
-ADMIN_COMMANDS = (
-    "start", "end", "players", "rule", "claim", "correct", "choose", "drop_kind",
-)
+ADMIN_COMMANDS = tuple(AdminCommand)
+"""The admin commands, from the table's one registry (:class:`service.table.AdminCommand`)."""
 CLAIM_KINDS = ("threefold", "fifty-moves", "insufficient-losing-chances", "michigan", "flag")
 """The claims a player may make through the arbiter (``claim``); the rule set says which
 of them it knows."""
@@ -172,7 +171,7 @@ async def static_file(request: web.Request) -> web.StreamResponse:
 async def api_tables(request: web.Request) -> web.StreamResponse:
     hall = _hall(request)
     hall.settle()
-    tables = [hall.summary(tid) or summary(hall.state(tid)) for tid in hall.runners]
+    tables = [hall.summary(tid) for tid in hall.runners]
     return json_response({"tables": tables})
 
 

@@ -1,10 +1,9 @@
-"""One game of realtime chess at one board: ``service.realtime_table.RealtimeTable``.
+"""One game of realtime chess at one board: :class:`RealtimeTable`.
 
-The realtime counterpart of :class:`service.table.Table`, with the same public interface
-(``feed``, ``tick``, ``admin``, ``take_clock_orders``, ``state``, ``pgn``, ``moves``,
-``phase``, ``result``, ``fen``, ``game``, ``presence_only``, ``physical``, ``history``),
-so the hall, :class:`service.table_link.TableLink`, the web and the LEDs run it alike.
-Rules: ../shared/rules/003; the game is kept by :mod:`service.variants.realtime` in virtual
+The realtime counterpart of :class:`service.table.Table`, implementing the same contract
+(:class:`service.table.contract.TableLike`), so the hall, the web and the LEDs run it
+alike.  Rules: the realtime chess rules (cited as ``realtime`` and the rule's number); the
+game is kept by :mod:`service.variants.realtime` in virtual
 time, the board is read by :class:`service.recognize.realtime.RealtimeRecognizer`.
 
 Pure and deterministic like ``Table``: board events, ticks and admin commands in (each with
@@ -38,17 +37,17 @@ left out of the moves and named in a comment.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import chess
 
-from dgt.events import BoardEvent, BoardSnapshot
+from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
-from service.pgn_text import game_text, seven_tag_roster
+from service.pgn import PgnMove, game_text, realtime_movetext, seven_tag_roster
 from service.recognize.events import Amend, Lift, NewGame, Place, Result
 from service.recognize.realtime import (
     Collision,
@@ -58,127 +57,50 @@ from service.recognize.realtime import (
     StartedMove,
     correction_json,
 )
-from service.table import (
-    TEXT_WIDTH,
-    ClockOrder,
-    TableError,
-    TableEvent,
-    TableSettings,
-    check_admin_args,
-    check_setting_text,
-    check_table_id,
-    clock_present_after,
+from service.table.admin import (
+    REALTIME_COMMANDS,
+    AdminCommand,
+    admin_command,
     end_arguments,
+    player_changes,
+)
+from service.table.clock_keeper import TEXT_WIDTH, ClockOrder, OrderKind, result_text
+from service.table.events import (
+    Link,
+    Phase,
+    TableEvent,
+    clock_present_after,
     event_data,
     link_after,
-    placement_fen,
-    player_changes,
     players_event,
-    result_text,
 )
+from service.table.game import ENDED_KEPT
+from service.table.settings import (
+    RealtimeSettings,
+    TableError,
+    TableSettings,
+    check_table_id,
+    realtime_settings,
+    start_position,
+)
+from service.table.views import placement_fen
 from service.variants.base import WHITE, Color, SquareMap, StartPosition
 from service.variants.realtime import (
     DELAY_TICKS,
     DRAW_AFTER,
-    FASTEST_TICK,
-    STANDARD_TICK,
     Correction,
     RealtimeGame,
     realtime_start,
 )
-from service.variants.standard import squares_of
 
 __all__ = ["RealtimeSettings", "RealtimeTable", "clock_text", "realtime_settings"]
 
 
-@dataclass(frozen=True, slots=True)
-class RealtimeSettings:
-    """:class:`service.table.TableSettings` plus ``tick`` (seconds per tick, rule 6)."""
-
-    white: str = "?"
-    black: str = "?"
-    event: str = "?"
-    site: str = "?"
-    round: str = "?"
-    time_control: str = "-"
-    rules: str = "casual"
-    variant: str = "realtime"
-    start: str | None = None
-    tick: float = STANDARD_TICK
-
-
-_KEYS = frozenset(f.name for f in fields(RealtimeSettings))
-
-
-def _tick(value: Any) -> float:
-    try:
-        tick = float(value)
-    except (TypeError, ValueError):
-        raise TableError(f"tick must be a number of seconds, not {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(tick):
-        raise TableError(f"tick must be a number of seconds, not {value!r}")
-    if not FASTEST_TICK <= tick <= STANDARD_TICK:
-        raise TableError(
-            f"tick must be {FASTEST_TICK} to {STANDARD_TICK} seconds (realtime rule 6), "
-            f"not {tick:g}"
-        )
-    return tick
-
-
-def realtime_settings(
-    settings: RealtimeSettings | TableSettings | Mapping[str, Any] | None = None,
-    **changes: Any,
-) -> RealtimeSettings:
-    """Checked settings from a :class:`RealtimeSettings`, a :class:`TableSettings` or a
-    mapping (keys that are no setting are ignored, as the hall's config carries others),
-    with ``changes`` applied (unknown keys there are an error).  Raises
-    :class:`TableError` with a one-line message."""
-    if settings is None:
-        base: dict[str, Any] = {}
-    elif isinstance(settings, (RealtimeSettings, TableSettings)):
-        if getattr(settings, "options", None):
-            raise TableError("variant realtime takes no options")
-        base = {k: v for k, v in asdict(settings).items() if k in _KEYS}
-    elif isinstance(settings, Mapping):
-        base = {k: v for k, v in settings.items() if k in _KEYS and v is not None}
-    else:
-        raise TableError("settings must be a mapping")
-    unknown = set(changes) - _KEYS
-    if unknown:
-        raise TableError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-    base.update(changes)
-    base.setdefault("variant", "realtime")
-    if base.get("variant") != "realtime":
-        raise TableError(f"a realtime table plays variant realtime, not {base['variant']!r}")
-    if base.get("start") is not None:
-        _start_position(base["start"])
-    if "time_control" in base and base["time_control"] in ("", None):
-        base["time_control"] = "-"
-    base["tick"] = _tick(base.get("tick", STANDARD_TICK))
-    for key, value in base.items():
-        if key in ("tick", "start"):
-            continue
-        if not isinstance(value, str):  # None too: no setting here may be unset
-            raise TableError(f"setting {key} must be a string")
-        check_setting_text(key, value)
-    return RealtimeSettings(**base)
-
-
-def _start_position(fen: Any) -> StartPosition:
-    """A start FEN (problems, tests; rule 1.1's game starts from the classical position)."""
-    if not isinstance(fen, str) or len(fen) > 200:
-        raise TableError("start must be a FEN of at most 200 characters")
-    try:
-        board = chess.Board(fen)
-    except ValueError as exc:
-        raise TableError(f"bad start FEN: {exc}") from None
-    if not (board.kings & board.occupied_co[chess.WHITE]) or not (
-        board.kings & board.occupied_co[chess.BLACK]
-    ):
-        raise TableError("bad start FEN: each side needs a king (rule 5.1)")
-    if board.board_fen() == chess.STARTING_BOARD_FEN:
-        return realtime_start()
-    return StartPosition("realtime", board.fen(), squares_of(board))
+_SUMMARY_KEYS = (
+    "id", "phase", "fen", "board", "orientation", "last_move", "clocks", "scores", "result",
+    "reason", "link",
+)  # fmt: skip
+"""The parts of the state the overview shows (as :meth:`Table.summary` has them)."""
 
 
 def clock_text(item: Correction) -> str:
@@ -240,18 +162,26 @@ class RealtimeTable:
         self.settings = realtime_settings(settings)
         self._draw_after = draw_after
         self._raw: list[Piece] = [Piece.EMPTY] * 64
-        self._link = "unknown"
+        self._link = Link.UNKNOWN
         self._clock_present = False
         self._orders: list[ClockOrder] = []
         self._shown: str | None = None
         self._recognizer = RealtimeRecognizer(
             self.settings.tick, draw_after=draw_after, start=self._start()
         )
+        self._record: list[_Entry] = []
+        self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ending: str | None = None
+        """The PGN of the game a ``start`` command replaces, as it read before the command
+        changed the settings."""
         self._reset()
 
     def _reset(self) -> None:
-        self._phase = "setup"
-        self._record: list[_Entry] = []
+        if self._record:  # a game with moves is replaced: keep its PGN
+            self._ended.append(self._ending or self.pgn())
+        self._ending = None
+        self._phase = Phase.SETUP
+        self._record = []
         self._notes: list[tuple[float, str]] = []  # (virtual seconds, text) for the PGN
         self._rulings: list[dict[str, Any]] = []
         self._result = "*"
@@ -260,7 +190,7 @@ class RealtimeTable:
 
     def _start(self) -> StartPosition:
         fen = self.settings.start
-        return realtime_start() if fen is None else _start_position(fen)
+        return realtime_start() if fen is None else start_position(fen)
 
     # -- the view others read ----------------------------------------------------------------
 
@@ -285,7 +215,7 @@ class RealtimeTable:
         return None
 
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self._phase
 
     @property
@@ -294,7 +224,7 @@ class RealtimeTable:
 
     def corrections(self) -> list[dict[str, Any]]:
         """What to set right on the board now, in order (JSON)."""
-        if self._phase != "playing":
+        if self._phase is not Phase.PLAYING:
             return []
         return [correction_json(item) for item in self._recognizer.corrections]
 
@@ -309,8 +239,8 @@ class RealtimeTable:
         self._clock_present = clock_present_after(self._clock_present, event)
         if isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
-        elif hasattr(event, "square") and hasattr(event, "piece"):
-            self._raw[event.square] = event.piece  # type: ignore[attr-defined]
+        elif isinstance(event, SquareChanged):
+            self._raw[event.square] = event.piece
         for item in self._recognizer.feed(event):
             out += self._recognized(item)
         self._show_correction()
@@ -339,23 +269,26 @@ class RealtimeTable:
         """``start`` (settings, ``tick`` among them: a new game now), ``end`` (``result``,
         optional ``reason``), ``players`` (``white``/``black``).  Bad commands or arguments
         raise :class:`TableError`."""
-        check_admin_args(args)
-        handler = {
-            "start": self._admin_start,
-            "end": self._admin_end,
-            "players": self._admin_players,
-        }.get(command)
-        if handler is None:
-            if command in ("rule", "claim", "correct"):
-                raise TableError(
-                    f"{command!r} does not apply to realtime chess: it has no turns, claims or "
-                    "moves by ply; the service rules on the board itself"
-                )
-            raise TableError(f"unknown command {command!r}: use start, end or players")
+        handlers: dict[AdminCommand, Callable[[Mapping[str, Any], float], list[TableEvent]]]
+        handlers = {
+            AdminCommand.START: self._admin_start,
+            AdminCommand.END: self._admin_end,
+            AdminCommand.PLAYERS: self._admin_players,
+        }
+        handler = handlers[admin_command(command, args, REALTIME_COMMANDS)]
         self._as_of = max(self._as_of, now)
         out = handler(args, now)
         self._show_correction()
         return out
+
+    def take_ended_games(self) -> list[str]:
+        """The PGN of each game with moves that a new game replaced since the last call,
+        oldest first, as it read when it was replaced (under the settings it was played
+        with).  Up to :data:`~service.table.game.ENDED_KEPT` are kept for a caller that
+        does not ask."""
+        ended = list(self._ended)
+        self._ended.clear()
+        return ended
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """Clock commands issued since the last call (texts only: the clock is not run)."""
@@ -373,7 +306,7 @@ class RealtimeTable:
 
     def fen(self) -> str | None:
         game = self.game
-        return game.fen() if game is not None and self._phase != "setup" else None
+        return game.fen() if game is not None and self._phase is not Phase.SETUP else None
 
     def state(self, now: float | None = None) -> dict[str, Any]:
         """A JSON-able snapshot for the web: ``board`` as it should stand, ``physical`` as
@@ -390,10 +323,14 @@ class RealtimeTable:
             if last is not None else None
         )  # fmt: skip
         physical = placement_fen(self.physical())
-        playing = game is not None and self._phase != "setup"
+        playing = game is not None and self._phase is not Phase.SETUP
         realtime: dict[str, Any] = {
             "tick": self.settings.tick,
-            "virtual_time": round(game.now - self._recognizer.origin, 3) if playing else None,
+            "virtual_time": (
+                round(game.now - self._recognizer.origin, 3)
+                if playing and game is not None
+                else None
+            ),
             "as_of": as_of,
             "delays": {},
             "travels": [],
@@ -440,6 +377,24 @@ class RealtimeTable:
             "realtime": realtime,
         }
 
+    def summary(self, now: float | None = None) -> dict[str, Any]:
+        """What the overview shows of the table: the parts of :meth:`state` it shows, the
+        players, round, event and variant, and the number of moves (no claims or
+        irregularities in realtime chess)."""
+        state = self.state(now)
+        s = self.settings
+        return {
+            **{key: state[key] for key in _SUMMARY_KEYS},
+            "white": s.white,
+            "black": s.black,
+            "round": s.round,
+            "event": s.event,
+            "variant": s.variant,
+            "ply": len(state["moves"]),
+            "claims": 0,
+            "irregularities": 0,
+        }
+
     def pgn(self) -> str:
         """The record as PGN (format: the module docstring)."""
         s = self.settings
@@ -451,21 +406,22 @@ class RealtimeTable:
         if not start.classical:
             tags["SetUp"] = "1"
             tags["FEN"] = start.fen
-        items: list[tuple[float, int, list[str]]] = []
-        number = 0
-        for entry in self._ordered():
-            if entry.refused:
-                continue
-            number += 1
-            move = entry.move
-            dots = "." if move.side == WHITE else "..."
-            comment = _comment(f"[%vt {move.start:.3f}] arrives {move.arrives:.3f}")
-            items.append((move.start, 0, [f"{number}{dots}", move.san, comment]))
-        for when, text in self._notes:
-            items.append((when, 1, [_comment(f"[%vt {when:.3f}] {text}")]))
-        tokens = [
-            token for _, _, group in sorted(items, key=lambda i: (i[0], i[1])) for token in group
-        ]
+        moves = [entry.move for entry in self._ordered() if not entry.refused]
+        tokens = realtime_movetext(
+            (
+                (
+                    move.start,
+                    PgnMove(
+                        number,
+                        move.side == WHITE,
+                        move.san,
+                        (f"[%vt {move.start:.3f}] arrives {move.arrives:.3f}",),
+                    ),
+                )
+                for number, move in enumerate(moves, 1)
+            ),
+            ((when, f"[%vt {when:.3f}] {text}") for when, text in self._notes),
+        )
         tokens.append(self._result)
         return game_text(tags, tokens)
 
@@ -481,7 +437,7 @@ class RealtimeTable:
             return self._begin(t, data)
         if isinstance(item, (Lift, Place)):
             return [TableEvent(t, item.type, data)]
-        if self._phase != "playing":
+        if self._phase is not Phase.PLAYING:
             return []
         if isinstance(item, StartedMove):
             self._record.append(_Entry(item))
@@ -593,41 +549,46 @@ class RealtimeTable:
 
     def _begin(self, t: float, data: dict[str, Any]) -> list[TableEvent]:
         self._reset()
-        self._phase = "playing"
+        self._phase = Phase.PLAYING
         self._shown = None
         return [TableEvent(t, "new_game", {**data, "tick": self.settings.tick})]
 
     def _end(self, result: str, reason: str, t: float) -> list[TableEvent]:
-        if self._phase != "playing":
+        if self._phase is not Phase.PLAYING:
             return []
-        self._phase = "finished"
+        self._phase = Phase.FINISHED
         self._result = result
         self._reason = reason
         if self._clock_present:
-            self._orders.append(
-                ClockOrder("text", text=result_text(result), beep=1.0)
-            )
+            self._orders.append(ClockOrder(OrderKind.TEXT, text=result_text(result), beep=1.0))
             self._shown = result
         return [TableEvent(t, "result", {"result": result, "reason": reason})]
 
     def _show_correction(self) -> None:
         """The DGT 3000 shows the first correction while there is one."""
-        if not self._clock_present or self._phase != "playing":
+        if not self._clock_present or self._phase is not Phase.PLAYING:
             return
         items = self._recognizer.corrections
         text = clock_text(items[0])[:TEXT_WIDTH] if items else None
         if text == self._shown:
             return
         if text is not None:
-            self._orders.append(ClockOrder("text", text=text, beep=0.2))
+            self._orders.append(ClockOrder(OrderKind.TEXT, text=text, beep=0.2))
         else:
-            self._orders.append(ClockOrder("end_text"))
+            self._orders.append(ClockOrder(OrderKind.END_TEXT))
         self._shown = text
 
     # -- admin commands ------------------------------------------------------------------------
 
     def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         settings = realtime_settings(self.settings, **dict(args))
+        self._ending = self.pgn() if self._record else None
+        try:
+            return self._start_with(settings, now)
+        finally:
+            self._ending = None
+
+    def _start_with(self, settings: RealtimeSettings, now: float) -> list[TableEvent]:
         self.settings = settings
         old = self._recognizer
         self._recognizer = RealtimeRecognizer(
@@ -645,12 +606,12 @@ class RealtimeTable:
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         result, reason = end_arguments(args)
-        if self._phase != "playing":
+        if self._phase is not Phase.PLAYING:
             raise TableError("no game in progress")
         out: list[TableEvent] = []
         for item in self._recognizer.tick(now):
             out += self._recognized(item)
-        if self._phase != "playing":  # the game ended on the board first
+        if self._phase is not Phase.PLAYING:  # the game ended on the board first
             raise TableError(f"the game is already over: {self._result} ({self._reason})")
         self._recognizer.stop()
         return out + self._end(result, reason, now)
@@ -658,7 +619,3 @@ class RealtimeTable:
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         self.settings = realtime_settings(replace(self.settings, **player_changes(args)))
         return [players_event(now, self.settings.white, self.settings.black)]
-
-
-def _comment(text: str) -> str:
-    return "{" + text.replace("}", ")") + "}"

@@ -1,0 +1,213 @@
+"""The admin commands a table takes: their names (:class:`AdminCommand`, the one registry
+the web and the tests read) and the checks of their arguments, each in one place.
+
+A table calls the check of a command at the point of its work where a bad argument is
+found (some checks need the game: what a decision may be, which drop a ply names), so the
+hall and the web pass the arguments on as they came and never check them again.  Every
+check raises :class:`~service.table.settings.TableError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from typing import Any, Literal
+
+from service.table.settings import RESULTS, TableError, TableSettings
+
+__all__ = [
+    "DROP_KINDS",
+    "REALTIME_COMMANDS",
+    "AdminCommand",
+    "ChooseArgs",
+    "ClaimArgs",
+    "CorrectArgs",
+    "DropKindArgs",
+    "RuleArgs",
+    "admin_command",
+    "check_admin_args",
+    "choose_arguments",
+    "claim_arguments",
+    "correct_arguments",
+    "drop_kind_arguments",
+    "end_arguments",
+    "player_changes",
+    "rule_arguments",
+    "start_changes",
+]
+
+
+class AdminCommand(StrEnum):
+    """An organiser's or arbiter's command to a table (the last part of its web address)."""
+
+    START = "start"
+    """A new game, with settings changed (any :class:`TableSettings` field)."""
+    END = "end"
+    """End the game: ``result``, optionally ``reason``."""
+    PLAYERS = "players"
+    """Rename the players: ``white`` and/or ``black``."""
+    RULE = "rule"
+    """Decide on a claim: ``claim`` (its id), ``decision`` (accept or reject)."""
+    CLAIM = "claim"
+    """A player's claim: ``side``, ``kind``, optionally ``uci``."""
+    CORRECT = "correct"
+    """Correct the move at ``ply`` to ``uci`` (the game is rewritten)."""
+    CHOOSE = "choose"
+    """A decision the board cannot show (20-chess): ``value``, optionally ``what``."""
+    DROP_KIND = "drop_kind"
+    """The kind of a 20-chess drop a presence-only board guessed: ``ply``, ``kind``."""
+
+
+REALTIME_COMMANDS = (AdminCommand.START, AdminCommand.END, AdminCommand.PLAYERS)
+"""The commands a realtime table takes (no turns: no claims, no moves by ply)."""
+
+DROP_KINDS = ("p", "n", "b", "r", "q")
+"""The kinds of captured piece a 20-chess drop may set down."""
+
+
+def _names(commands: Sequence[AdminCommand]) -> str:
+    """``start, end or players``."""
+    values = [str(c) for c in commands]
+    return ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def admin_command(command: str, args: Any, known: Sequence[AdminCommand]) -> AdminCommand:
+    """``command`` as one of ``known`` with its arguments a mapping, or a TableError."""
+    check_admin_args(args)
+    if command in known:
+        return AdminCommand(command)
+    if known == REALTIME_COMMANDS and command in (
+        AdminCommand.RULE, AdminCommand.CLAIM, AdminCommand.CORRECT
+    ):  # fmt: skip
+        raise TableError(
+            f"{command!r} does not apply to realtime chess: it has no turns, claims or "
+            "moves by ply; the service rules on the board itself"
+        )
+    raise TableError(f"unknown command {command!r}: use {_names(known)}")
+
+
+def check_admin_args(args: Any) -> None:
+    """An admin command's arguments must be a mapping."""
+    if not isinstance(args, Mapping):
+        raise TableError("admin arguments must be a mapping")
+
+
+def start_changes(args: Mapping[str, Any], known: frozenset[str] | None = None) -> dict[str, Any]:
+    """The ``start`` command's changes of the settings (``known``: the setting names,
+    :class:`TableSettings` fields by default)."""
+    names = known if known is not None else _SETTING_NAMES
+    unknown = set(args) - names
+    if unknown:
+        raise TableError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    return dict(args)
+
+
+_SETTING_NAMES = frozenset(f.name for f in fields(TableSettings))
+
+
+def end_arguments(args: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``end`` command's ``result`` (one of :data:`RESULTS`) and ``reason`` (a string of
+    at most 200 characters, ``arbiter`` when not given)."""
+    result = args.get("result")
+    if result not in RESULTS:
+        raise TableError(f"result must be one of {', '.join(RESULTS)}")
+    reason = args.get("reason", "arbiter")
+    if not isinstance(reason, str) or len(reason) > 200:
+        raise TableError("reason must be a string of at most 200 characters")
+    return str(result), reason
+
+
+def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``players`` command's changes: ``white`` and/or ``black``, nothing else."""
+    changes = {k: args[k] for k in ("white", "black") if k in args}
+    if not changes or set(args) - {"white", "black"}:
+        raise TableError("players takes white and/or black")
+    return changes
+
+
+@dataclass(frozen=True, slots=True)
+class RuleArgs:
+    claim: str
+    decision: str
+
+
+def rule_arguments(args: Mapping[str, Any]) -> RuleArgs:
+    """The ``rule`` command's ``claim`` (an id) and ``decision``."""
+    claim = args.get("claim")
+    decision = args.get("decision")
+    if not isinstance(claim, str) or not isinstance(decision, str):
+        raise TableError("rule takes claim (an id) and decision (accept or reject)")
+    return RuleArgs(claim, decision)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimArgs:
+    white: bool
+    kind: str
+    uci: str | None
+
+
+def claim_arguments(args: Mapping[str, Any]) -> ClaimArgs:
+    """The ``claim`` command's ``side`` (white or black), ``kind`` and optional ``uci``."""
+    side = args.get("side")
+    kind = args.get("kind")
+    uci = args.get("uci")
+    if side not in ("white", "black") or not isinstance(kind, str):
+        raise TableError("claim takes side (white or black), kind and optionally uci")
+    if uci is not None and not isinstance(uci, str):
+        raise TableError("uci must be a string")
+    return ClaimArgs(side == "white", kind, uci)
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectArgs:
+    ply: int
+    uci: str
+
+
+def correct_arguments(args: Mapping[str, Any]) -> CorrectArgs:
+    """The ``correct`` command's ``ply`` (an integer) and ``uci``."""
+    ply = args.get("ply")
+    uci = args.get("uci")
+    if not isinstance(ply, int) or isinstance(ply, bool) or not isinstance(uci, str):
+        raise TableError("correct takes ply (an integer) and uci (a move)")
+    return CorrectArgs(ply, uci)
+
+
+@dataclass(frozen=True, slots=True)
+class ChooseArgs:
+    what: str
+    value: str
+
+
+def choose_arguments(args: Mapping[str, Any], due: str, options: Sequence[str]) -> ChooseArgs:
+    """The ``choose`` command's ``value`` (one of ``options``; a number is read as its
+    text) and ``what`` (``due``, the decision the game waits for, when not given)."""
+    what = args.get("what", due)
+    value = args.get("value")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(what, str) or not isinstance(value, str):
+        raise TableError(f"choose takes value (one of {', '.join(options)}) and optionally what")
+    return ChooseArgs(what, value.strip().lower())
+
+
+@dataclass(frozen=True, slots=True)
+class DropKindArgs:
+    ply: int | Literal["last"]
+    kind: str
+
+
+def drop_kind_arguments(args: Mapping[str, Any]) -> DropKindArgs:
+    """The ``drop_kind`` command's ``ply`` (a number, a number's text or ``"last"``, the
+    default) and ``kind`` (one of :data:`DROP_KINDS`)."""
+    ply = args.get("ply", "last")
+    kind = args.get("kind")
+    if not isinstance(kind, str) or kind.strip().lower() not in DROP_KINDS:
+        raise TableError('drop_kind takes ply (a number or "last") and kind (p, n, b, r or q)')
+    if isinstance(ply, str) and ply.strip().isdigit():
+        ply = int(ply.strip())
+    if ply != "last" and (not isinstance(ply, int) or isinstance(ply, bool)):
+        raise TableError('ply must be a number or "last"')
+    return DropKindArgs(ply, kind.strip().lower())

@@ -1,0 +1,305 @@
+"""The clocks of one table: :class:`ClockKeeper`.
+
+It keeps the players' times where no clock does (running side, increments, the next
+period's time, flag fall), learns which side of a DGT 3000 is White from the lever, reads
+the times a clock reports, and issues :class:`ClockOrder` s for the board's clock: the times
+(set-and-run), short texts (``TOUCH``, ``1-0``, ``RULE 12``) and back to the times when a
+text is due to go.  Pure: every method takes the time it happens at; no I/O, no clock of
+its own, so it is tested alone with explicit times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from dgt.events import ClockUpdate, Side
+from service.time_control import GameClocks, TimeControl
+from service.variants.base import BLACK, WHITE, Color
+
+__all__ = [
+    "SHORT_TEXTS",
+    "TEXT_SECONDS",
+    "TEXT_WIDTH",
+    "ClockKeeper",
+    "ClockOrder",
+    "OrderKind",
+    "other_side",
+    "result_text",
+]
+
+TEXT_WIDTH = 8
+"""Characters on the DGT 3000 display."""
+TEXT_SECONDS = 2.0
+"""Seconds a message stays on the clock display before the times come back."""
+
+SHORT_TEXTS = {
+    "touch-move": "TOUCH",
+    "castling-after-rook": "NO O-O",
+    "released-piece": "RELEASED",
+    "illegal-move": "ILLEGAL",
+    "pawn-not-promoted": "PROMOTE",
+    "press-without-move": "NO MOVE",
+    "displaced-pieces": "RESTORE",
+    "takeback": "RESTORE",
+    "flag": "FLAG",
+    "part-incomplete": "NOT DONE",
+}
+"""What the clock shows for an irregularity of each kind (``ARBITER`` for the others)."""
+
+
+class OrderKind(StrEnum):
+    """What a :class:`ClockOrder` tells the clock."""
+
+    SET_AND_RUN = "set_and_run"
+    TEXT = "text"
+    END_TEXT = "end_text"
+    BEEP = "beep"
+
+
+@dataclass(frozen=True, slots=True)
+class ClockOrder:
+    """A command for the board's clock: ``set_and_run`` (``left``/``right`` seconds, ``run``
+    the side that counts down, None = paused), ``text`` (at most 8 characters, ``beep``
+    seconds), ``end_text`` (back to the times) or ``beep``."""
+
+    kind: str
+    left: float = 0.0
+    right: float = 0.0
+    run: Side | None = None
+    text: str = ""
+    beep: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": str(self.kind)}
+        if self.kind == OrderKind.SET_AND_RUN:
+            data.update(left=self.left, right=self.right, run=self.run.value if self.run else None)
+        if self.text:
+            data["text"] = self.text
+        if self.beep:
+            data["beep"] = self.beep
+        return data
+
+
+def other_side(side: Side) -> Side:
+    return Side.RIGHT if side is Side.LEFT else Side.LEFT
+
+
+def result_text(result: str) -> str:
+    """A result as the clock shows it: ``1-0``, ``0-1``, ``DRAW``."""
+    return result if result != "1/2-1/2" else "DRAW"
+
+
+class ClockKeeper:
+    """The times of one game and the orders for the board's clock (see the module docs).
+
+    ``present``: whether the board has a clock (then the clock keeps the time and the
+    keeper follows its reports); ``white_side``: the side of the clock that is White's,
+    once known; ``lever_high``: the side whose lever is up, as last reported."""
+
+    def __init__(self, control: TimeControl) -> None:
+        self.control = control
+        self.clocks = GameClocks()
+        self.present = False
+        self.white_side: Side | None = None
+        self.lever_high: Side | None = None
+        self._orders: list[ClockOrder] = []
+        self._text_until: float | None = None
+
+    # -- the game ------------------------------------------------------------------------------
+
+    @property
+    def keeps_time(self) -> bool:
+        """Whether the keeper counts the time itself (a timed game and no clock)."""
+        return not self.present and self.control.timed
+
+    def begin(self, t: float) -> None:
+        """A game begins at ``t``: both sides get the base time, White's runs; a clock is
+        set to it (White's side is the one whose lever is up, if not known yet)."""
+        base = self.control.base
+        self.clocks = GameClocks(base, base, WHITE if self.control.timed else None, t)
+        if self.present and self.control.timed:
+            if self.white_side is None and self.lever_high is not None:
+                self.white_side = self.lever_high  # White's clock runs first: its lever is up
+            self.order_times(t)
+
+    def remaining(self, color: Color, t: float) -> float:
+        return self.clocks.remaining(color, t)
+
+    def snapshot(self, t: float) -> dict[str, object]:
+        return self.clocks.snapshot(t)
+
+    def moved(self, side: Color, next_sides: Collection[Color], t: float) -> float | None:
+        """``side`` made an action at ``t`` (the game's sides to act are ``next_sides``
+        now): without a clock, the time it shows (the running side changes after a
+        side's whole part), else None."""
+        if not self.keeps_time:
+            return None
+        shown = self.clocks.remaining(side, t)
+        self.clocks.run(next(iter(next_sides)) if len(next_sides) == 1 else not side, t)
+        return shown
+
+    def completed(self, side: Color, moves: int, t: float) -> None:
+        """Without a clock: ``side`` completed its ``moves``-th move at ``t``; its
+        increment (and the next period's time) is added."""
+        if not self.keeps_time:
+            return
+        bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
+        if bonus:
+            self.clocks.add(side, bonus, t)
+
+    def pressed(
+        self, presser: Color, completed: bool, part_done: bool, moves: int, t: float
+    ) -> float:
+        """``presser`` pressed the clock at ``t`` (``completed``: a move of its was completed
+        by the press; ``part_done``: its part of the turn is done; ``moves``: its completed
+        moves).  The other side runs; the increment is added for a completed move.  Returns
+        the time to record for the move (before its increment)."""
+        self.clocks.run(not presser, t)
+        timed = self.control.timed
+        if completed and part_done and timed:
+            bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
+            if bonus:
+                self.clocks.add(presser, bonus, t)
+                self.order_times(t)
+        increment = self.control.increment_after(moves) if timed and part_done else 0
+        return self.clocks.remaining(presser, t) - increment
+
+    def run(self, color: Color | None, t: float) -> None:
+        """``color``'s time runs from ``t`` (None: both stop)."""
+        self.clocks.run(color, t)
+
+    def set_running(self, color: Color, t: float) -> None:
+        """An arbiter's ruling: ``color``'s time runs; a clock is set accordingly."""
+        self.clocks.run(color, t)
+        if self.present:
+            self.order_times(t)
+
+    def add_time(self, add: Mapping[Color, float], t: float) -> None:
+        """An arbiter's penalty: seconds added per colour, shown on the clock."""
+        for color, seconds in add.items():
+            self.clocks.add(color, seconds, t)
+        if self.present:
+            self.order_times(t)
+        minutes = int(sum(add.values()) // 60)
+        self.text(f"+{minutes} MIN", 1.0, t)
+
+    def stopped(self, result: str, t: float) -> None:
+        """The game ended at ``t`` with ``result``: the times stop; a clock shows the
+        result until the next order."""
+        self.clocks.run(None, t)
+        if self.present and self.control.timed:
+            self.order_times(t, paused=True)
+        self.text(result_text(result), 1.0, t, hold=True)
+
+    def flag_fallen(self, t: float) -> Color | None:
+        """Without a clock: the colour whose time ran out by ``t`` (its time is brought up
+        to ``t``), else None."""
+        if not self.keeps_time:
+            return None
+        running = self.clocks.running
+        if running is not None and self.clocks.remaining(running, t) <= 0:
+            self.clocks.settle(t)
+            return running
+        return None
+
+    # -- the board's clock ---------------------------------------------------------------------
+
+    def seen(self, event: ClockUpdate) -> None:
+        """A clock reported its times (and where its lever stands)."""
+        self.lever_high = event.lever_high
+
+    def lever(self, high: Side, final_sides: Sequence[Color], record_empty: bool) -> Color | None:
+        """The lever moved (``high``: the side now up; ``final_sides``: the sides of the
+        moves the press completed): which colour pressed, learned from the first press
+        that completes a move (the presser's lever goes down, the opponent's comes up);
+        None while it cannot be told."""
+        self.present = True
+        self.lever_high = high
+        if self.white_side is None:
+            if final_sides:
+                side = final_sides[-1]
+                self.white_side = other_side(high) if side == WHITE else high
+            elif record_empty:
+                self.white_side = high  # Black starts White's clock
+                return None
+            else:
+                return None
+        return WHITE if other_side(high) is self.white_side else BLACK
+
+    def read(self, event: ClockUpdate, check_flags: bool) -> list[Color]:
+        """The clock's report: the game's times follow it (once White's side is known);
+        with ``check_flags``, the colours whose flag is down."""
+        side = self.white_side
+        if side is None:
+            return []
+        t = event.time
+        white = event.left if side is Side.LEFT else event.right
+        black = event.right if side is Side.LEFT else event.left
+        self.clocks.white, self.clocks.black, self.clocks.as_of = white, black, t
+        if event.running:
+            self.clocks.running = WHITE if event.lever_high is side else BLACK
+        else:
+            self.clocks.running = None
+        if not check_flags:
+            return []
+        flags = ((Side.LEFT, event.left_flag or event.left <= 0),
+                 (Side.RIGHT, event.right_flag or event.right <= 0))  # fmt: skip
+        return [WHITE if clock_side is side else BLACK for clock_side, down in flags if down]
+
+    def first_report(self, t: float, had_clock: bool) -> bool:
+        """Before the first move, a clock reported its times for the first time, or for the
+        first time since the game began without the lever known (a driver knows a DGT 3000
+        is there from its version before it reports any times): set it to the time control
+        and run White's side, whose lever is up (at the start of a game the service sets
+        the DGT 3000 to the time control and learns which side is White from the first
+        press; see ``docs/rules.md``).  True if it did: the report predates the order, so
+        the keeper keeps its own times.  The caller asks only before the first move of a
+        timed game in progress."""
+        if had_clock and self.white_side is not None:
+            return False
+        if self.white_side is None and self.lever_high is not None:
+            self.white_side = self.lever_high  # White's clock runs first: its lever is up
+        base = self.control.base
+        self.clocks = GameClocks(base, base, WHITE, t)  # White's time starts now
+        self.order_times(t)
+        return True
+
+    # -- orders --------------------------------------------------------------------------------
+
+    def order_times(self, t: float, *, paused: bool = False) -> None:
+        """Set the clock to the game's times (set-and-run), the side to move running."""
+        white = max(0.0, self.clocks.remaining(WHITE, t))
+        black = max(0.0, self.clocks.remaining(BLACK, t))
+        side = self.white_side or Side.LEFT
+        left, right = (white, black) if side is Side.LEFT else (black, white)
+        run = None
+        if not paused and self.clocks.running is not None and self.white_side is not None:
+            run = side if self.clocks.running == WHITE else other_side(side)
+        self._orders.append(ClockOrder(OrderKind.SET_AND_RUN, round(left, 3), round(right, 3), run))
+
+    def text(self, text: str, beep: float, t: float, *, hold: bool = False) -> None:
+        """Show ``text`` on the clock for :data:`TEXT_SECONDS` (``hold``: until the next
+        order, e.g. the result): :meth:`tick` sends ``end_text`` when it is due, so the
+        players see their times again."""
+        if self.present:
+            self._orders.append(ClockOrder(OrderKind.TEXT, text=text[:TEXT_WIDTH], beep=beep))
+            self._text_until = None if hold else t + TEXT_SECONDS
+
+    def tick(self, t: float) -> None:
+        """Time passes: a text that is due to go gives way to the times."""
+        if self._text_until is not None and t >= self._text_until:
+            self._text_until = None
+            self._orders.append(ClockOrder(OrderKind.END_TEXT))
+
+    def take_orders(self) -> list[ClockOrder]:
+        """The orders issued since the last call: the settings (set-and-run, the last one
+        wins) first, then texts and the rest, each oldest first -- so that a text is not
+        wiped at once by a setting issued with it (a set-and-run ends a text)."""
+        if not self._orders:
+            return []  # the hall asks after every input; most issue none
+        orders, self._orders = self._orders, []
+        settings = [o for o in orders if o.kind == OrderKind.SET_AND_RUN]
+        return settings + [o for o in orders if o.kind != OrderKind.SET_AND_RUN]

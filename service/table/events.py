@@ -1,0 +1,86 @@
+"""What a table says: its events (:class:`TableEvent`), its phase and how its board's link
+stands (:class:`Phase`, :class:`Link`: the strings the log and the web have always held),
+and the small pure steps both kinds of table take on every board event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+from dgt.events import BoardEvent, ClockConnection, ClockUpdate, LinkLost, LinkRestored
+
+__all__ = [
+    "Link",
+    "Phase",
+    "TableEvent",
+    "clock_present_after",
+    "event_data",
+    "link_after",
+    "players_event",
+]
+
+
+class Phase(StrEnum):
+    """Where a table's game stands: set-up (no game yet), playing, finished."""
+
+    SETUP = "setup"
+    PLAYING = "playing"
+    FINISHED = "finished"
+
+
+class Link(StrEnum):
+    """The board's link as the table saw it: unknown (no event yet), up, down."""
+
+    UNKNOWN = "unknown"
+    UP = "up"
+    DOWN = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class TableEvent:
+    """One entry of a table's event log."""
+
+    time: float
+    type: str
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": self.time, "type": self.type, **self.data}
+
+
+class _ToJson(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def event_data(item: _ToJson) -> dict[str, Any]:
+    """An event's JSON without its ``type`` and ``time`` (a table event carries both)."""
+    data = item.to_json()
+    data.pop("type", None)
+    data.pop("time", None)
+    return data
+
+
+def players_event(now: float, white: str, black: str) -> TableEvent:
+    """The ``players`` event: the players are now ``white`` and ``black``."""
+    return TableEvent(now, "players", {"white": white, "black": black})
+
+
+def link_after(link: Link, event: BoardEvent) -> Link:
+    """The board link after ``event``: down after a :class:`LinkLost`, up after a
+    :class:`LinkRestored` or any first event."""
+    if isinstance(event, LinkLost):
+        return Link.DOWN
+    if isinstance(event, LinkRestored) or link is Link.UNKNOWN:
+        return Link.UP
+    return link
+
+
+def clock_present_after(present: bool, event: BoardEvent) -> bool:
+    """Whether the board has a clock after ``event``: as a :class:`ClockConnection` says,
+    yes after a :class:`ClockUpdate`, else as before."""
+    if isinstance(event, ClockConnection):
+        return event.connected
+    if isinstance(event, ClockUpdate):
+        return True
+    return present

@@ -1,0 +1,891 @@
+"""One game at one board: :class:`Table`, the phase machine and its glue to the recogniser
+(:mod:`service.recognize`) and the arbiter (:mod:`service.arbiter`).
+
+A table plays one game at a time at one board: players, event, round, time control, rule
+set and variant (:class:`~service.table.settings.TableSettings`); the phases set-up,
+playing, finished; the record (:mod:`service.table.record`, written as PGN by
+:mod:`service.pgn`) and the event log (:class:`~service.table.events.TableEvent`).  Its
+clocks are kept by a :class:`~service.table.clock_keeper.ClockKeeper`, what it shows by
+:mod:`service.table.views`, and its admin commands' arguments are checked by
+:mod:`service.table.admin`.
+
+It is pure and deterministic: no I/O, no clock of its own, no randomness.  Its inputs are
+board events (:meth:`Table.feed`), the passing of time (:meth:`Table.tick`) and admin commands
+(:meth:`Table.admin`); the same inputs always give the same events and state, so a table is
+rebuilt after a crash by replaying its logged inputs.  Commands for the board's clock wait in
+:meth:`Table.take_clock_orders` for the runner to send.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import chess
+
+from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, SquareChanged
+from dgt.protocol.constants import Piece
+from dgt.recording import event_to_json
+from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling
+from service.arbiter.arbiter import ArbiterError
+from service.arbiter.base import FlagPolicy
+from service.pgn import TableGame, table_pgn
+from service.recognize import (
+    Amend,
+    Lift,
+    Mismatch,
+    MoveEvent,
+    NewGame,
+    Place,
+    Recognizer,
+    RecognizerError,
+    RecognizerEvent,
+    Result,
+    Takeback,
+)
+from service.table.admin import (
+    AdminCommand,
+    admin_command,
+    choose_arguments,
+    claim_arguments,
+    correct_arguments,
+    drop_kind_arguments,
+    end_arguments,
+    player_changes,
+    rule_arguments,
+    start_changes,
+)
+from service.table.clock_keeper import SHORT_TEXTS, ClockKeeper, ClockOrder
+from service.table.corrections import corrected_game, drop_to_correct, redo_drop
+from service.table.events import (
+    Link,
+    Phase,
+    TableEvent,
+    clock_present_after,
+    event_data,
+    link_after,
+    players_event,
+)
+from service.table.record import (
+    MoveEntry,
+    legal_action,
+    long_algebraic,
+    move_squares,
+    scores_json,
+    side_name,
+)
+from service.table.settings import TableError, TableSettings, check_settings, check_table_id
+from service.table.views import BoardView, FenMemo, PgnMemo, SettingsMemo
+from service.time_control import TimeControl
+from service.variants.base import (
+    BLACK,
+    WHITE,
+    Choice,
+    Color,
+    Drop,
+    SquareMap,
+    StartPosition,
+    Variant,
+    VariantError,
+    VariantGame,
+)
+from service.variants.registry import variant_for_start
+from service.variants.standard import squares_of
+
+__all__ = ["ENDED_KEPT", "Table"]
+
+logger = logging.getLogger(__name__)
+
+ENDED_KEPT = 16
+"""PGNs of replaced games a table keeps for :meth:`Table.take_ended_games`."""
+
+TABLE_COMMANDS = tuple(AdminCommand)
+"""The admin commands a turn-based table takes: all of them."""
+
+
+class Table:
+    """One game at one board (see the module docstring)."""
+
+    def __init__(self, table_id: str, settings: TableSettings) -> None:
+        self.id = check_table_id(table_id)
+        self.settings = settings
+        self._rules, self._variant, control = check_settings(settings)
+        self._board = BoardView()
+        self._position_version = 0
+        """Bumped whenever the game's position may have changed (keys the FEN memo)."""
+        self._fen = FenMemo()
+        self._settings_json = SettingsMemo()
+        self._pgn_memo = PgnMemo()
+        self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ending_tags: tuple[TableSettings, str] | None = None
+        """The settings and time control the game being replaced was played under, when
+        a start command changes them before the new game begins."""
+        self._family: bool | None = None
+        self._link = Link.UNKNOWN
+        self._clock = ClockKeeper(control)
+        self._record: list[MoveEntry] = []
+        self._recognizer = self._new_recognizer()
+        self._arbiter = Arbiter(self._rules, self)
+        self._reset_game()
+        self._start_pending = settings.start is not None
+        """A start FEN in the settings: the first game starts from it once the board is
+        read (as a ``start`` command would), not from a start position seen on the board."""
+
+    # -- the view the arbiter reads (ArbiterView) ----------------------------------------------
+
+    @property
+    def game(self) -> VariantGame | None:
+        return self._game
+
+    @property
+    def presence_only(self) -> bool:
+        return bool(self._recognizer.presence_only)
+
+    def physical(self) -> SquareMap:
+        """What stands on each square of the board (in the game's frame: a board turned
+        round is read turned back).  Kept until the board or its orientation changes."""
+        return self._board.physical(bool(self._recognizer.rotated))
+
+    def history(self) -> chess.Board | None:
+        return self._game.chess_board() if self._game is not None else None
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def feed(self, event: BoardEvent) -> list[TableEvent]:
+        """Process one driver event; returns what it caused (the event itself first)."""
+        t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
+        clock = self._clock
+        had_clock = clock.present
+        if isinstance(event, SquareChanged):
+            self._board.set_square(event.square, event.piece)
+        elif isinstance(event, BoardSnapshot):
+            self._board.snapshot(event.squares)
+            if self._start_pending:
+                self._start_pending = False
+                self._link = link_after(self._link, event)
+                return out + self._admin_start({}, t)  # reads the board it was given
+        elif isinstance(event, ClockUpdate):
+            clock.seen(event)
+        self._link = link_after(self._link, event)
+        clock.present = clock_present_after(clock.present, event)
+        got = self._recognizer.tick(t) + self._recognizer.feed(event)
+        pressed: Color | None = None
+        if isinstance(event, LeverMoved):
+            finals = [e.side for e in got if isinstance(e, MoveEvent) and e.final]
+            pressed = clock.lever(event.high, finals, not self._record)
+        for item in got:
+            out += self._recognized(item, pressed)
+        if isinstance(event, LeverMoved):
+            out += self._on_lever(event, got, pressed)
+        elif isinstance(event, ClockUpdate) and not self._clock_learned(t, had_clock):
+            out += self._on_clock_update(event)
+        return out
+
+    def tick(self, now: float) -> list[TableEvent]:
+        """Time passes: settle delays complete moves; without a clock, a flag may fall."""
+        out: list[TableEvent] = []
+        for item in self._recognizer.tick(now):
+            out += self._recognized(item, None)
+        if self._phase is Phase.PLAYING and (
+            self._rules.flag is not FlagPolicy.CLOCK or self._game_variant().time_out is not None
+        ):
+            fallen = self._clock.flag_fallen(now)
+            if fallen is not None:
+                out += self._apply(self._arbiter.on_flag(now, fallen), now)
+        self._clock.tick(now)
+        return out
+
+    def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """An organiser's or arbiter's command (see the module docs of the contract):
+        ``start``, ``end``, ``players``, ``rule``, ``claim``, ``correct``, ``choose`` (a
+        decision the board cannot show: ``value``, optionally ``what``), ``drop_kind`` (the
+        kind of a 20-chess drop a presence-only board guessed: ``ply``, ``kind``).  Bad
+        commands or arguments raise :class:`TableError`."""
+        handlers: dict[AdminCommand, Callable[[Mapping[str, Any], float], list[TableEvent]]]
+        handlers = {
+            AdminCommand.START: self._admin_start,
+            AdminCommand.END: self._admin_end,
+            AdminCommand.PLAYERS: self._admin_players,
+            AdminCommand.RULE: self._admin_rule,
+            AdminCommand.CLAIM: self._admin_claim,
+            AdminCommand.CORRECT: self._admin_correct,
+            AdminCommand.CHOOSE: self._admin_choose,
+            AdminCommand.DROP_KIND: self._admin_drop_kind,
+        }
+        return handlers[admin_command(command, args, TABLE_COMMANDS)](args, now)
+
+    def take_clock_orders(self) -> list[ClockOrder]:
+        """The clock commands issued since the last call: the settings (set-and-run, the
+        last one wins) first, then texts and the rest, each oldest first -- so that a text
+        is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
+        return self._clock.take_orders()
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def result(self) -> str:
+        return self._result
+
+    @property
+    def control(self) -> TimeControl:
+        """The time control the game is played under (from the settings)."""
+        return self._clock.control
+
+    def moves(self) -> list[dict[str, Any]]:
+        """The record as JSON, one entry a move (each built once per change of the move and
+        shared: treat them as read-only)."""
+        return [entry.to_json() for entry in self._record]
+
+    def fen(self) -> str | None:
+        """The game's position as FEN (None before a game), computed once per position."""
+        return self._fen.fen(self._position_version, self._game)
+
+    def state(self, now: float | None = None) -> dict[str, Any]:
+        """A JSON-able snapshot for the web."""
+        as_of = self._clock.clocks.as_of if now is None else now
+        return {
+            "id": self.id,
+            "settings": self._settings_json.json(self.settings),
+            "phase": self._phase,
+            "fen": self.fen(),
+            "board": self._placement(),
+            "orientation": "black" if self._recognizer.rotated else "white",
+            "last_move": self._last_move(),
+            "moves": self.moves(),
+            "clocks": self._clock.snapshot(as_of),
+            "clock_present": self._clock.present,
+            "scores": self._scores(),
+            "claims": [c.to_json() for c in self._arbiter.open_claims()],
+            "irregularities": list(self._irregularities),
+            "obligations": self._arbiter.obligations(),
+            "result": self._result,
+            "reason": self._reason,
+            "link": self._link,
+            "mismatch": list(self._mismatch),
+            "variant_panel": self._variant_panel(),
+        }
+
+    def _variant_panel(self) -> dict[str, Any] | None:
+        """What the mirror shows of a variant's own state (20-chess: the rule, the step,
+        the hands, a pending choice, the extra pieces); None for the others."""
+        return self._game.panel() if self._game is not None else None
+
+    def pgn(self) -> str:
+        """The record as PGN: the seven tag roster, TimeControl, Termination, the variant's
+        tags, T20 scores, and ``{[%clk h:mm:ss]}`` after every completed move.
+
+        An illegal move that stood (US speed 11: unclaimed before the reply, the position
+        legal) is no move a PGN reader can play, so the record is split there into game
+        segments: a segment ends with a comment naming the illegal move (``White's illegal
+        move Ng1-g3 stood (US speed 11) ...``) and result ``*``; the next one starts from the
+        position after it (``SetUp``/``FEN``) with a comment saying so.  Every segment has
+        the game's tags and ``GameSegment "k/n"``; the last one has the result, its reason
+        and the scores.  Without a standing illegal move the record is one game.
+
+        Written once per change of what it shows (the record, the result, the settings,
+        the scores) and kept until the next one."""
+        record = tuple(self._record)
+        return self._pgn_memo.pgn(self._pgn_source(record), self._game, record, table_pgn)
+
+    def take_ended_games(self) -> list[str]:
+        """The PGN of each game with moves that a new game replaced since the last call,
+        oldest first, as it read when it was replaced (under the settings it was played
+        with).  Up to :data:`ENDED_KEPT` are kept for a caller that does not ask."""
+        if not self._ended:
+            return []
+        ended = list(self._ended)
+        self._ended.clear()
+        return ended
+
+    def summary(self, now: float | None = None) -> dict[str, Any]:
+        """What the overview shows of the table: :meth:`state` without the move list, the
+        claims, the obligations and the settings (the players, round, event and variant
+        instead, and the number of moves, open claims and irregularities)."""
+        as_of = self._clock.clocks.as_of if now is None else now
+        s = self.settings
+        return {
+            "id": self.id,
+            "phase": self._phase,
+            "fen": self.fen(),
+            "board": self._placement(),
+            "orientation": "black" if self._recognizer.rotated else "white",
+            "last_move": self._last_move(),
+            "clocks": self._clock.snapshot(as_of),
+            "scores": self._scores(),
+            "result": self._result,
+            "reason": self._reason,
+            "link": self._link,
+            "white": s.white,
+            "black": s.black,
+            "round": s.round,
+            "event": s.event,
+            "variant": s.variant,
+            "ply": len(self._record),
+            "claims": len(self._arbiter.open_claims()),
+            "irregularities": len(self._irregularities),
+        }
+
+    def _last_move(self) -> dict[str, Any] | None:
+        last = self._record[-1] if self._record else None
+        if last is None:
+            return None
+        origin, target = move_squares(last.uci)
+        return {"from": origin, "to": target, "uci": last.uci, "san": last.san}
+
+    def _pgn_source(self, record: tuple[MoveEntry, ...]) -> TableGame:
+        """What the PGN of the game at the table is written from, now."""
+        settings, control = self._ending_tags or (self.settings, self._clock.control.text)
+        game = self._game
+        return TableGame(
+            settings,
+            control,
+            self._result,
+            self._reason,
+            self._start,
+            None if game is None else tuple(game.pgn_tags().items()),
+            self._scores(),
+            record,
+        )
+
+    # -- internals: games ----------------------------------------------------------------------
+
+    def _new_recognizer(self) -> Recognizer:
+        return Recognizer(variant=self._variant, presence_only=self._family)
+
+    def _reset_game(self) -> None:
+        if self._record:  # a game with moves is replaced: keep its PGN
+            self._ended.append(self.pgn())
+        self._ending_tags = None
+        self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
+        self._position_version += 1
+        self._phase = Phase.SETUP
+        self._game: VariantGame | None = None
+        self._start: StartPosition | None = None
+        self._record = []
+        self._offset = 0
+        self._result = "*"
+        self._reason = ""
+        self._irregularities: list[dict[str, Any]] = []
+        self._mismatch: tuple[str, ...] = ()
+        self._restarting = False
+        self._complete_next: dict[Color, bool] = {}
+        self._reason_source = ""
+        self._announced: tuple[object, str] | None = None
+        self._arbiter.reset()
+
+    def _game_variant(self) -> Variant:
+        return self._game.variant if self._game is not None else self._variant
+
+    def _begin(self, start: StartPosition, t: float, event: NewGame | None) -> list[TableEvent]:
+        """A new game from ``start``: the record, the arbiter and the clocks start afresh."""
+        self._reset_game()
+        variant = variant_for_start(self._variant, start)
+        self._game = variant.new_game(start)
+        self._position_version += 1
+        self._start = start
+        self._phase = Phase.PLAYING
+        data = event_data(event) if event is not None else {"variant": variant.id, "fen": start.fen}
+        out = [TableEvent(t, "new_game", data)]
+        self._clock.begin(t)
+        out.append(self._clock_event(t))
+        self._announce(t)
+        return out
+
+    def _announce(self, t: float) -> None:
+        """A variant that names each turn's rule on the clock (20-chess: ``RULE 12``): show
+        it when a turn begins or a decision is due."""
+        game = self._game
+        hint = game.clock_text() if game is not None else None
+        if game is None or hint is None:
+            return
+        key = (game.turn, hint)
+        if key != self._announced:
+            self._announced = key
+            self._clock.text(key[1], 0.0, t)
+
+    def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
+        t = item.time
+        data = event_data(item)
+        if isinstance(item, NewGame):
+            if self._restarting:
+                return []
+            game = self._recognizer.game
+            assert game is not None
+            return self._begin(game.start, t, item)
+        if self._game is None:
+            return [TableEvent(t, item.type, data)]
+        if isinstance(item, Lift):
+            return [TableEvent(t, "lift", data), *self._apply(
+                self._arbiter.on_lift(t, item.square, item.piece), t)]  # fmt: skip
+        if isinstance(item, Place):
+            return [TableEvent(t, "place", data), *self._apply(
+                self._arbiter.on_place(t, item.square, item.piece), t)]  # fmt: skip
+        if isinstance(item, MoveEvent):
+            return self._on_move(item, data, pressed)
+        if isinstance(item, Amend):
+            return self._on_amend(item, data)
+        if isinstance(item, Takeback):
+            return self._on_takeback(item, data)
+        if isinstance(item, Mismatch):
+            self._mismatch = tuple(chess.square_name(sq) for sq in item.squares)
+            return [TableEvent(t, "mismatch", data)]
+        if isinstance(item, Result):
+            if self._phase is not Phase.PLAYING:
+                return []
+            return self._end(item.result, item.reason, t, "board")
+        return []
+
+    def _ply(self, recognizer_ply: int) -> int:
+        return self._offset + recognizer_ply
+
+    def _on_move(
+        self, item: MoveEvent, data: dict[str, Any], pressed: Color | None
+    ) -> list[TableEvent]:
+        t = item.time
+        game = self._game
+        assert game is not None
+        ply = self._ply(item.ply)
+        data["ply"] = ply
+        out: list[TableEvent] = []
+        if not item.final:
+            if self._phase is not Phase.PLAYING or len(self._record) >= ply:
+                return out
+            action = legal_action(game, item.uci)
+            if action is None:
+                return out
+            before = game.squares
+            self._arbiter.before_action(t, ply, action, game.legal_actions, before)
+            note = game.record_note()
+            scores = game.apply(action.action)
+            self._position_version += 1
+            entry = MoveEntry(ply, item.number, item.side, item.uci, item.san,
+                              alternatives=item.alternatives)  # fmt: skip
+            if note:
+                entry.notes.append(note)
+            entry.scores = scores_json(scores)
+            self._record.append(entry)
+            if self._clock.keeps_time:  # a part of several actions keeps its clock
+                entry.clock = self._clock.moved(item.side, game.sides_to_act(), t)
+            out.append(TableEvent(t, "move", data))
+            self._announce(t)
+            if scores:
+                out.append(TableEvent(t, "score", {"ply": ply, "scores": list(entry.scores),
+                                                    "totals": self._scores()}))  # fmt: skip
+                totals = self._scores()
+                self._clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
+            out += self._apply(self._arbiter.on_action(t, ply, item.side, False), t)
+            if self._complete_next.pop(item.side, False):
+                out += self._finalise(entry, t, data | {"final": True})
+            return out
+        if ply > len(self._record):
+            return out
+        entry = self._record[ply - 1]
+        if entry.final:
+            return out
+        if entry.uci == item.uci and entry.alternatives != item.alternatives:
+            entry.alternatives = item.alternatives  # more were found as the move went on
+        return self._finalise(entry, t, data)
+
+    def _finalise(self, entry: MoveEntry, t: float, data: dict[str, Any]) -> list[TableEvent]:
+        entry.final = True
+        clock = self._clock
+        if entry.clock is None and clock.control.timed:
+            entry.clock = clock.remaining(entry.side, t)
+        if clock.keeps_time:
+            moves = sum(1 for e in self._record if e.side == entry.side and e.final)
+            clock.completed(entry.side, moves, t)
+        out = [TableEvent(t, "move", data)]
+        out += self._apply(self._arbiter.on_action(t, entry.ply, entry.side, True), t)
+        return out
+
+    def _on_amend(self, item: Amend, data: dict[str, Any]) -> list[TableEvent]:
+        t = item.time
+        game = self._game
+        assert game is not None
+        ply = self._ply(item.ply)
+        data["ply"] = ply
+        if ply != len(self._record):
+            return [TableEvent(t, "amend", data)]
+        game.undo()
+        self._position_version += 1
+        action = legal_action(game, item.uci)
+        if action is None:
+            return [TableEvent(t, "amend", data)]
+        before = game.squares
+        self._arbiter.before_action(t, ply, action, game.legal_actions, before)
+        scores = game.apply(action.action)
+        entry = self._record[-1]
+        entry.uci, entry.san = item.uci, item.san
+        entry.alternatives = item.alternatives
+        entry.scores = scores_json(scores)
+        out = [TableEvent(t, "amend", data)]
+        out += self._apply(self._arbiter.on_amend(t, ply, item.side, item.old_uci, item.uci), t)
+        return out
+
+    def _on_takeback(self, item: Takeback, data: dict[str, Any]) -> list[TableEvent]:
+        t = item.time
+        game = self._game
+        assert game is not None
+        ply = self._ply(item.ply)
+        data["ply"] = ply
+        while len(self._record) > ply and game.ply > 0:
+            game.undo()
+            self._position_version += 1
+            self._record.pop()
+        out = [TableEvent(t, "takeback", data)]
+        self._announce(t)
+        if (
+            self._phase is Phase.FINISHED
+            and self._rules.takebacks
+            and self._reason_source == "board"
+        ):
+            self._phase = Phase.PLAYING
+            self._result, self._reason = "*", ""
+            self._arbiter.resume()
+            out.append(TableEvent(t, "result", {"result": "*", "reason": "taken back"}))
+        if self._clock.keeps_time:
+            sides = game.sides_to_act()
+            if len(sides) == 1:
+                self._clock.run(next(iter(sides)), t)
+        out += self._apply(self._arbiter.on_takeback(t, ply, item.final), t)
+        return out
+
+    def _end(self, result: str, reason: str, t: float, source: str) -> list[TableEvent]:
+        if self._phase is not Phase.PLAYING:
+            return []
+        self._phase = Phase.FINISHED
+        self._result = result
+        self._reason = reason
+        self._reason_source = source
+        self._clock.run(None, t)
+        out = [TableEvent(t, "result", {"result": result, "reason": reason})]
+        for claim in self._arbiter.finish():
+            out.append(TableEvent(t, "claim", event_data(claim)))
+        self._clock.stopped(result, t)
+        return out
+
+    # -- internals: rulings --------------------------------------------------------------------
+
+    def _apply(self, items: list[ArbiterEvent], t: float) -> list[TableEvent]:
+        out: list[TableEvent] = []
+        for item in items:
+            out.append(TableEvent(t, item.type, event_data(item)))
+            if isinstance(item, Irregularity):
+                self._irregularities.append(item.to_json())
+                self._clock.text(SHORT_TEXTS.get(item.kind, "ARBITER"), 0.5, t)
+            elif isinstance(item, Claim):
+                if item.status in ("offered", "made"):
+                    self._clock.text("CLAIM?", 0.3, t)
+            elif isinstance(item, Ruling):
+                out += self._rule(item, t)
+        return out
+
+    def _rule(self, ruling: Ruling, t: float) -> list[TableEvent]:
+        kind = ruling.kind
+        if kind == "result" and ruling.result is not None:
+            last = self._record[-1] if self._record else None
+            if last is not None and not last.final and ruling.reason in ("checkmate", "stalemate"):
+                # FIDE 5.1.1 / 5.2.1: the move ended the game before the clock was pressed.
+                last.final = True
+                if self._clock.control.timed:
+                    last.clock = max(0.0, self._clock.remaining(last.side, t))
+            return self._end(ruling.result, ruling.reason or "", t, "arbiter")
+        if kind == "penalty-time":
+            self._clock.add_time(ruling.add_time, t)
+            return [self._clock_event(t)]
+        if kind == "clock" and ruling.run is not None:
+            self._clock.set_running(ruling.run, t)
+            return [self._clock_event(t)]
+        if kind == "promote" and ruling.side is not None:
+            self._complete_next = {**self._complete_next, ruling.side: True}
+            return []
+        if kind == "stand" and ruling.uci is not None and ruling.fen is not None:
+            return self._illegal_stands(ruling, t)
+        return []
+
+    def _illegal_stands(self, ruling: Ruling, t: float) -> list[TableEvent]:
+        """US speed 11: an unclaimed illegal move stands; the game goes on from the position
+        after it (recognition restarts there; the record keeps the move, marked)."""
+        game = self._game
+        assert game is not None
+        assert ruling.fen is not None
+        assert ruling.uci is not None
+        side = bool(ruling.side)
+        entry = MoveEntry(len(self._record) + 1, game.move_number(), side, ruling.uci,
+                          long_algebraic(game.squares, ruling.uci), final=True, illegal=True,
+                          fen_after=ruling.fen, article=ruling.article)  # fmt: skip
+        if self._clock.control.timed:
+            entry.clock = self._clock.remaining(side, t)
+        self._record.append(entry)
+        board = chess.Board(ruling.fen, chess960=game.variant.chess960)
+        start = StartPosition(game.variant.id, ruling.fen, squares_of(board))
+        self._game = game.variant.new_game(start)
+        self._position_version += 1
+        return self._restart_recognition(start, t)
+
+    def _restart_recognition(self, start: StartPosition, t: float) -> list[TableEvent]:
+        """Recognition starts again from ``start`` (the record keeps the moves before it) and
+        reads the board as it stands: a move already made on it is recognised."""
+        rotated = self._recognizer.rotated
+        self._restarting = True
+        try:
+            self._recognizer.start_game(t, start, rotated=rotated)
+            self._offset = len(self._record)
+            # the recogniser analyses a snapshot only if it changes its board: show it an
+            # empty board first, then the board as it is
+            self._recognizer.feed(BoardSnapshot(t, (Piece.EMPTY,) * 64, "resync"))
+            pending = self._recognizer.feed(BoardSnapshot(t, tuple(self._board.raw), "resync"))
+        finally:
+            self._restarting = False
+        out: list[TableEvent] = []
+        for item in pending:
+            if not isinstance(item, (Lift, Place)):
+                out += self._recognized(item, None)
+        return out
+
+    # -- internals: the clock ------------------------------------------------------------------
+
+    def _on_lever(
+        self, event: LeverMoved, got: list[RecognizerEvent], presser: Color | None
+    ) -> list[TableEvent]:
+        t = event.time
+        out: list[TableEvent] = []
+        if presser is None or self._phase is not Phase.PLAYING:
+            return out
+        completed = any(isinstance(e, MoveEvent) and e.final and e.side == presser for e in got)
+        game = self._game
+        part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
+        moves = sum(1 for e in self._record if e.side == presser and e.final)
+        shown = self._clock.pressed(presser, completed, part_done, moves, t)
+        for item in got:
+            if isinstance(item, MoveEvent) and item.final and item.side == presser:
+                ply = self._ply(item.ply)
+                if ply <= len(self._record):
+                    self._record[ply - 1].clock = shown
+        out += self._apply(self._arbiter.on_press(t, presser, completed), t)
+        out.append(self._clock_event(t))
+        return out
+
+    def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:
+        t = event.time
+        out: list[TableEvent] = []
+        playing = self._phase is Phase.PLAYING and self._clock.control.timed
+        for color in self._clock.read(event, playing):
+            out += self._apply(self._arbiter.on_flag(t, color), t)
+        return out
+
+    def _clock_learned(self, t: float, had_clock: bool) -> bool:
+        """Before the first move of a timed game, a clock reported its times for the first
+        time (see :meth:`ClockKeeper.first_report`).  True if the keeper set the clock:
+        the report predates the order, so the table keeps its own times."""
+        if self._phase is not Phase.PLAYING or self._record or not self._clock.control.timed:
+            return False
+        return self._clock.first_report(t, had_clock)
+
+    def _clock_event(self, t: float) -> TableEvent:
+        return TableEvent(t, "clock", self._clock.snapshot(t))
+
+    def _scores(self) -> dict[str, int]:
+        if self._game is None:
+            return {}
+        scores = self._game.scores()
+        if not scores:
+            return {}
+        return {"white": scores.get(WHITE, 0), "black": scores.get(BLACK, 0)}
+
+    def _placement(self) -> str:
+        """The pieces on the board as the placement field of a FEN (see
+        :meth:`BoardView.placement`)."""
+        recognizer = self._recognizer
+        return self._board.placement(
+            bool(recognizer.rotated), self._game, self._position_version,
+            bool(recognizer.presence_only),
+        )  # fmt: skip
+
+    # -- admin commands ------------------------------------------------------------------------
+
+    def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        try:
+            return self._start_anew(args, now)
+        finally:
+            self._ending_tags = None  # also when the start failed half-way
+
+    def _start_anew(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        self._start_pending = False
+        settings = replace(self.settings, **start_changes(args))
+        rules, variant, control = check_settings(settings)
+        self._ending_tags = (self.settings, self._clock.control.text)
+        self._rules, self._variant, self._clock.control = rules, variant, control
+        self.settings = settings
+        self._arbiter = Arbiter(self._rules, self)
+        rotated = self._recognizer.rotated
+        self._family = self._recognizer.presence_only
+        self._recognizer = self._new_recognizer()
+        if settings.start is not None:
+            board = chess.Board(settings.start, chess960=self._variant.chess960)
+            start = StartPosition(settings.variant, board.fen(), squares_of(board))
+        else:
+            start = self._variant.default_start()
+        out: list[TableEvent] = []
+        self._clock.white_side = None
+        for item in self._recognizer.start_game(now, start, rotated=rotated):
+            out += self._recognized(item, None)
+        if self._phase is not Phase.PLAYING:
+            out += self._begin(start, now, None)
+        self._restarting = True
+        try:
+            pending = self._recognizer.feed(BoardSnapshot(now, tuple(self._board.raw), "resync"))
+        finally:
+            self._restarting = False
+        for item in pending:
+            if not isinstance(item, NewGame):
+                out += self._recognized(item, None)
+        return out
+
+    def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        result, reason = end_arguments(args)
+        if self._phase is not Phase.PLAYING:
+            raise TableError("no game in progress")
+        return self._end(result, reason, now, "admin")
+
+    def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        settings = replace(self.settings, **player_changes(args))
+        check_settings(settings)
+        self.settings = settings
+        return [players_event(now, settings.white, settings.black)]
+
+    def _admin_rule(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        rule = rule_arguments(args)
+        try:
+            items = self._arbiter.decide(now, rule.claim, rule.decision)
+        except ArbiterError as exc:
+            raise TableError(str(exc)) from None
+        return self._apply(items, now)
+
+    def _admin_claim(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        claim = claim_arguments(args)
+        if self._phase is not Phase.PLAYING:
+            raise TableError("no game in progress")
+        try:
+            items = self._arbiter.claim(now, claim.white, claim.kind, claim.uci)
+        except ArbiterError as exc:
+            raise TableError(str(exc)) from None
+        return self._apply(items, now)
+
+    def _admin_choose(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """A decision the board cannot show (20-chess: the rule cast for a turn, the piece
+        the opponent picks under rule 5): ``value``, optionally ``what`` (``rule`` or
+        ``piece``).  Both the table's game and the recogniser's take it; the board is then
+        read again (an action already made on it is recognised)."""
+        game = self._game
+        if self._phase is not Phase.PLAYING or game is None:
+            raise TableError("no game in progress")
+        pending = game.pending_choice()
+        if pending is None:
+            raise TableError("no decision is due in this game now")
+        chosen = choose_arguments(args, pending[0], pending[2])
+        choice = Choice(chosen.what, chosen.value)
+        try:
+            game.decide(choice)
+        except VariantError as exc:
+            raise TableError(str(exc)) from None
+        self._position_version += 1
+        seen = self._recognizer.game
+        if seen is not None and seen is not game:
+            try:
+                seen.decide(choice)
+            except VariantError as exc:  # the recogniser is mid-way: it reads the board anew
+                logger.warning("table %s: the recogniser could not take %s: %s", self.id,
+                               choice, exc)  # fmt: skip
+        out = [TableEvent(now, "choice", {"what": choice.what, "value": choice.value,
+                                          "by": side_name(pending[1])})]  # fmt: skip
+        self._announce(now)
+        for item in self._recognizer.reconsider(now):
+            out += self._recognized(item, None)
+        return out
+
+    def _admin_correct(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """An arbiter's correction of move ``ply`` to ``uci``: the game is rewritten (later
+        moves kept while they stay legal), never a variation."""
+        correction = correct_arguments(args)
+        ply, uci = correction.ply, correction.uci
+        if self._start is None or not 1 <= ply <= len(self._record):
+            raise TableError(f"no move at ply {ply}")
+        if any(e.illegal for e in self._record):
+            raise TableError("a game with a standing illegal move cannot be corrected")
+        if not self._variant.moves_correctable:
+            raise TableError(
+                "20-chess moves cannot be corrected by command: take them back on the board"
+            )
+        game, record = corrected_game(self._start, self._record, ply, uci)
+        self._game = game
+        self._position_version += 1
+        self._record = record
+        board = game.chess_board()
+        current = squares_of(board) if board is not None else game.squares
+        start = StartPosition(game.variant.id, game.fen(), current)
+        restarted = self._restart_recognition(start, now)
+        return [*restarted,
+            TableEvent(now, "ruling", {
+                "kind": "correction", "article": "arbiter", "ply": ply, "uci": uci,
+                "message": f"move {ply} corrected to {uci}; the game is rewritten",
+                "moves": [e.to_json() for e in record],
+            })
+        ]  # fmt: skip
+
+    def _admin_drop_kind(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
+        """20-chess on a presence-only board: the captured piece dropped at ``ply`` (an
+        integer, or ``"last"``: the latest drop of the record) was of kind ``kind`` (``p``,
+        ``n``, ``b``, ``r``, ``q``), not the kind the board's occupancy was read as.  The
+        game is taken back to before the drop, the drop made with the new kind and the later
+        actions made again (in the table's game and in the recogniser's); the record is
+        rewritten.  Refused when the action is no captured-piece drop, the kind is not in the
+        hand then, or an action after it would no longer be legal."""
+        game = self._game
+        if self._phase is not Phase.PLAYING or game is None:
+            raise TableError("no game in progress")
+        if not game.variant.drops_from_hand:
+            raise TableError("drop_kind corrects 20-chess drops; this table plays another variant")
+        if not self.presence_only:
+            raise TableError(
+                "this board reads each piece: set the right piece on the square instead"
+            )
+        request = drop_kind_arguments(args)
+        ply, symbol = drop_to_correct(self._record, request)
+        entry = self._record[ply - 1]
+        if game.ply != len(self._record):
+            raise TableError("the record and the game disagree: take the actions back instead")
+        seen = self._recognizer.game
+        if seen is not None and seen is not game and seen.ply != game.ply - self._offset:
+            raise TableError("the board is being read: wait until it stands still, then retry")
+        square = chess.parse_square(entry.uci.split("@", 1)[1][:2])
+        wanted = request.kind.upper() if symbol.isupper() else request.kind
+        rewritten = redo_drop(game, len(self._record) - ply + 1, square, wanted)
+        if isinstance(rewritten, str):
+            raise TableError(f"ply {ply}: {rewritten}")
+        if seen is not None and seen is not game and ply - self._offset >= 1:
+            try:  # the recogniser's record too (the events it returns: the table's are above)
+                self._recognizer.replace_action(ply - self._offset, Drop(wanted, square), now)
+            except RecognizerError as error:
+                logger.warning("table %s: the recogniser kept the old drop: %s", self.id, error)
+        old_san = entry.san
+        for offset, (uci, san) in enumerate(rewritten):
+            later = self._record[ply - 1 + offset]
+            later.uci, later.san = uci, san
+        entry.notes.append(f"(drop corrected by the arbiter: was {old_san})")
+        self._position_version += 1
+        side = "White" if entry.side == WHITE else "Black"
+        return [TableEvent(now, "ruling", {
+            "kind": "drop-kind", "article": "arbiter", "ply": ply, "uci": entry.uci,
+            "side": side_name(entry.side),
+            "message": f"{side}'s drop at ply {ply} corrected: {old_san} is {entry.san}",
+            "moves": self.moves(),
+        })]  # fmt: skip

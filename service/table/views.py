@@ -1,0 +1,302 @@
+"""What a table shows, kept apart from its rules: the board as it stands (cells, the FEN
+placement, a presence-only board's squares shown with the game's pieces), the game's FEN,
+the settings as JSON and the PGN, each written once per change of what it is written from
+(:class:`BoardView`, :class:`FenMemo`, :class:`SettingsMemo`, :class:`PgnMemo`).
+
+Every update of a table is shown to the web, so these are the hot path of a hall: a move
+changes one or two ranks of the placement, and only those are written again.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import chess
+
+from dgt.protocol.constants import Piece
+from service.pgn import TableGame
+from service.table.record import MEMO_LIMIT, MoveEntry
+from service.variants.base import EMPTY, SquareMap, VariantGame
+from service.variants.standard import ChessGame
+
+__all__ = [
+    "BoardView",
+    "FenMemo",
+    "PgnMemo",
+    "SettingsMemo",
+    "chess_fen",
+    "placement_fen",
+]
+
+_FEN_PIECES = frozenset("PNBRQKpnbrqk")
+
+_RANKS = range(56, -8, -8)
+"""The first square of each rank, the eighth first (as a FEN lists them)."""
+
+_CELL_OF = {piece: EMPTY if piece is Piece.EMPTY else piece.symbol for piece in Piece}
+"""What :meth:`BoardView.physical` shows for each piece code."""
+
+
+def _identified(cells: SquareMap, pieces: SquareMap) -> SquareMap:
+    """``cells`` read by a presence-only board, each occupied one (``*``) showing what
+    ``pieces`` (the game's position, same frame) has on it."""
+    return tuple(
+        pieces[square] or cell if cell == "*" else cell for square, cell in enumerate(cells)
+    )
+
+
+def placement_fen(cells: SquareMap) -> str:
+    """The placement field of a FEN for ``cells`` (``cells[s]``: the symbol on square ``s``,
+    a1 = 0), as ``chess.BaseBoard.board_fen()`` writes it; symbols that are no chess piece
+    (empty, ``*``, ``?``) read as empty squares."""
+    return "/".join(_rank_fen(cells[rank : rank + 8]) for rank in _RANKS)
+
+
+def _rank_fen(cells: SquareMap) -> str:
+    """One rank of :func:`placement_fen` (its eight cells, the a-file first); the same
+    ranks come back all game long, so each is written once (up to a bound)."""
+    return _write_rank_fen(tuple(cells))
+
+
+@functools.lru_cache(maxsize=MEMO_LIMIT)
+def _write_rank_fen(cells: tuple[str, ...]) -> str:
+    row = ""
+    empty = 0
+    for symbol in cells:
+        if symbol in _FEN_PIECES:
+            if empty:
+                row += str(empty)
+                empty = 0
+            row += symbol
+        else:
+            empty += 1
+    if empty:
+        row += str(empty)
+    return row
+
+
+def chess_fen(game: VariantGame) -> str | None:
+    """The FEN of a chess game's position as ``game.fen()`` writes it, but with the
+    placement written from the squares the game already keeps (python-chess reads its
+    board square by square, most of the cost of a FEN); None for a game that writes its
+    FEN otherwise."""
+    if type(game).fen is not ChessGame.fen:
+        return None
+    board = game.chess_board()
+    if type(board) is not chess.Board:
+        return None
+    ep = board.ep_square if board.has_legal_en_passant() else None
+    return " ".join((
+        placement_fen(game.squares),
+        "w" if board.turn else "b",
+        _castling_xfen(board),
+        chess.SQUARE_NAMES[ep] if ep is not None else "-",
+        str(board.halfmove_clock),
+        str(board.fullmove_number),
+    ))  # fmt: skip
+
+
+_BACKRANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+
+_CASTLING_FENS: dict[tuple[int, ...], str] = {}
+
+
+def _castling_xfen(board: chess.Board) -> str:
+    """``board.castling_xfen()``, written once for each arrangement it depends on (the
+    castling rights, the kings, and the rooks on the back ranks with their colours)."""
+    rights = board.castling_rights
+    if not rights:
+        return "-"
+    key = (
+        rights, board.kings, board.promoted & board.kings, board.rooks & _BACKRANKS,
+        board.occupied_co[chess.WHITE] & (board.kings | board.rooks), int(board.chess960),
+    )  # fmt: skip
+    text = _CASTLING_FENS.get(key)
+    if text is None:
+        if len(_CASTLING_FENS) >= MEMO_LIMIT:
+            _CASTLING_FENS.clear()
+        text = _CASTLING_FENS[key] = board.castling_xfen()
+    return text
+
+
+class BoardView:
+    """The pieces on the board as the driver last reported them (in the board's frame),
+    and what is shown of them: the cells in the game's frame (:meth:`physical`) and the
+    FEN placement (:meth:`placement`), each kept until the board or its orientation
+    changes."""
+
+    def __init__(self) -> None:
+        self.raw: list[Piece] = [Piece.EMPTY] * 64
+        self.version = 0
+        """Bumped on every change of :attr:`raw` (keys the caches)."""
+        self._physical: tuple[int, bool, SquareMap, str | None] | None = None
+        self._rows: tuple[SquareMap, list[str]] | None = None
+        """The cells :meth:`placement` last wrote, and each rank's text (eighth first)."""
+        self._identified: tuple[tuple[int, int, SquareMap], str] | None = None
+        """A presence-only board's placement, by the board and position it shows."""
+
+    def snapshot(self, squares: Sequence[Piece]) -> None:
+        """The board reported all its squares."""
+        self.raw = list(squares)
+        self.version += 1
+
+    def physical(self, rotated: bool) -> SquareMap:
+        """What stands on each square of the board (in the game's frame: a board turned
+        round, ``rotated``, is read turned back)."""
+        cache = self._physical
+        if cache is not None and cache[0] == self.version and cache[1] == rotated:
+            return cache[2]
+        raw = self.raw[::-1] if rotated else self.raw
+        cells = tuple(map(_CELL_OF.__getitem__, raw))
+        self._physical = (self.version, rotated, cells, None)
+        return cells
+
+    def set_square(self, square: int, piece: Piece) -> None:
+        """One square of the board changed.  When :meth:`physical` was written for the
+        board just before, its cells and the ranks of :meth:`placement` follow the one
+        square (a cell and a rank rewritten) instead of being written anew."""
+        self.raw[square] = piece
+        self.version += 1
+        cache = self._physical
+        if cache is None or cache[0] != self.version - 1 or square < 0:
+            return
+        rotated, before = cache[1], cache[2]
+        index = 63 - square if rotated else square
+        cells = (*before[:index], _CELL_OF[piece], *before[index + 1 :])
+        self._physical = (self.version, rotated, cells, None)
+        last = self._rows
+        if last is not None and last[0] is before:
+            rank = index & ~7
+            rows = list(last[1])
+            rows[7 - (rank >> 3)] = _rank_fen(cells[rank : rank + 8])
+            self._rows = (cells, rows)
+
+    def placement(
+        self, rotated: bool, game: VariantGame | None, position_version: int, presence_only: bool
+    ) -> str:
+        """The pieces on the board as the placement field of a FEN (other symbols read as
+        empty).  A presence-only board tells only that a square is occupied (``*``): such
+        a square shows ``game``'s piece there (its position as of ``position_version``),
+        if it has one."""
+        cells = self.physical(rotated)
+        if presence_only and game is not None:
+            key = (self.version, position_version, cells)
+            kept = self._identified
+            if kept is None or kept[0] != key:
+                kept = self._identified = (key, placement_fen(_identified(cells, game.squares)))
+            return kept[1]
+        cache = self._physical
+        assert cache is not None
+        written = cache[3]
+        if written is None:
+            written = self._placement_rows(cells)
+            self._physical = (cache[0], cache[1], cells, written)
+        return written
+
+    def _placement_rows(self, cells: SquareMap) -> str:
+        """:func:`placement_fen` of ``cells``, writing again only the ranks that changed
+        since the last one written (a move changes one or two)."""
+        last = self._rows
+        if last is not None and last[0] is cells:
+            return "/".join(last[1])  # written by set_square
+        if last is None:
+            rows = [_rank_fen(cells[rank : rank + 8]) for rank in _RANKS]
+        else:
+            before, written = last
+            rows = [
+                row if before[rank : rank + 8] == cells[rank : rank + 8]
+                else _rank_fen(cells[rank : rank + 8])
+                for rank, row in zip(_RANKS, written, strict=True)
+            ]  # fmt: skip
+        self._rows = (cells, rows)
+        return "/".join(rows)
+
+
+class FenMemo:
+    """The game's FEN, written once per position (``version``: bumped by the table whenever
+    the position may have changed)."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[int, str | None] | None = None
+
+    def fen(self, version: int, game: VariantGame | None) -> str | None:
+        kept = self._kept
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        fen = None if game is None else (chess_fen(game) or game.fen())
+        self._kept = (version, fen)
+        return fen
+
+
+class SettingsMemo:
+    """Settings (a dataclass) as JSON, built once per change of the settings object."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[object, dict[str, Any]] | None = None
+
+    def json(self, settings: Any) -> dict[str, Any]:
+        """A fresh copy (callers may change it)."""
+        kept = self._kept
+        if kept is None or kept[0] is not settings:
+            kept = self._kept = (settings, asdict(settings))
+        return dict(kept[1])
+
+
+@dataclass(slots=True)
+class _PgnKey:
+    """Tells whether a PGN written earlier still reads right: the same objects (settings,
+    start, game, each move entry with its JSON, which a change of the entry drops) and the
+    same values (time control, result, reason, variant tags, scores, notes per move)."""
+
+    objects: tuple[object, ...]
+    values: tuple[object, ...]
+
+    def same(self, other: _PgnKey) -> bool:
+        return (
+            len(self.objects) == len(other.objects)
+            and all(a is b for a, b in zip(self.objects, other.objects, strict=True))
+            and self.values == other.values
+        )
+
+
+class PgnMemo:
+    """A table's PGN, written once per change of what it shows."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[_PgnKey, str] | None = None
+
+    def clear(self) -> None:
+        self._kept = None
+
+    def pgn(
+        self,
+        source: TableGame,
+        game: object,
+        record: Sequence[MoveEntry],
+        write: Callable[[TableGame], str],
+    ) -> str:
+        """``write(source)``, or the text it wrote last if nothing it shows changed
+        (``game``: the game object; ``record``: the entries of ``source``)."""
+        key = _key(source, game, record)
+        kept = self._kept
+        if kept is not None and kept[0].same(key):
+            return kept[1]
+        text = write(source)
+        self._kept = (key, text)
+        return text
+
+
+def _key(source: TableGame, game: object, record: Sequence[MoveEntry]) -> _PgnKey:
+    objects: list[object] = [source.settings, source.start, game]
+    notes: list[int] = []
+    for entry in record:
+        objects += (entry, entry.to_json())
+        notes.append(len(entry.notes))
+    values = (
+        source.time_control, source.result, source.reason, source.game_tags,
+        tuple(source.scores.items()), tuple(notes),
+    )  # fmt: skip
+    return _PgnKey(tuple(objects), values)
