@@ -151,12 +151,13 @@ TableFactory = Callable[[str, Mapping[str, Any]], TableLike]
 
 def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> TableLike:
     """The table for ``settings``: a :class:`service.table.RealtimeTable` for
-    realtime chess (no turns), else a :class:`service.table.Table`."""
+    realtime chess (no turns), else a :class:`service.table.Table`.  The hall's times are
+    UNIX seconds (``epoch=0.0``): a game's PGN carries the day it began."""
     chosen = settings_dict(settings)
     if chosen.get("variant") == "realtime":
-        return RealtimeTable(table_id, chosen)
+        return RealtimeTable(table_id, chosen, epoch=0.0)
     chosen.pop("tick", None)  # realtime only
-    return Table(table_id, TableSettings(**chosen))
+    return Table(table_id, TableSettings(**chosen), epoch=0.0)
 
 
 class TableRunner:

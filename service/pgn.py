@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol
 
 from service.time_control import clk
@@ -202,6 +203,17 @@ class RecordEntry(Protocol):
     def alternatives(self) -> Sequence[tuple[str, str]]: ...
 
 
+def pgn_date(epoch: float | None, t: float | None) -> str | None:
+    """The PGN ``Date`` (``2026.11.22``, UTC) of table time ``t`` when table times are
+    ``epoch`` plus UNIX seconds; None when either is unknown."""
+    if epoch is None or t is None:
+        return None
+    try:
+        return datetime.fromtimestamp(epoch + t, UTC).strftime("%Y.%m.%d")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 @dataclass(slots=True)
 class TableGame:
     """What a table's game is written from."""
@@ -216,6 +228,8 @@ class TableGame:
     """The variant's own tags (None before a game)."""
     scores: dict[str, int]
     record: tuple[RecordEntry, ...]
+    date: str | None = None
+    """The ``Date`` tag (None: unknown, ``????.??.??``)."""
 
 
 def table_pgn(game: TableGame) -> str:
@@ -260,6 +274,8 @@ def _segment(
     last = index == count
     result = src.result if last else "*"
     tags = seven_tag_roster(src.settings, result)
+    if src.date is not None:
+        tags["Date"] = src.date
     tags["TimeControl"] = src.time_control
     if count > 1:
         tags["GameSegment"] = f"{index}/{count}"

@@ -211,17 +211,26 @@ class ClockKeeper:
         """A clock reported its times (and where its lever stands)."""
         self.lever_high = event.lever_high
 
-    def lever(self, high: Side, final_sides: Sequence[Color], record_empty: bool) -> Color | None:
+    def lever(
+        self,
+        high: Side,
+        final_sides: Sequence[Color],
+        record_empty: bool,
+        first_mover: Color | None = None,
+    ) -> Color | None:
         """The lever moved (``high``: the side now up; ``final_sides``: the sides of the
         moves the press completed): which colour pressed, learned from the first press
-        that completes a move (the presser's lever goes down, the opponent's comes up);
-        None while it cannot be told."""
+        that completes a move (the presser's lever goes down, the opponent's comes up), or
+        from a first press after a move no rule allows (``first_mover``: the side that made
+        it, as the board no longer shows the game's start); None while it cannot be told."""
         self.present = True
         self.lever_high = high
         if self.white_side is None:
             if final_sides:
                 side = final_sides[-1]
                 self.white_side = other_side(high) if side == WHITE else high
+            elif record_empty and first_mover is not None:
+                self.white_side = other_side(high) if first_mover == WHITE else high
             elif record_empty:
                 self.white_side = high  # Black starts White's clock
                 return None

@@ -32,7 +32,7 @@ from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling
 from service.arbiter.arbiter import ArbiterError
 from service.arbiter.base import FlagPolicy
-from service.pgn import TableGame, table_pgn
+from service.pgn import TableGame, pgn_date, table_pgn
 from service.recognize import (
     Amend,
     Lift,
@@ -82,6 +82,7 @@ from service.table.views import BoardView, FenMemo, PgnMemo, SettingsMemo
 from service.time_control import TimeControl
 from service.variants.base import (
     BLACK,
+    EMPTY,
     WHITE,
     Choice,
     Color,
@@ -107,11 +108,18 @@ TABLE_COMMANDS = tuple(AdminCommand)
 
 
 class Table:
-    """One game at one board (see the module docstring)."""
+    """One game at one board (see the module docstring).
 
-    def __init__(self, table_id: str, settings: TableSettings) -> None:
+    ``epoch``: the UNIX time of table time 0, when the times fed are wall-clock (the hall's
+    are UNIX seconds: 0.0); the PGN's ``Date`` is then the day the game began.  None (the
+    default): the date is unknown (``????.??.??``)."""
+
+    def __init__(
+        self, table_id: str, settings: TableSettings, *, epoch: float | None = None
+    ) -> None:
         self.id = check_table_id(table_id)
         self.settings = settings
+        self._epoch = epoch
         self._rules, self._variant, control = check_settings(settings)
         self._board = BoardView()
         self._position_version = 0
@@ -176,7 +184,10 @@ class Table:
         pressed: Color | None = None
         if isinstance(event, LeverMoved):
             finals = [e.side for e in got if isinstance(e, MoveEvent) and e.final]
-            pressed = clock.lever(event.high, finals, not self._record)
+            first = None
+            if clock.white_side is None and not finals and not self._record:
+                first = self._first_mover_on_board()
+            pressed = clock.lever(event.high, finals, not self._record, first)
         for item in got:
             out += self._recognized(item, pressed)
         if isinstance(event, LeverMoved):
@@ -184,6 +195,24 @@ class Table:
         elif isinstance(event, ClockUpdate) and not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
         return out
+
+    def _first_mover_on_board(self) -> Color | None:
+        """Before the first move of a game: the side to move, if the board no longer shows
+        the game's position (a square emptied or filled: a move was made that the recogniser
+        could not explain); None while it does, or when several sides may act."""
+        game = self._game
+        if self._phase is not Phase.PLAYING or game is None:
+            return None
+        sides = game.sides_to_act()
+        if len(sides) != 1:
+            return None
+        expected = game.squares
+        if all(
+            (cell == EMPTY) == (expected[square] == EMPTY)
+            for square, cell in enumerate(self.physical())
+        ):
+            return None
+        return next(iter(sides))
 
     def tick(self, now: float) -> list[TableEvent]:
         """Time passes: settle delays complete moves; without a clock, a flag may fall."""
@@ -353,6 +382,7 @@ class Table:
             None if game is None else tuple(game.pgn_tags().items()),
             self._scores(),
             record,
+            self._date,
         )
 
     # -- internals: games ----------------------------------------------------------------------
@@ -369,6 +399,8 @@ class Table:
         self._phase = Phase.SETUP
         self._game: VariantGame | None = None
         self._start: StartPosition | None = None
+        self._date: str | None = None
+        """The PGN's ``Date``: the day the game began, if known."""
         self._record = []
         self._offset = 0
         self._result = "*"
@@ -391,6 +423,7 @@ class Table:
         self._game = variant.new_game(start)
         self._position_version += 1
         self._start = start
+        self._date = pgn_date(self._epoch, t)
         self._phase = Phase.PLAYING
         data = event_data(event) if event is not None else {"variant": variant.id, "fen": start.fen}
         out = [TableEvent(t, "new_game", data)]

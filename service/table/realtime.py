@@ -47,7 +47,7 @@ import chess
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
-from service.pgn import PgnMove, game_text, realtime_movetext, seven_tag_roster
+from service.pgn import PgnMove, game_text, pgn_date, realtime_movetext, seven_tag_roster
 from service.recognize.events import Amend, Lift, NewGame, Place, Result
 from service.recognize.realtime import (
     Collision,
@@ -149,7 +149,8 @@ class RealtimeTable:
 
     ``settings``: :class:`RealtimeSettings`, :class:`TableSettings` or a mapping (the
     hall's); ``draw_after``: seconds without a capture that draw (rule 5.4; tests shorten
-    it)."""
+    it); ``epoch``: the UNIX time of table time 0 when the times fed are wall-clock (the
+    PGN's ``Date``, as :class:`service.table.Table`)."""
 
     def __init__(
         self,
@@ -157,8 +158,10 @@ class RealtimeTable:
         settings: RealtimeSettings | TableSettings | Mapping[str, Any] | None = None,
         *,
         draw_after: float = DRAW_AFTER,
+        epoch: float | None = None,
     ) -> None:
         self.id = check_table_id(table_id)
+        self._epoch = epoch
         self.settings = realtime_settings(settings)
         self._draw_after = draw_after
         self._raw: list[Piece] = [Piece.EMPTY] * 64
@@ -181,6 +184,7 @@ class RealtimeTable:
             self._ended.append(self._ending or self.pgn())
         self._ending = None
         self._phase = Phase.SETUP
+        self._date: str | None = None
         self._record = []
         self._notes: list[tuple[float, str]] = []  # (virtual seconds, text) for the PGN
         self._rulings: list[dict[str, Any]] = []
@@ -399,6 +403,8 @@ class RealtimeTable:
         """The record as PGN (format: the module docstring)."""
         s = self.settings
         tags = seven_tag_roster(s, self._result)
+        if self._date is not None:
+            tags["Date"] = self._date
         tags.update(Variant="Realtime", TimeControl="-", RealtimeTick=f"{s.tick:g}")
         if self._reason:
             tags["Termination"] = self._reason
@@ -550,6 +556,7 @@ class RealtimeTable:
     def _begin(self, t: float, data: dict[str, Any]) -> list[TableEvent]:
         self._reset()
         self._phase = Phase.PLAYING
+        self._date = pgn_date(self._epoch, t)
         self._shown = None
         return [TableEvent(t, "new_game", {**data, "tick": self.settings.tick})]
 

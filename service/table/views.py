@@ -297,6 +297,6 @@ def _key(source: TableGame, game: object, record: Sequence[MoveEntry]) -> _PgnKe
         notes.append(len(entry.notes))
     values = (
         source.time_control, source.result, source.reason, source.game_tags,
-        tuple(source.scores.items()), tuple(notes),
+        tuple(source.scores.items()), tuple(notes), source.date,
     )  # fmt: skip
     return _PgnKey(tuple(objects), values)
