@@ -288,3 +288,59 @@ async def test_hostile_admin_requests_get_one_line_errors(
     assert state["settings"].get("white") in (None, "?")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def test_text_that_cannot_be_stored_is_refused_at_the_edge(served: Served) -> None:
+    path = "/api/admin/tables/1/players"
+    before = (await get_json(served, "/api/tables/1"))["settings"]
+    # A lone surrogate ("\ud800" in the JSON) in a setting and in any other text argument.
+    for body in ('{"white": "Ann\\ud800"}', '{"event": "\\udfff"}', '{"note": "x\\ud800y"}'):
+        status, error = await admin(served, path, body)
+        assert status == 400, body
+        assert "not valid Unicode" in error["error"]
+        assert "\n" not in error["error"]
+    # Control characters, absurd lengths, numbers no store reads back the same.
+    for body, message in (
+        ({"white": "Ann\u0000"}, "white contains control characters"),
+        ({"note": "x" * 100_00}, "note is longer than 200 characters"),
+        ('{"n": 1e999}', "n must be a finite number"),
+        ('{"n": NaN}', "n must be a finite number"),
+        ({"n": 2**70}, "n is too large a number"),
+        ('{"white\\n": "Ann"}', "bad key 'white\\n' in the body"),
+    ):
+        text = body if isinstance(body, str) else json.dumps(body)
+        status, error = await admin(served, path, text)
+        assert (status, error["error"]) == (400, message), body
+    # Nothing reached the table; the store still commits and serves every table.
+    assert (await get_json(served, "/api/tables/1"))["settings"] == before
+    status, _ = await admin(served, path, json.dumps({"white": "Ann"}))
+    assert status == 200
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def _raw_request(served: Served, request: bytes) -> bytes:
+    host, port = served.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(request)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(4096), 5)
+    writer.close()
+    await writer.wait_closed()
+    return answer
+
+
+async def test_undecodable_headers_get_a_client_error_not_a_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    for header in (b"Authorization: Bearer \xff\xfe\x80", b"X-Admin-Token: \xc3\x28abcdefgh"):
+        for request in (
+            b"GET /api/admin/options HTTP/1.1\r\nHost: 127.0.0.1\r\n" + header + b"\r\n\r\n",
+            b"POST /api/admin/tables/1/players HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + header
+            + b"\r\nContent-Length: 2\r\n\r\n{}",
+        ):
+            answer = await _raw_request(served, request)
+            assert answer.startswith(b"HTTP/1.1 401 "), answer
+            assert b'{"error":"admin token missing' in answer
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import re
@@ -18,6 +17,7 @@ from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
 from service.json_text import dumps
 from service.table import RESULTS
+from service.web.edge import check_scalar, check_unicode, token_matches
 from service.web.stream import MAX_CLIENTS, StreamHub, summary
 
 logger = logging.getLogger(__name__)
@@ -328,7 +328,7 @@ def _check_token(request: web.Request) -> None:
     header = request.headers.get("Authorization", "")
     given = header[7:].strip() if header[:7].lower() == "bearer " else ""
     given = given or request.headers.get("X-Admin-Token", "")
-    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+    if not token_matches(given, expected):
         raise web.HTTPUnauthorized(
             text="admin token missing or wrong (send 'Authorization: Bearer TOKEN')",
             headers={"WWW-Authenticate": 'Bearer realm="dgt-service"'},
@@ -342,9 +342,11 @@ def _clean_args(command: str, body: Any) -> dict[str, Any]:
         raise HallError("too many keys in the body", 400)
     args: dict[str, Any] = {}
     for key, value in body.items():
-        if not isinstance(key, str) or not re.match(r"^[a-z_][a-z0-9_]{0,31}$", key):
+        if not isinstance(key, str) or not re.fullmatch(r"[a-z_][a-z0-9_]{0,31}", key):
             raise HallError(f"bad key {str(key)[:40]!r} in the body", 400)
         try:
+            if isinstance(value, str):
+                check_unicode(value, key)
             if key in (
                 "white",
                 "black",
@@ -358,10 +360,9 @@ def _clean_args(command: str, body: Any) -> dict[str, Any]:
                 args[key] = check_setting(key, value)
             elif isinstance(value, str):
                 args[key] = check_text(value, key, limit=200)
-            elif value is None or isinstance(value, bool | int | float):
-                args[key] = value
             else:
-                raise ValueError(f"{key} must be a string, number, true/false or null")
+                check_scalar(value, key)
+                args[key] = value
         except ValueError as exc:
             raise HallError(str(exc), 400) from None
     return args
