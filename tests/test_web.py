@@ -344,3 +344,41 @@ async def test_undecodable_headers_get_a_client_error_not_a_traceback(
             assert b'{"error":"admin token missing' in answer
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def test_a_round_name_cannot_add_a_parameter_to_the_download(tmp_path: Path) -> None:
+    store = Store(tmp_path / "round.db")
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    evil = '1"; filename="evil.html'
+    hall.add_table(TableConfig("1", "emu", None, {"round": evil}), EmulatorTransport(name="emu"))
+    server = WebServer(hall, TOKEN, port=0)
+    url = (await server.start()).rstrip("/")
+    try:
+        async with aiohttp.ClientSession() as session:
+            quoted = evil.replace('"', "%22").replace(";", "%3B").replace(" ", "%20")
+            async with session.get(f"{url}/rounds/{quoted}.pgn") as response:
+                assert response.status == 200
+                disposition = response.headers["Content-Disposition"]
+            async with session.get(f"{url}/games.pgn") as response:
+                assert response.headers["Content-Disposition"] == 'inline; filename="games.pgn"'
+    finally:
+        await server.close()
+        await hall.close()
+        store.close()
+    assert disposition.count("filename=") == 1
+    assert disposition.startswith('inline; filename="round-1___filename__evil.html.pgn"; ')
+    assert disposition.endswith("filename*=UTF-8''round-1%22%3B%20filename%3D%22evil.html.pgn")
+    assert disposition.count('"') == 2
+
+
+async def test_a_foreign_host_name_is_refused(served: Served) -> None:
+    port = served.url.rsplit(":", 1)[1]
+    for host in ("evil.example", f"evil.example:{port}", f"rebind.127.0.0.1.nip.io:{port}",
+                 "10.1.2.3", "127.0.0.1:x", "[::1"):  # fmt: skip
+        for path in ("/api/tables", "/no/such/page", "/api/admin/options"):
+            async with served.session.get(served.url + path, headers={"Host": host}) as response:
+                assert response.status == 421, (host, path)
+                assert "Host" in (await response.json())["error"]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}"):
+        async with served.session.get(served.url + "/api/tables", headers={"Host": host}) as r:
+            assert r.status == 200, host

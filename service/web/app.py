@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,13 @@ from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
 from service.json_text import dumps
 from service.table import RESULTS
-from service.web.edge import check_scalar, check_unicode, token_matches
+from service.web.edge import (
+    HostPolicy,
+    check_scalar,
+    check_unicode,
+    content_disposition,
+    token_matches,
+)
 from service.web.stream import MAX_CLIENTS, StreamHub, summary
 
 logger = logging.getLogger(__name__)
@@ -80,6 +86,7 @@ def quiet_malformed_requests() -> None:
 HALL_KEY: web.AppKey[Hall] = web.AppKey("hall", Hall)
 HUB_KEY: web.AppKey[StreamHub] = web.AppKey("hub", StreamHub)
 TOKEN_KEY: web.AppKey[str] = web.AppKey("token", str)
+HOSTS_KEY: web.AppKey[HostPolicy] = web.AppKey("hosts", HostPolicy)
 
 
 def json_error(status: int, message: str) -> web.Response:
@@ -115,6 +122,18 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         logger.exception("request %s %s failed", request.method, request.path)
         return json_error(500, "internal error (see the service log)")
     return response
+
+
+@web.middleware
+async def host_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request for a name the service is not bound to or configured for (a page on a
+    foreign name resolving to this address: DNS rebinding) is refused with 421."""
+    if not request.app[HOSTS_KEY].allows(request.headers.get("Host")):
+        raise web.HTTPMisdirectedRequest(
+            text="this service does not answer to that Host name "
+            "(add it to [service] hosts in the config)"
+        )
+    return await handler(request)
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -234,7 +253,7 @@ def _pgn_response(text: str, name: str) -> web.Response:
     return web.Response(
         text=text,
         content_type="application/x-chess-pgn",
-        headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "no-cache"},
+        headers={"Content-Disposition": content_disposition(name), "Cache-Control": "no-cache"},
     )
 
 
@@ -405,13 +424,19 @@ async def admin_options(request: web.Request) -> web.StreamResponse:
     )
 
 
-def create_app(hall: Hall, token: str, *, expose_timing: bool = False) -> web.Application:
-    """The application serving ``hall``; ``token`` guards the admin API."""
+def create_app(
+    hall: Hall, token: str, *, expose_timing: bool = False, hosts: HostPolicy | None = None
+) -> web.Application:
+    """The application serving ``hall``; ``token`` guards the admin API; ``hosts`` says
+    which ``Host`` names it answers (by default those of 127.0.0.1)."""
     if len(token) < 8:
         raise ValueError("the admin token must have at least 8 characters")
     quiet_malformed_requests()
-    app = web.Application(middlewares=[errors_middleware], client_max_size=MAX_BODY)
+    app = web.Application(
+        middlewares=[errors_middleware, host_middleware], client_max_size=MAX_BODY
+    )
     app[HALL_KEY] = hall
+    app[HOSTS_KEY] = hosts or HostPolicy()
     hub = StreamHub(hall, expose_timing=expose_timing)
     app[HUB_KEY] = hub
     app[TOKEN_KEY] = token
@@ -450,8 +475,11 @@ class WebServer:
         bind: str = "127.0.0.1",
         port: int = 8080,
         expose_timing: bool = False,
+        hosts: Iterable[str] = (),
     ) -> None:
-        self.app = create_app(hall, token, expose_timing=expose_timing)
+        self.app = create_app(
+            hall, token, expose_timing=expose_timing, hosts=HostPolicy(bind, hosts)
+        )
         self.bind = bind
         self.port = port
         self._runner: web.AppRunner | None = None
