@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from service.errors import UsageError
 from service.web.edge import (
     HostPolicy,
     check_scalar,
@@ -90,3 +91,18 @@ def test_host_names_of_a_service_on_one_address() -> None:
     assert policy.allows("localhost:8080")
     assert not policy.allows("127.0.0.1:8080")
     assert not policy.allows("192.168.1.21:8080")
+
+
+def test_the_config_names_the_hosts_the_service_answers() -> None:
+    from service.config import parse_config
+
+    config = parse_config('[service]\nhosts = ["dgt.club.example", "[fe80::1]"]\n')
+    assert config.hosts == ("dgt.club.example", "[fe80::1]")
+    policy = HostPolicy(config.bind, config.hosts)
+    assert policy.allows("dgt.club.example:8080")
+    assert policy.allows("[fe80::1]:8080")
+    assert not policy.allows("evil.example:8080")
+    assert parse_config("").hosts == ()
+    for bad in ('"dgt.club.example"', '["a b"]', "[1]", '["evil\\"; x"]'):
+        with pytest.raises(UsageError, match=r"hall\.toml:2: \[service\] hosts: must be a list"):
+            parse_config(f"[service]\nhosts = {bad}\n", "hall.toml")

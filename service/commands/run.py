@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         seconds=args.seconds,
         what=f"{len(tables)} table(s)",
         durable=args.durable,
+        hosts=config.hosts,
     )
 
 
@@ -184,6 +185,7 @@ def serve(
     what: str,
     after_start: Callable[[Hall], Awaitable[None]] | None = None,
     durable: bool = False,
+    hosts: tuple[str, ...] = (),
 ) -> int:
     """Open the store (``durable``: synchronous=FULL), build the hall, serve until Ctrl-C,
     SIGTERM or ``seconds``."""
@@ -195,7 +197,17 @@ def serve(
         with contextlib.suppress(KeyboardInterrupt):
             event_loop.run(
                 _serve(
-                    store, setup, token, generated, bind, port, seconds, what, after_start, durable
+                    store,
+                    setup,
+                    token,
+                    generated,
+                    bind,
+                    port,
+                    seconds,
+                    what,
+                    after_start,
+                    durable,
+                    hosts,
                 )
             )
     finally:
@@ -215,13 +227,14 @@ async def _serve(
     what: str,
     after_start: Callable[[Hall], Awaitable[None]] | None,
     durable: bool = False,
+    hosts: tuple[str, ...] = (),
 ) -> None:
     hall = Hall(store)
     try:
         await setup(hall)
     except HallError as exc:
         raise UsageError(str(exc)) from None
-    server = WebServer(hall, token, bind=bind, port=port)
+    server = WebServer(hall, token, bind=bind, port=port, hosts=hosts)
     url = await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -113,7 +113,7 @@ class HostPolicy:
     and is refused; a request without a ``Host`` (HTTP/1.0 tools) is answered."""
 
     def __init__(self, bind: str = "127.0.0.1", hosts: Iterable[str] = ()) -> None:
-        self.names = {"localhost"} | {h.strip().lower().rstrip(".") for h in hosts}
+        self.names = {"localhost"} | {_host_name(h) or "" for h in hosts} - {""}
         bound = _ip(bind)
         self.any_address = bound is not None and bound.is_unspecified
         self.addresses: set[ipaddress.IPv4Address | ipaddress.IPv6Address] = set()
