@@ -4,9 +4,11 @@ against a real server on 127.0.0.1 (ephemeral port) with emulated boards."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import sqlite3
+import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from test_store import EchoTable
 
 from dgt.protocol import Piece
@@ -382,3 +385,30 @@ async def test_a_foreign_host_name_is_refused(served: Served) -> None:
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}"):
         async with served.session.get(served.url + "/api/tables", headers={"Host": host}) as r:
             assert r.status == 200, host
+
+
+async def test_a_request_no_route_matches_leaves_no_garbage_cycle(served: Served) -> None:
+    """An unknown path (404) or a wrong method (405) leaves no reference cycle holding the
+    request, its exception and a traceback: such garbage waits for the cycle collector,
+    and while the hall paces it, for the next thaw."""
+    gc.collect()
+    gc.disable()
+    try:
+        for number in range(50):
+            async with served.session.get(f"{served.url}/no/such/{number}") as response:
+                assert response.status == 404
+            async with served.session.put(f"{served.url}/api/tables") as response:
+                assert response.status == 405
+                assert response.headers["Allow"] == "GET,HEAD"
+            async with served.session.get(f"{served.url}/api/tables/1/log?after=x") as response:
+                assert response.status == 400
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        kept = [o for o in gc.garbage if isinstance(o, web.BaseRequest | BaseException)]
+        kept += [o for o in gc.garbage if isinstance(o, types.FrameType | types.TracebackType)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not [o for o in kept if not isinstance(o, web.HTTPNotFound | web.HTTPMethodNotAllowed)]
+    assert all(o.__traceback__ is None for o in kept if isinstance(o, BaseException))

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_urldispatcher import MatchInfoError
 
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
@@ -106,21 +107,51 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure becomes a one-line JSON error; the service keeps running."""
+    """Every failure becomes a one-line JSON error; the service keeps running.
+
+    No exception outlives the request with its traceback: aiohttp raises the one
+    exception an unmatched route holds, so route, exception, traceback and the handler's
+    frame make a reference cycle that only the cycle collector frees, and while the hall
+    paces the collector that garbage waits in the frozen generation (a flood of requests
+    to unknown paths grew the process by kilobytes a request).  An unmatched route is
+    answered without raising (:func:`unmatched_middleware`), and every exception caught
+    here drops its traceback."""
     try:
         response = await handler(request)
     except web.HTTPException as exc:
+        exc.__traceback__ = None
         if exc.status < 400:
             raise
-        reason = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
-        return json_error(exc.status, reason or "error")
+        return _http_error(exc)
     except HallError as exc:
+        exc.__traceback__ = None
         return json_error(exc.status, str(exc))
     except asyncio.CancelledError:
         raise
-    except Exception:
+    except Exception as exc:
         logger.exception("request %s %s failed", request.method, request.path)
+        exc.__traceback__ = None
         return json_error(500, "internal error (see the service log)")
+    return response
+
+
+@web.middleware
+async def unmatched_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request no route matches gets its 404 or 405 without the exception aiohttp keeps
+    for it being raised (see :func:`errors_middleware`)."""
+    match_info = request.match_info
+    if isinstance(match_info, MatchInfoError):
+        return _http_error(match_info.http_exception)
+    return await handler(request)
+
+
+def _http_error(exc: web.HTTPException) -> web.Response:
+    """``exc`` as the one-line JSON error (405 keeps its ``Allow`` header)."""
+    reason = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
+    response = json_error(exc.status, reason or "error")
+    allow = exc.headers.get("Allow")
+    if allow is not None:
+        response.headers["Allow"] = allow
     return response
 
 
@@ -433,7 +464,8 @@ def create_app(
         raise ValueError("the admin token must have at least 8 characters")
     quiet_malformed_requests()
     app = web.Application(
-        middlewares=[errors_middleware, host_middleware], client_max_size=MAX_BODY
+        middlewares=[errors_middleware, host_middleware, unmatched_middleware],
+        client_max_size=MAX_BODY,
     )
     app[HALL_KEY] = hall
     app[HOSTS_KEY] = hosts or HostPolicy()
