@@ -25,7 +25,13 @@ from service.web.edge import (
     content_disposition,
     token_matches,
 )
-from service.web.stream import MAX_CLIENTS, StreamHub, summary
+from service.web.limits import (
+    HEADER_TIMEOUT,
+    ConnectionGuard,
+    connection_cap,
+    raise_open_files_limit,
+)
+from service.web.stream import StreamHub, summary
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +94,7 @@ HALL_KEY: web.AppKey[Hall] = web.AppKey("hall", Hall)
 HUB_KEY: web.AppKey[StreamHub] = web.AppKey("hub", StreamHub)
 TOKEN_KEY: web.AppKey[str] = web.AppKey("token", str)
 HOSTS_KEY: web.AppKey[HostPolicy] = web.AppKey("hosts", HostPolicy)
+GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("guard", ConnectionGuard)
 
 
 def json_error(status: int, message: str) -> web.Response:
@@ -133,6 +140,19 @@ async def errors_middleware(request: web.Request, handler: Handler) -> web.Strea
         exc.__traceback__ = None
         return json_error(500, "internal error (see the service log)")
     return response
+
+
+@web.middleware
+async def connection_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Counts the requests being answered on each connection: a connection with none is
+    the first closed when the connections reach their cap (see :mod:`service.web.limits`)."""
+    guard = request.app[GUARD_KEY]
+    transport = request.transport
+    guard.answering(transport, 1)
+    try:
+        return await handler(request)
+    finally:
+        guard.answering(transport, -1)
 
 
 @web.middleware
@@ -334,8 +354,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     table = request.query.get("table")
     if table is not None and table not in hall.runners:
         raise HallError(f"no table {table[:40]!r}", 404)
-    if len(hub.clients) >= MAX_CLIENTS:
-        raise HallError("too many open streams; try again later", 503)
+    refusal = hub.refusal(request.remote)
+    if refusal is not None:
+        raise HallError(refusal, 503)
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -347,7 +368,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     tables = [table] if table is not None else list(hall.runners)
     full = table is not None
     hall.settle()
-    client = hub.open(tables if table is not None else None, full)
+    client = hub.open(tables if table is not None else None, full, request.remote)
+    guard = request.app[GUARD_KEY]
+    guard.streaming(request.transport, lambda: hub.hang_up(client))
     try:
         first = "retry: 2000\n" + "".join(
             f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables
@@ -367,6 +390,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         pass
     finally:
         hub.drop(client)
+        guard.streaming(request.transport, None)
     return response
 
 
@@ -464,11 +488,17 @@ def create_app(
         raise ValueError("the admin token must have at least 8 characters")
     quiet_malformed_requests()
     app = web.Application(
-        middlewares=[errors_middleware, host_middleware, unmatched_middleware],
+        middlewares=[
+            connection_middleware,
+            errors_middleware,
+            host_middleware,
+            unmatched_middleware,
+        ],
         client_max_size=MAX_BODY,
     )
     app[HALL_KEY] = hall
     app[HOSTS_KEY] = hosts or HostPolicy()
+    app[GUARD_KEY] = ConnectionGuard()
     hub = StreamHub(hall, expose_timing=expose_timing)
     app[HUB_KEY] = hub
     app[TOKEN_KEY] = token
@@ -515,18 +545,32 @@ class WebServer:
         self.bind = bind
         self.port = port
         self._runner: web.AppRunner | None = None
+        self._server: asyncio.AbstractServer | None = None
 
     @property
     def hub(self) -> StreamHub:
         return self.app[HUB_KEY]
 
+    @property
+    def guard(self) -> ConnectionGuard:
+        return self.app[GUARD_KEY]
+
     async def start(self) -> str:
         """Listen; returns the base URL (``http://127.0.0.1:8080/``)."""
-        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        open_files = raise_open_files_limit()
+        cap = connection_cap(open_files, len(self.app[HALL_KEY].runners))
+        logger.info("open files: limit %s; web connections held at most: %d", open_files, cap)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=HEADER_TIMEOUT
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.bind, self.port)
+        server = self._runner.server
+        assert server is not None  # set up
+        self.guard.serve(server, cap)
         try:
-            await site.start()
+            self._server = await asyncio.get_running_loop().create_server(
+                self.guard, self.bind, self.port, backlog=128, reuse_address=True
+            )
         except OSError as exc:
             await self._runner.cleanup()
             self._runner = None
@@ -534,12 +578,15 @@ class WebServer:
                 f"cannot listen on {self.bind}:{self.port}: {exc.strerror or exc} "
                 "(use --port to pick another port)"
             ) from None
-        host, port = self._runner.addresses[0][:2]
+        host, port = self._server.sockets[0].getsockname()[:2]
         self.port = port
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
 
     async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
