@@ -15,7 +15,7 @@ from service.hall import CollectorPacer
 class _Cycle:
     def __init__(self) -> None:
         self.me = self
-        self.load = [[] for _ in range(9)]
+        self.load: list[list[int]] = [[] for _ in range(9)]
 
 
 def test_a_share_of_growth_is_needed_too(monkeypatch: pytest.MonkeyPatch) -> None:
