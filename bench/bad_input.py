@@ -4,8 +4,11 @@ keeps running.
 Malformed configs go to ``dgt-service run --config`` (exit status 2 and one line on
 stderr).  Then one service runs (``dgt-service run emulator /no/such/port``) and gets an
 unknown port, requests without or with a wrong admin token, oversized and malformed bodies,
-malformed HTTP, path traversal and hostile names; after each, ``GET /api/tables`` must still
-answer 200.
+malformed HTTP, path traversal and hostile names, text no store can hold (a lone surrogate,
+control characters), a token header that is not UTF-8, a foreign ``Host`` (DNS
+rebinding) and a round name built to add a parameter to the PGN download's
+``Content-Disposition``; after each, ``GET /api/tables`` must still answer 200.
+(``bench/flood.py`` tries floods, idle connections and slow headers.)
 
     .venv/bin/python bench/bad_input.py          # every case
     .venv/bin/python bench/bad_input.py --quick  # the same (it is quick); for CI
@@ -23,11 +26,14 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bad-input-bench-token"
+ROUND = '1"; filename="evil.html'
+"""The round of every table: a name built to add a parameter to a download's header."""
 
 CONFIGS = {
     "config: not TOML": "[[table]\nport = 'x'\n",
@@ -66,12 +72,21 @@ def http(
         return exc.code, exc.read().decode("utf-8", "replace")
 
 
-def raw(host: str, port: int, data: bytes) -> tuple[int, str]:
+def raw(host: str, port: int, data: bytes, *, body: bool = False) -> tuple[int, str]:
+    """Send ``data`` as it is; the status and the reason (or the body's first line)."""
     with socket.create_connection((host, port), timeout=10) as sock:
         sock.sendall(data)
         answer = sock.recv(4096).decode("latin-1")
     match = re.match(r"HTTP/1\.\d (\d+) ([^\r\n]*)", answer)
-    return (int(match.group(1)), match.group(2)) if match else (0, answer[:60])
+    if match is None:
+        return (0, answer[:60])
+    text = answer.split("\r\n\r\n", 1)[1] if body and "\r\n\r\n" in answer else ""
+    return (int(match.group(1)), text or match.group(2))
+
+
+def header(url: str, name: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.headers.get(name, ""))
 
 
 def one_line(text: str) -> str:
@@ -109,6 +124,8 @@ def main() -> int:
                 f"{tmp}/s.db",
                 "--admin-token",
                 TOKEN,
+                "--round",
+                ROUND,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -186,11 +203,65 @@ def main() -> int:
                     400,
                 ),
             ]
+            bearer = b"Authorization: Bearer \xff\xfe\x80 not utf-8\r\n"
+            cases += [
+                (
+                    "lone surrogate in a player name",
+                    http(admin, data=b'{"white": "Ann\\ud800"}', token=TOKEN),
+                    400,
+                ),
+                (
+                    "control character in a name",
+                    http(admin, data=b'{"white": "Ann\\u0000"}', token=TOKEN),
+                    400,
+                ),
+                (
+                    "number with 400 digits",
+                    http(admin, data=b'{"ply": 1' + b"0" * 400 + b"}", token=TOKEN),
+                    400,
+                ),
+                (
+                    "token header not UTF-8",
+                    raw(
+                        host,
+                        int(port),
+                        b"POST /api/admin/tables/1/players HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        + bearer
+                        + b"Content-Length: 2\r\n\r\n{}",
+                        body=True,
+                    ),
+                    401,
+                ),
+                (
+                    "foreign Host (DNS rebinding)",
+                    raw(
+                        host,
+                        int(port),
+                        b"GET /api/tables HTTP/1.1\r\nHost: rebind.example:"
+                        + port.encode()
+                        + b"\r\n\r\n",
+                        body=True,
+                    ),
+                    421,
+                ),
+            ]
             for name, (status, body), expected in cases:
                 ok = status == expected and alive()
                 rows.append((name, f"HTTP {status}", one_line(body), ok))
             status, body = http(
                 admin, data=json.dumps({"white": "<script>x</script>"}).encode(), token=TOKEN
+            )
+            disposition = header(
+                url + "rounds/" + urllib.parse.quote(ROUND, safe="") + ".pgn",
+                "Content-Disposition",
+            )
+            rows.append(
+                (
+                    "round name adding filename=",
+                    "one filename" if disposition.count("filename=") == 1 else "two",
+                    disposition[:110],
+                    disposition.count("filename=") == 1 and alive(),
+                )
             )
             page = http(url + "tables/1")[1]
             rows.append(

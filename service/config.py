@@ -7,6 +7,7 @@
     port = 8080
     database = "hall.db"           # relative to the config file
     admin_token_file = "token.txt" # relative to the config file
+    hosts = ["dgt.club.example"]   # Host names the web server answers besides its address
 
     [defaults]                     # apply to every table unless the table says otherwise
     event = "Club Championship"
@@ -56,7 +57,10 @@ TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 MAX_TEXT = 100
 MAX_TABLES = 5000
 
-_SERVICE_KEYS = {"bind", "port", "database", "admin_token_file"}
+_HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9.])?|\[[0-9A-Fa-f:.]{2,45}\]")
+"""A name in ``[service] hosts``: letters, digits, dots and hyphens (or an address)."""
+
+_SERVICE_KEYS = {"bind", "port", "database", "admin_token_file", "hosts"}
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
@@ -86,6 +90,9 @@ class ServiceConfig:
     database: Path | None = None
     admin_token_file: Path | None = None
     tables: tuple[TableConfig, ...] = ()
+    hosts: tuple[str, ...] = ()
+    """Host names (or addresses) the web server answers besides its bound address and
+    localhost (a name it is reached by through DNS or a proxy)."""
 
 
 def check_text(value: object, where: str, *, limit: int = MAX_TEXT) -> str:
@@ -328,7 +335,19 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         ) from None
     port = service.get("port", 8080)
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-        raise fail(f"[service] port: {_show(port)} is not a port number 0-65535", "port", "service")
+        raise fail(
+            f"[service] port: {_show(port)} is not a port number 0-65535", "port", "service"
+        )
+    hosts = service.get("hosts", [])
+    if not isinstance(hosts, list) or not all(
+        isinstance(h, str) and _HOST_NAME.fullmatch(h) for h in hosts
+    ):
+        raise fail(
+            f'[service] hosts: must be a list of host names like ["dgt.club.example"], '
+            f"not {hosts!r}"[:200],
+            "hosts",
+            "service",
+        )
     base = path.parent
 
     def file_key(key: str) -> Path | None:
@@ -478,6 +497,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         database=database,
         admin_token_file=admin_token_file,
         tables=tuple(tables),
+        hosts=tuple(hosts),
     )
 
 

@@ -85,6 +85,11 @@ THAW_INTERVAL = 600.0
 """Seconds between thaws of the objects the hall froze out of the cycle collector's way
 (see :class:`CollectorPacer`)."""
 
+THAW_GROWTH = (0.5, 100_000)
+"""A thaw comes sooner once the frozen objects grew by both this share of what the last
+thaw left frozen and this many objects: garbage cycles frozen meanwhile (a flood of
+requests makes some) never hold more memory than about half the live objects."""
+
 
 _CLOCK_ONLY = frozenset({"board", "clock"})
 """Output types of a clock report that changed nothing but the times."""
@@ -352,10 +357,13 @@ class CollectorPacer:
     found any) wait for the next thaw: every :data:`THAW_INTERVAL` seconds
     (:meth:`thaw_if_due`, from the hall's ticker) the frozen objects go back to the
     collector for one full collection, one long pass that frees them, and what survives
-    it is frozen again.  The last hall to close thaws everything."""
+    it is frozen again, or sooner once the frozen objects grew by :data:`THAW_GROWTH`.
+    The last hall to close thaws everything."""
 
     _halls = 0
     _thawed_at = 0.0
+    _frozen_after_thaw = 0
+    _frozen_since_thaw = 0
 
     @classmethod
     def start(cls) -> None:
@@ -365,6 +373,8 @@ class CollectorPacer:
             gc.collect()
             gc.freeze()
             cls._thawed_at = time.monotonic()
+            cls._frozen_after_thaw = gc.get_freeze_count()
+            cls._frozen_since_thaw = 0
         cls._halls += 1
 
     @classmethod
@@ -380,20 +390,34 @@ class CollectorPacer:
 
     @classmethod
     def thaw_if_due(cls, now: float | None = None) -> bool:
-        """Once :data:`THAW_INTERVAL` seconds passed since the last thaw: hand the frozen
-        objects back and collect everything once (the garbage cycles among them are
-        freed); the survivors are frozen again.  Returns whether it did."""
+        """Once :data:`THAW_INTERVAL` seconds passed since the last thaw (or the frozen
+        objects grew by :data:`THAW_GROWTH`): hand the frozen objects back and collect
+        everything once (the garbage cycles among them are freed); the survivors are
+        frozen again.  Returns whether it did."""
         now = time.monotonic() if now is None else now
-        if cls._halls == 0 or now - cls._thawed_at < THAW_INTERVAL:
+        if cls._halls == 0:
+            return False
+        share, least = THAW_GROWTH
+        grown = cls._frozen_since_thaw
+        if now - cls._thawed_at < THAW_INTERVAL and (
+            grown < least or grown < share * cls._frozen_after_thaw
+        ):
             return False
         cls._thawed_at = now
         gc.unfreeze()
         gc.collect()  # _after_collection freezes the survivors
+        cls._frozen_after_thaw = gc.get_freeze_count()  # walks them: once a thaw
+        cls._frozen_since_thaw = 0
         return True
 
     @classmethod
     def _after_collection(cls, phase: str, info: Mapping[str, Any]) -> None:
         if phase == "stop":
+            # The survivors wait in the next generation (every older one is empty, all
+            # frozen): counted there, as gc.get_freeze_count() walks every frozen object.
+            survivors = gc.get_objects(min(int(info.get("generation", 2)) + 1, 2))
+            cls._frozen_since_thaw += len(survivors)
+            del survivors
             gc.freeze()
 
 

@@ -46,6 +46,22 @@ SCRIPTS: dict[str, list[str]] = {
         r"^  board 10002: latency median [\d.]+ ms",
         r"^  all boards: latency median [\d.]+ ms +p99 [\d.]+ ms",
     ],
+    "bad_input.py": [
+        r"^lone surrogate in a player name +HTTP \d+ ",
+        r"^token header not UTF-8 +HTTP \d+ ",
+        r"^foreign Host \(DNS rebinding\) +HTTP \d+ ",
+        r"^round name adding filename= ",
+        r"^cases: \d+, clear answer and service still running: \d+, failed: \d+$",
+    ],
+    "flood.py": [
+        r"^[\d,]+ x GET no/such/N \(404\) .* RSS \d+ -> \d+ MB over [\d,]+ requests",
+        r"^[\d,]+ x PUT api/tables\?n=N \(405\) .* RSS \d+ -> \d+ MB",
+        r"^[\d,]+ idle connections \+ \d+ GETs .* GET p50 [\d.]+ ms p99 [\d.]+ ms$",
+        r"^\d+ slow header lines \(1 byte/s\) +\d+ open ",
+        r"^\d+ live streams from one address ",
+        r"^open-files limit 1,024 at start ",
+        r"^cases: \d+, service still up and within bounds: \d+, failed: \d+$",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 

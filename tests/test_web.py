@@ -4,9 +4,11 @@ against a real server on 127.0.0.1 (ephemeral port) with emulated boards."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import sqlite3
+import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from hall_stand_in import EchoTable
 
 from dgt.protocol import Piece
@@ -288,3 +291,124 @@ async def test_hostile_admin_requests_get_one_line_errors(
     assert state["settings"].get("white") in (None, "?")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def test_text_that_cannot_be_stored_is_refused_at_the_edge(served: Served) -> None:
+    path = "/api/admin/tables/1/players"
+    before = (await get_json(served, "/api/tables/1"))["settings"]
+    # A lone surrogate ("\ud800" in the JSON) in a setting and in any other text argument.
+    for body in ('{"white": "Ann\\ud800"}', '{"event": "\\udfff"}', '{"note": "x\\ud800y"}'):
+        status, error = await admin(served, path, body)
+        assert status == 400, body
+        assert "not valid Unicode" in error["error"]
+        assert "\n" not in error["error"]
+    # Control characters, absurd lengths, numbers no store reads back the same.
+    for body, message in (
+        ({"white": "Ann\u0000"}, "white contains control characters"),
+        ({"note": "x" * 100_00}, "note is longer than 200 characters"),
+        ('{"n": 1e999}', "n must be a finite number"),
+        ('{"n": NaN}', "n must be a finite number"),
+        ({"n": 2**70}, "n is too large a number"),
+        ('{"white\\n": "Ann"}', "bad key 'white\\n' in the body"),
+    ):
+        text = body if isinstance(body, str) else json.dumps(body)
+        status, error = await admin(served, path, text)
+        assert (status, error["error"]) == (400, message), body
+    # Nothing reached the table; the store still commits and serves every table.
+    assert (await get_json(served, "/api/tables/1"))["settings"] == before
+    status, _ = await admin(served, path, json.dumps({"white": "Ann"}))
+    assert status == 200
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def _raw_request(served: Served, request: bytes) -> bytes:
+    host, port = served.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(request)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(4096), 5)
+    writer.close()
+    await writer.wait_closed()
+    return answer
+
+
+async def test_undecodable_headers_get_a_client_error_not_a_traceback(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    for header in (b"Authorization: Bearer \xff\xfe\x80", b"X-Admin-Token: \xc3\x28abcdefgh"):
+        for request in (
+            b"GET /api/admin/options HTTP/1.1\r\nHost: 127.0.0.1\r\n" + header + b"\r\n\r\n",
+            b"POST /api/admin/tables/1/players HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + header
+            + b"\r\nContent-Length: 2\r\n\r\n{}",
+        ):
+            answer = await _raw_request(served, request)
+            assert answer.startswith(b"HTTP/1.1 401 "), answer
+            assert b'{"error":"admin token missing' in answer
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len((await get_json(served, "/api/tables"))["tables"]) == 2
+
+
+async def test_a_round_name_cannot_add_a_parameter_to_the_download(tmp_path: Path) -> None:
+    store = Store(tmp_path / "round.db")
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    evil = '1"; filename="evil.html'
+    hall.add_table(TableConfig("1", "emu", None, {"round": evil}), EmulatorTransport(name="emu"))
+    server = WebServer(hall, TOKEN, port=0)
+    url = (await server.start()).rstrip("/")
+    try:
+        async with aiohttp.ClientSession() as session:
+            quoted = evil.replace('"', "%22").replace(";", "%3B").replace(" ", "%20")
+            async with session.get(f"{url}/rounds/{quoted}.pgn") as response:
+                assert response.status == 200
+                disposition = response.headers["Content-Disposition"]
+            async with session.get(f"{url}/games.pgn") as response:
+                assert response.headers["Content-Disposition"] == 'inline; filename="games.pgn"'
+    finally:
+        await server.close()
+        await hall.close()
+        store.close()
+    assert disposition.count("filename=") == 1
+    assert disposition.startswith('inline; filename="round-1___filename__evil.html.pgn"; ')
+    assert disposition.endswith("filename*=UTF-8''round-1%22%3B%20filename%3D%22evil.html.pgn")
+    assert disposition.count('"') == 2
+
+
+async def test_a_foreign_host_name_is_refused(served: Served) -> None:
+    port = served.url.rsplit(":", 1)[1]
+    for host in ("evil.example", f"evil.example:{port}", f"rebind.127.0.0.1.nip.io:{port}",
+                 "10.1.2.3", "127.0.0.1:x", "[::1"):  # fmt: skip
+        for path in ("/api/tables", "/no/such/page", "/api/admin/options"):
+            async with served.session.get(served.url + path, headers={"Host": host}) as response:
+                assert response.status == 421, (host, path)
+                assert "Host" in (await response.json())["error"]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}"):
+        async with served.session.get(served.url + "/api/tables", headers={"Host": host}) as r:
+            assert r.status == 200, host
+
+
+async def test_a_request_no_route_matches_leaves_no_garbage_cycle(served: Served) -> None:
+    """An unknown path (404) or a wrong method (405) leaves no reference cycle holding the
+    request, its exception and a traceback: such garbage waits for the cycle collector,
+    and while the hall paces it, for the next thaw."""
+    gc.collect()
+    gc.disable()
+    try:
+        for number in range(50):
+            async with served.session.get(f"{served.url}/no/such/{number}") as response:
+                assert response.status == 404
+            async with served.session.put(f"{served.url}/api/tables") as response:
+                assert response.status == 405
+                assert response.headers["Allow"] == "GET,HEAD"
+            async with served.session.get(f"{served.url}/api/tables/1/log?after=x") as response:
+                assert response.status == 400
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        kept = [o for o in gc.garbage if isinstance(o, web.BaseRequest | BaseException)]
+        kept += [o for o in gc.garbage if isinstance(o, types.FrameType | types.TracebackType)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not [o for o in kept if not isinstance(o, web.HTTPNotFound | web.HTTPMethodNotAllowed)]
+    assert all(o.__traceback__ is None for o in kept if isinstance(o, BaseException))

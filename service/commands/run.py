@@ -164,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         seconds=args.seconds,
         what=f"{len(tables)} table(s)",
         durable=args.durable,
+        hosts=config.hosts,
     )
 
 
@@ -186,6 +187,7 @@ def serve(
     what: str,
     after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None = None,
     durable: bool = False,
+    hosts: tuple[str, ...] = (),
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
     synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
@@ -215,6 +217,7 @@ def serve(
                         what,
                         after_start,
                         durable,
+                        hosts,
                     )
                 )
         except StoreError as exc:  # a damaged row found while rebuilding the tables
@@ -252,13 +255,14 @@ async def _serve(
     what: str,
     after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None,
     durable: bool = False,
+    hosts: tuple[str, ...] = (),
 ) -> None:
     hall = Hall(store)
     try:
         await setup(hall)
     except HallError as exc:
         raise UsageError(str(exc)) from None
-    server = WebServer(hall, token, bind=bind, port=port)
+    server = WebServer(hall, token, bind=bind, port=port, hosts=hosts)
     url = await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -9,7 +9,10 @@
   players, claim, rule, correct) and ``GET /api/admin/options``, both with
   ``Authorization: Bearer TOKEN``.
 
-Public pages are read-only; every error is a one-line JSON ``{"error": ...}``.
+Public pages are read-only; every error is a one-line JSON ``{"error": ...}``.  Admin text
+that no store can hold is refused at the edge (:mod:`service.web.edge`), as is a ``Host``
+the service is not bound to or configured for (``[service] hosts``); the connections,
+header time-out and open-files limit are in :mod:`service.web.limits`.
 """
 
 from service.web.app import WebServer, create_app

@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_urldispatcher import MatchInfoError
 
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, TableRunner
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
-from service.web.stream import MAX_CLIENTS, StreamHub
+from service.web.edge import (
+    HostPolicy,
+    check_scalar,
+    check_unicode,
+    content_disposition,
+    token_matches,
+)
+from service.web.limits import (
+    HEADER_TIMEOUT,
+    ConnectionGuard,
+    connection_cap,
+    raise_open_files_limit,
+)
+from service.web.stream import StreamHub
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +92,8 @@ def quiet_malformed_requests() -> None:
 HALL_KEY: web.AppKey[Hall] = web.AppKey("hall", Hall)
 HUB_KEY: web.AppKey[StreamHub] = web.AppKey("hub", StreamHub)
 TOKEN_KEY: web.AppKey[str] = web.AppKey("token", str)
+HOSTS_KEY: web.AppKey[HostPolicy] = web.AppKey("hosts", HostPolicy)
+GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("guard", ConnectionGuard)
 
 
 def json_error(status: int, message: str) -> web.Response:
@@ -98,22 +113,77 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure becomes a one-line JSON error; the service keeps running."""
+    """Every failure becomes a one-line JSON error; the service keeps running.
+
+    No exception outlives the request with its traceback: aiohttp raises the one
+    exception an unmatched route holds, so route, exception, traceback and the handler's
+    frame make a reference cycle that only the cycle collector frees, and while the hall
+    paces the collector that garbage waits in the frozen generation (a flood of requests
+    to unknown paths grew the process by kilobytes a request).  An unmatched route is
+    answered without raising (:func:`unmatched_middleware`), and every exception caught
+    here drops its traceback."""
     try:
         response = await handler(request)
     except web.HTTPException as exc:
+        exc.__traceback__ = None
         if exc.status < 400:
             raise
-        reason = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
-        return json_error(exc.status, reason or "error")
+        return _http_error(exc)
     except HallError as exc:
+        exc.__traceback__ = None
         return json_error(exc.status, str(exc))
     except asyncio.CancelledError:
         raise
-    except Exception:
+    except Exception as exc:
         logger.exception("request %s %s failed", request.method, request.path)
+        exc.__traceback__ = None
         return json_error(500, "internal error (see the service log)")
     return response
+
+
+@web.middleware
+async def connection_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Counts the requests being answered on each connection: a connection with none is
+    the first closed when the connections reach their cap (see :mod:`service.web.limits`)."""
+    guard = request.app[GUARD_KEY]
+    transport = request.transport
+    guard.answering(transport, 1)
+    try:
+        return await handler(request)
+    finally:
+        guard.answering(transport, -1)
+
+
+@web.middleware
+async def unmatched_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request no route matches gets its 404 or 405 without the exception aiohttp keeps
+    for it being raised (see :func:`errors_middleware`)."""
+    match_info = request.match_info
+    if isinstance(match_info, MatchInfoError):
+        return _http_error(match_info.http_exception)
+    return await handler(request)
+
+
+def _http_error(exc: web.HTTPException) -> web.Response:
+    """``exc`` as the one-line JSON error (405 keeps its ``Allow`` header)."""
+    reason = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
+    response = json_error(exc.status, reason or "error")
+    allow = exc.headers.get("Allow")
+    if allow is not None:
+        response.headers["Allow"] = allow
+    return response
+
+
+@web.middleware
+async def host_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A request for a name the service is not bound to or configured for (a page on a
+    foreign name resolving to this address: DNS rebinding) is refused with 421."""
+    if not request.app[HOSTS_KEY].allows(request.headers.get("Host")):
+        raise web.HTTPMisdirectedRequest(
+            text="this service does not answer to that Host name "
+            "(add it to [service] hosts in the config)"
+        )
+    return await handler(request)
 
 
 async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
@@ -233,7 +303,7 @@ def _pgn_response(text: str, name: str) -> web.Response:
     return web.Response(
         text=text,
         content_type="application/x-chess-pgn",
-        headers={"Content-Disposition": f'inline; filename="{name}"', "Cache-Control": "no-cache"},
+        headers={"Content-Disposition": content_disposition(name), "Cache-Control": "no-cache"},
     )
 
 
@@ -283,8 +353,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     table = request.query.get("table")
     if table is not None and table not in hall.runners:
         raise HallError(f"no table {table[:40]!r}", 404)
-    if len(hub.clients) >= MAX_CLIENTS:
-        raise HallError("too many open streams; try again later", 503)
+    refusal = hub.refusal(request.remote)
+    if refusal is not None:
+        raise HallError(refusal, 503)
     response = web.StreamResponse(
         headers={
             "Content-Type": "text/event-stream",
@@ -296,7 +367,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     tables = [table] if table is not None else list(hall.runners)
     full = table is not None
     hall.settle()
-    client = hub.open(tables if table is not None else None, full)
+    client = hub.open(tables if table is not None else None, full, request.remote)
+    guard = request.app[GUARD_KEY]
+    guard.streaming(request.transport, lambda: hub.hang_up(client))
     try:
         first = "retry: 2000\n" + "".join(
             f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables
@@ -316,6 +389,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         pass
     finally:
         hub.drop(client)
+        guard.streaming(request.transport, None)
     return response
 
 
@@ -327,7 +401,7 @@ def _check_token(request: web.Request) -> None:
     header = request.headers.get("Authorization", "")
     given = header[7:].strip() if header[:7].lower() == "bearer " else ""
     given = given or request.headers.get("X-Admin-Token", "")
-    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+    if not token_matches(given, expected):
         raise web.HTTPUnauthorized(
             text="admin token missing or wrong (send 'Authorization: Bearer TOKEN')",
             headers={"WWW-Authenticate": 'Bearer realm="dgt-service"'},
@@ -341,9 +415,11 @@ def _clean_args(command: str, body: Any) -> dict[str, Any]:
         raise HallError("too many keys in the body", 400)
     args: dict[str, Any] = {}
     for key, value in body.items():
-        if not isinstance(key, str) or not re.match(r"^[a-z_][a-z0-9_]{0,31}$", key):
+        if not isinstance(key, str) or not re.fullmatch(r"[a-z_][a-z0-9_]{0,31}", key):
             raise HallError(f"bad key {str(key)[:40]!r} in the body", 400)
         try:
+            if isinstance(value, str):
+                check_unicode(value, key)
             if key in (
                 "white",
                 "black",
@@ -357,10 +433,9 @@ def _clean_args(command: str, body: Any) -> dict[str, Any]:
                 args[key] = check_setting(key, value)
             elif isinstance(value, str):
                 args[key] = check_text(value, key, limit=200)
-            elif value is None or isinstance(value, bool | int | float):
-                args[key] = value
             else:
-                raise ValueError(f"{key} must be a string, number, true/false or null")
+                check_scalar(value, key)
+                args[key] = value
         except ValueError as exc:
             raise HallError(str(exc), 400) from None
     return args
@@ -403,13 +478,26 @@ async def admin_options(request: web.Request) -> web.StreamResponse:
     )
 
 
-def create_app(hall: Hall, token: str, *, expose_timing: bool = False) -> web.Application:
-    """The application serving ``hall``; ``token`` guards the admin API."""
+def create_app(
+    hall: Hall, token: str, *, expose_timing: bool = False, hosts: HostPolicy | None = None
+) -> web.Application:
+    """The application serving ``hall``; ``token`` guards the admin API; ``hosts`` says
+    which ``Host`` names it answers (by default those of 127.0.0.1)."""
     if len(token) < 8:
         raise ValueError("the admin token must have at least 8 characters")
     quiet_malformed_requests()
-    app = web.Application(middlewares=[errors_middleware], client_max_size=MAX_BODY)
+    app = web.Application(
+        middlewares=[
+            connection_middleware,
+            errors_middleware,
+            host_middleware,
+            unmatched_middleware,
+        ],
+        client_max_size=MAX_BODY,
+    )
     app[HALL_KEY] = hall
+    app[HOSTS_KEY] = hosts or HostPolicy()
+    app[GUARD_KEY] = ConnectionGuard()
     hub = StreamHub(hall, expose_timing=expose_timing)
     app[HUB_KEY] = hub
     app[TOKEN_KEY] = token
@@ -448,23 +536,40 @@ class WebServer:
         bind: str = "127.0.0.1",
         port: int = 8080,
         expose_timing: bool = False,
+        hosts: Iterable[str] = (),
     ) -> None:
-        self.app = create_app(hall, token, expose_timing=expose_timing)
+        self.app = create_app(
+            hall, token, expose_timing=expose_timing, hosts=HostPolicy(bind, hosts)
+        )
         self.bind = bind
         self.port = port
         self._runner: web.AppRunner | None = None
+        self._server: asyncio.AbstractServer | None = None
 
     @property
     def hub(self) -> StreamHub:
         return self.app[HUB_KEY]
 
+    @property
+    def guard(self) -> ConnectionGuard:
+        return self.app[GUARD_KEY]
+
     async def start(self) -> str:
         """Listen; returns the base URL (``http://127.0.0.1:8080/``)."""
-        self._runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=1.0)
+        open_files = raise_open_files_limit()
+        cap = connection_cap(open_files, len(self.app[HALL_KEY].runners))
+        logger.info("open files: limit %s; web connections held at most: %d", open_files, cap)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=HEADER_TIMEOUT
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.bind, self.port)
+        server = self._runner.server
+        assert server is not None  # set up
+        self.guard.serve(server, cap)
         try:
-            await site.start()
+            self._server = await asyncio.get_running_loop().create_server(
+                self.guard, self.bind, self.port, backlog=128, reuse_address=True
+            )
         except OSError as exc:
             await self._runner.cleanup()
             self._runner = None
@@ -473,12 +578,15 @@ class WebServer:
                 "(another service may be running there: stop it, or start this one with "
                 "another --port and another --db)"
             ) from None
-        host, port = self._runner.addresses[0][:2]
+        host, port = self._server.sockets[0].getsockname()[:2]
         self.port = port
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}/"
 
     async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

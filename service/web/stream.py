@@ -25,6 +25,10 @@ HEARTBEAT = 15.0
 MAX_CLIENTS = 500
 """Streams served at once; more are refused with 503."""
 
+MAX_CLIENTS_PER_ADDRESS = 50
+"""Streams served at once to one client address (a venue behind one router opens one a
+screen); more are refused with 503, so one client cannot take every stream."""
+
 
 def summary(state: dict[str, Any]) -> dict[str, Any]:
     """The part of a table's state the overview page shows."""
@@ -59,9 +63,13 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
 class StreamClient:
     """One open stream: which tables it follows and what waits to be sent."""
 
-    def __init__(self, tables: frozenset[str] | None, full: bool) -> None:
+    def __init__(
+        self, tables: frozenset[str] | None, full: bool, address: str | None = None
+    ) -> None:
         self.tables = tables
         self.full = full
+        self.address = address
+        """The client's address (None where unknown)."""
         self.pending: dict[str, str] = {}
         self.wake = asyncio.Event()
         self.closed = False
@@ -123,10 +131,32 @@ class StreamHub:
             client.pending[update.table_id] = text
             client.wake.set()
 
-    def open(self, tables: Iterable[str] | None, full: bool) -> StreamClient:
-        client = StreamClient(None if tables is None else frozenset(tables), full)
+    def open(
+        self, tables: Iterable[str] | None, full: bool, address: str | None = None
+    ) -> StreamClient:
+        client = StreamClient(None if tables is None else frozenset(tables), full, address)
         self.clients.add(client)
         return client
+
+    def refusal(self, address: str | None) -> str | None:
+        """Why a new stream for a client at ``address`` is refused (None: it is not)."""
+        if len(self.clients) >= MAX_CLIENTS:
+            return "too many open streams; try again later"
+        if address is not None:
+            mine = sum(1 for client in self.clients if client.address == address)
+            if mine >= MAX_CLIENTS_PER_ADDRESS:
+                return (
+                    f"too many open streams from one address ({MAX_CLIENTS_PER_ADDRESS}); "
+                    "close one or try again later"
+                )
+        return None
+
+    def hang_up(self, client: StreamClient) -> None:
+        """The client's connection was lost: its stream ends at once (not at the next
+        write, which may be a heartbeat away) and frees its place."""
+        client.closed = True
+        client.wake.set()
+        self.clients.discard(client)
 
     def drop(self, client: StreamClient) -> None:
         client.closed = True

@@ -1,0 +1,61 @@
+"""service.hall.CollectorPacer under a flood of garbage cycles: a thaw comes as soon as the
+frozen objects grew by THAW_GROWTH, not only every THAW_INTERVAL seconds."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+import service.hall
+from service.hall import CollectorPacer
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+        self.load: list[list[int]] = [[] for _ in range(9)]
+
+
+def test_a_share_of_growth_is_needed_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(service.hall, "THAW_INTERVAL", 3600.0)
+    monkeypatch.setattr(service.hall, "THAW_GROWTH", (10.0, 300))
+    CollectorPacer.start()
+    try:
+        for _ in range(3000):
+            cycle = _Cycle()
+            del cycle
+            assert not CollectorPacer.thaw_if_due()  # ten times the live objects: far off
+    finally:
+        CollectorPacer.stop()
+
+
+def test_garbage_frozen_by_the_pacer_is_freed_once_it_grew_too_much(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(service.hall, "THAW_INTERVAL", 3600.0)
+    monkeypatch.setattr(service.hall, "THAW_GROWTH", (0.0, 300))
+    CollectorPacer.start()
+    try:
+        base = gc.get_freeze_count()
+        first = _Cycle()
+        alive = weakref.ref(first)
+        gc.collect(0)  # a young collection freezes it while it lives...
+        del first
+        gc.collect()
+        assert alive() is not None  # ...and, garbage, it waits for a thaw
+        thawed = 0
+        for _ in range(3000):
+            cycle = _Cycle()  # garbage as soon as the next one is made...
+            if gc.get_count()[0] > 600:
+                gc.collect(0)  # ...but a young collection may freeze the one alive
+            del cycle
+            thawed += CollectorPacer.thaw_if_due()
+        gc.collect(0)
+        assert thawed >= 1
+        assert alive() is None
+        # What is frozen stays within the growth allowed past the live objects.
+        assert gc.get_freeze_count() < base + 300 + 100
+    finally:
+        CollectorPacer.stop()
