@@ -27,7 +27,7 @@ Reported per N, over a measuring window after a warm-up:
   tables took (board events, ticks that produced something, admin commands), a cost figure
   that other load on the machine disturbs far less than the latency;
 * the cycle collector: its share of the window, the full collections in it and the longest
-  of their pauses (wall time; see ``service.hall.CollectorPacer``);
+  of their pauses (wall time; see ``service.collector_pacer.CollectorPacer``);
 * updates and moves seen, and how many updates the stream merged for a slow reader.
 
 Each board starts its first game at a random moment within ``--stagger`` seconds (6 by

@@ -2,8 +2,8 @@
 
 A :class:`~service.table.Table` issues :class:`~service.table.ClockOrder` s (set-and-run,
 a short text, back to the times, a beep) that wait in :meth:`Table.take_clock_orders`.
-Whoever puts a table at a board -- the hall (:mod:`service.hall`, many tables) or
-:class:`service.table_link.TableLink` (one) -- hands them to a :class:`ClockOrderSender`,
+The runner that puts a table at a board (:class:`service.table_runner.TableRunner`, one for
+each table of the hall) hands them to a :class:`ClockOrderSender`,
 which sends them to the clock one after another, in the order given, each waiting for the
 clock's answer (the clock takes one command at a time); a clock that does not answer is
 logged and the next order is tried, so a game goes on when a clock is unplugged mid-game.

@@ -1,9 +1,11 @@
 """``service.hall``: many tables in one process.
 
-Each table is a :class:`TableRunner`: a :class:`dgt.Board` (which reconnects on its own),
-a table (pure, deterministic; any :class:`~service.table.TableLike`: the turn-based
-:class:`~service.table.Table` or the :class:`~service.table.RealtimeTable`) and its log in the
-:class:`~service.store.Store`.  The :class:`Hall` owns them all and one event loop:
+Each table is a :class:`HallTable`: a :class:`~service.table_runner.TableRunner` (it opens
+the board with back-off, feeds the table, sends its clock orders and drives its LEDs) of a
+:class:`dgt.Board` (which reconnects on its own) and a table (pure, deterministic; any
+:class:`~service.table.TableLike`: the turn-based :class:`~service.table.Table` or the
+:class:`~service.table.RealtimeTable`), with its log in the :class:`~service.store.Store`.
+The :class:`Hall` owns them all and one event loop:
 
 * every board event, every tick that produced something and every admin command is an
   *input*: it goes into the table, and the input with the table's answer is queued in the
@@ -31,29 +33,22 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import functools
-import gc
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from dgt.board import Board
-from dgt.bus_master import BusBoard
-from dgt.errors import DgtError
 from dgt.events import BoardEvent
-from dgt.recording import event_as_logged
 from dgt.transports import Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
-from service.clock_orders import ClockOrderSender
 from service.config import TableConfig, settings_dict
-from service.led_driver import LedDriver
 from service.store import Store, StoreError, board_input, output_json, rebuild
-from service.table import ClockOrder, RealtimeTable, Table, TableEvent, TableLike, TableSettings
+from service.table import RealtimeTable, Table, TableEvent, TableLike, TableSettings
+from service.table_runner import InputKind, RunnerBoard, TableInput, TableRunner
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +57,6 @@ TICK_INTERVAL = 0.5
 
 CHECKPOINT_INTERVAL = 2.0
 """Seconds between write-ahead-log checkpoints, done on a worker thread (they fsync)."""
-
-OPEN_RETRY_MIN = 1.0
-"""First delay before trying again to open a board that could not be opened..."""
-
-OPEN_RETRY_MAX = 15.0
-"""...doubling up to this cap."""
 
 MAX_ADMIN_ARGS = 32
 """Keys an admin command may carry."""
@@ -81,16 +70,6 @@ QUIET_COMMIT_DELAY = 1.0
 """Longest time in seconds a row that is shown to nobody (a clock report that changed only
 the times) waits in the queue for a commit.  Losing it in a crash loses nothing shown."""
 
-THAW_INTERVAL = 600.0
-"""Seconds between thaws of the objects the hall froze out of the cycle collector's way
-(see :class:`CollectorPacer`)."""
-
-THAW_GROWTH = (0.5, 100_000)
-"""A thaw comes sooner once the frozen objects grew by both this share of what the last
-thaw left frozen and this many objects: garbage cycles frozen meanwhile (a flood of
-requests makes some) never hold more memory than about half the live objects."""
-
-
 _CLOCK_ONLY = frozenset({"board", "clock"})
 """Output types of a clock report that changed nothing but the times."""
 
@@ -98,18 +77,6 @@ CLOCK_REFRESH = 5.0
 """Seconds between pushes of a table caused only by its clock's reports: the page counts the
 clocks down itself from the last state, so a report that changes nothing but the times
 (the running side unchanged) is logged at once but pushed at most this often."""
-
-
-class Connection(StrEnum):
-    """How a runner's board link stands, as the web page shows it."""
-
-    CONNECTING = "connecting"
-    """Not opened yet."""
-    UP = "up"
-    RECONNECTING = "reconnecting"
-    """Opened once, lost since; the board reconnects on its own."""
-    DOWN = "down"
-    """Cannot be opened (trying again with back-off)."""
 
 
 class HallError(Exception):
@@ -165,42 +132,35 @@ def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> TableLi
     return Table(table_id, TableSettings(**chosen), epoch=0.0)
 
 
-class TableRunner:
-    """One table: its board, its table and how its link stands."""
+class HallTable(TableRunner):
+    """One table of the hall: a :class:`~service.table_runner.TableRunner` at its board,
+    reporting to the hall, with the games played at it and how its clock reports were
+    last shown."""
 
     def __init__(
         self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
     ) -> None:
+        super().__init__(
+            config.id, table, hall, self._make_board, port=config.port, table_time=hall.wall_time
+        )
         self.hall = hall
         self.config = config
-        self.id = config.id
-        self.table = table
         self.transport = transport
-        self.board: Board | BusBoard | None = None
-        self.link = Connection.CONNECTING
-        self.error: str | None = None
-        self.task: asyncio.Task[None] | None = None
         self.games: list[GameEntry] = [GameEntry(self.id, 1, config.settings.get("round", "?"))]
         self.finished = False
         self.clock_published = 0.0
         self.clock_running: bool | None = None
         self.replay_divergences = 0
         self.inputs = 0
-        self.clock_orders: ClockOrderSender | None = None
-        """Sends the table's clock orders to the clock of :attr:`board` (made on the first
-        order for that board)."""
-        self.leds: LedDriver | None = None
-        """Keeps the board's LEDs on the game (boards with LEDs only)."""
-        self._led_task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
 
-    async def wait_ready(self, timeout: float) -> bool:  # noqa: ASYNC109
-        """Wait until the board was opened once (False after ``timeout`` seconds)."""
-        try:
-            await asyncio.wait_for(self._ready.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+    def _make_board(self) -> RunnerBoard:
+        """The board for one attempt to open it: a board of a bus line, or a board on its
+        own transport (made once, reused by every attempt)."""
+        if self.config.bus is not None:
+            return self.hall.bus_links.board(self.config, self.transport)
+        transport = self.transport or open_transport(self.config.port)
+        self.transport = transport
+        return Board(transport, **self.hall.board_options)
 
     # --- games ----------------------------------------------------------------------
 
@@ -251,175 +211,6 @@ class TableRunner:
             return entry.archived
         return self.table.pgn()
 
-    # --- the board ------------------------------------------------------------------
-
-    async def run(self) -> None:
-        """Open the board (trying again with back-off while it cannot be opened), then
-        feed its events to the table until the hall closes."""
-        delay = OPEN_RETRY_MIN
-        failures = 0
-        while not self.hall.closing:
-            try:
-                board: Board | BusBoard
-                if self.config.bus is not None:
-                    board = self.hall.bus_links.board(self.config, self.transport)
-                else:
-                    transport = self.transport or open_transport(self.config.port)
-                    self.transport = transport
-                    board = Board(transport, **self.hall.board_options)
-                self.board = board
-                await board.open()
-            except DgtError as exc:
-                failures += 1
-                self.error = str(exc)
-                self._set_link(Connection.DOWN)
-                logger.log(
-                    logging.WARNING if failures == 1 else logging.DEBUG,
-                    "table %s: %s (trying again in %.0f s)",
-                    self.id,
-                    exc,
-                    delay,
-                )
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, OPEN_RETRY_MAX)
-                continue
-            self.error = None
-            self._set_link(Connection.UP)
-            if board.info.leds is not None and self.leds is None:
-                self.leds = LedDriver(board, self.table)
-                self._led_task = asyncio.create_task(self.leds.run(), name=f"leds {self.id}")
-            self._ready.set()
-            # Each event goes to the table as the driver reads it (no wake-up of this task
-            # per event); this task waits for the board to close.
-            board.consume(functools.partial(self.hall.board_event, self))
-            async for _ in board.events():
-                pass
-            return
-
-    def _set_link(self, link: Connection) -> None:
-        if link != self.link:
-            self.link = link
-            self.hall.publish_status(self)
-
-    def connection(self) -> dict[str, Any]:
-        """How the link stands, for the web page."""
-        state = self.link
-        if self.board is not None and self.link is Connection.UP:
-            state = Connection.UP if self.board.ready else Connection.RECONNECTING
-        return {"state": state, "port": self.config.port, "error": self.error}
-
-    def send_clock_orders(self, orders: Sequence[ClockOrder]) -> None:
-        """Send ``orders`` (oldest first) to the board's clock, one after another; dropped
-        while the board is not ready (a reconnect re-syncs the clock from the table)."""
-        board = self.board
-        if not orders or board is None or not board.ready:
-            return
-        if isinstance(board, BusBoard):
-            return  # a bus line has no clock commands (BusBoard logs it once)
-        sender = self.clock_orders
-        if sender is None or sender.clock is not board.clock:
-            sender = self.clock_orders = ClockOrderSender(board.clock, label=self.id)
-        sender.submit(orders)
-
-    def update_leds(self, produced: Sequence[TableEvent]) -> None:
-        """Show what the table's new events mean on the board's LEDs, if it has any."""
-        if self.leds is not None and produced:
-            self.leds.update(produced)
-
-    async def close(self) -> None:
-        if self._led_task is not None:
-            self._led_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._led_task
-        if self.clock_orders is not None:
-            await self.clock_orders.close()
-        if self.board is not None:
-            await self.board.close()
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
-
-
-class CollectorPacer:
-    """Keeps the pauses of Python's cycle collector short while a hall runs.
-
-    A full collection walks every live container object: with 1,000 tables (their games,
-    recognisers, boards, the web server) that stops the event loop for a few hundred
-    milliseconds, several times a minute, and every update waiting meanwhile is late.
-    While any hall runs, what survives a collection of any generation is frozen
-    (:func:`gc.freeze`): each collection then walks only what was made since the last one.
-    (Freezing only after the older generations' collections left up to 17,000 survivors of
-    young collections in the middle generation at N = 1,000, whose collections then took
-    5-20 ms each, several times a second: a share of the p99 latency.)  Frozen objects
-    are still freed by reference counting as usual; only garbage *cycles* among them (a
-    service that runs long makes next to none: in the hall bench no full collection ever
-    found any) wait for the next thaw: every :data:`THAW_INTERVAL` seconds
-    (:meth:`thaw_if_due`, from the hall's ticker) the frozen objects go back to the
-    collector for one full collection, one long pass that frees them, and what survives
-    it is frozen again, or sooner once the frozen objects grew by :data:`THAW_GROWTH`.
-    The last hall to close thaws everything."""
-
-    _halls = 0
-    _thawed_at = 0.0
-    _frozen_after_thaw = 0
-    _frozen_since_thaw = 0
-
-    @classmethod
-    def start(cls) -> None:
-        """A hall starts: collect once (before any board talks), freeze what is left."""
-        if cls._halls == 0:
-            gc.callbacks.append(cls._after_collection)
-            gc.collect()
-            gc.freeze()
-            cls._thawed_at = time.monotonic()
-            cls._frozen_after_thaw = gc.get_freeze_count()
-            cls._frozen_since_thaw = 0
-        cls._halls += 1
-
-    @classmethod
-    def stop(cls) -> None:
-        """A hall closed: the last one gives everything back to the collector."""
-        if cls._halls == 0:
-            return
-        cls._halls -= 1
-        if cls._halls == 0:
-            with contextlib.suppress(ValueError):
-                gc.callbacks.remove(cls._after_collection)
-            gc.unfreeze()
-
-    @classmethod
-    def thaw_if_due(cls, now: float | None = None) -> bool:
-        """Once :data:`THAW_INTERVAL` seconds passed since the last thaw (or the frozen
-        objects grew by :data:`THAW_GROWTH`): hand the frozen objects back and collect
-        everything once (the garbage cycles among them are freed); the survivors are
-        frozen again.  Returns whether it did."""
-        now = time.monotonic() if now is None else now
-        if cls._halls == 0:
-            return False
-        share, least = THAW_GROWTH
-        grown = cls._frozen_since_thaw
-        if now - cls._thawed_at < THAW_INTERVAL and (
-            grown < least or grown < share * cls._frozen_after_thaw
-        ):
-            return False
-        cls._thawed_at = now
-        gc.unfreeze()
-        gc.collect()  # _after_collection freezes the survivors
-        cls._frozen_after_thaw = gc.get_freeze_count()  # walks them: once a thaw
-        cls._frozen_since_thaw = 0
-        return True
-
-    @classmethod
-    def _after_collection(cls, phase: str, info: Mapping[str, Any]) -> None:
-        if phase == "stop":
-            # The survivors wait in the next generation (every older one is empty, all
-            # frozen): counted there, as gc.get_freeze_count() walks every frozen object.
-            survivors = gc.get_objects(min(int(info.get("generation", 2)) + 1, 2))
-            cls._frozen_since_thaw += len(survivors)
-            del survivors
-            gc.freeze()
-
 
 @dataclass(slots=True)
 class _Batch:
@@ -438,7 +229,6 @@ class Hall:
         tick_interval: float = TICK_INTERVAL,
         board_options: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] = time.time,
-        pace_collector: bool = True,
     ) -> None:
         self.store = store
         self.table_factory = table_factory or default_table_factory
@@ -447,7 +237,7 @@ class Hall:
         self.bus_links = BusLinks(self.board_options)
         self._wall_clock = wall_clock
         self._offset = wall_clock() - time.monotonic()
-        self.runners: dict[str, TableRunner] = {}
+        self.runners: dict[str, HallTable] = {}
         self._subscribers: list[Callable[[Update], None]] = []
         self._batches: dict[str, _Batch] = {}
         self._flush_handle: asyncio.Handle | None = None
@@ -456,10 +246,6 @@ class Hall:
         """Whether the commit due was asked for without a delay (only the spacing holds it
         back): no later request can want it sooner."""
         self._last_commit = float("-inf")
-        self.pace_collector = pace_collector
-        """Run :class:`CollectorPacer` while started (off for a hall inside a process that
-        keeps its own collector settings)."""
-        self._pacing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tick_task: asyncio.Task[None] | None = None
         self._checkpoint_task: asyncio.Task[None] | None = None
@@ -469,7 +255,7 @@ class Hall:
 
     # --- building -------------------------------------------------------------------
 
-    def add_table(self, config: TableConfig, transport: Transport | None = None) -> TableRunner:
+    def add_table(self, config: TableConfig, transport: Transport | None = None) -> HallTable:
         """Register a table (or find it in the store), rebuild it from its log, and
         return its runner.  Its board is opened by :meth:`start`."""
         if config.id in self.runners:
@@ -490,7 +276,7 @@ class Hall:
             table = self.table_factory(config.id, stored)
         except (ValueError, TypeError) as exc:
             raise HallError(f"table {config.id}: {_one_line(exc)}") from None
-        runner = TableRunner(self, dataclasses.replace(config, settings=stored), table, transport)
+        runner = HallTable(self, dataclasses.replace(config, settings=stored), table, transport)
 
         def seen(_item: object, produced: Sequence[TableEvent]) -> None:
             runner.inputs += 1
@@ -516,11 +302,8 @@ class Hall:
         """Open every board (each on its own task) and start ticking."""
         self._loop = asyncio.get_running_loop()
         self.started = True
-        if self.pace_collector and not self._pacing:
-            CollectorPacer.start()
-            self._pacing = True
         for runner in self.runners.values():
-            runner.task = self._loop.create_task(runner.run(), name=f"table {runner.id}")
+            runner.start()
         if self.tick_interval > 0:
             self._tick_task = self._loop.create_task(self._ticker(), name="hall ticks")
         self._checkpoint_task = self._loop.create_task(self._checkpointer(), name="checkpoints")
@@ -536,9 +319,6 @@ class Hall:
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
         await self.bus_links.close()
         self._flush()
-        if self._pacing:
-            self._pacing = False
-            CollectorPacer.stop()
 
     # --- subscribers ----------------------------------------------------------------
 
@@ -552,42 +332,50 @@ class Hall:
 
     # --- inputs ---------------------------------------------------------------------
 
-    def board_event(self, runner: TableRunner, event: BoardEvent) -> None:
-        """A board event: into the table, into the store's queue, published after the
-        commit."""
-        received = event.time
-        t = received + self._offset
-        data = board_input(event)
-        # The table gets the event exactly as a replay will read it back from the log
-        # (wall-clock time; what the log format keeps), so a rebuild gives the same.
-        event = event_as_logged(t, event)
-        try:
-            produced = runner.table.feed(event)
-        except Exception:
-            logger.exception("table %s: the table failed on %r", runner.id, event)
+    def board_event(self, runner: HallTable, event: BoardEvent) -> None:
+        """A board event (``time.monotonic()`` time) at ``runner``'s board: into the table,
+        into the store's queue, published after the commit."""
+        runner.board_event(event)
+
+    def wall_time(self, monotonic: float) -> float:
+        """A driver's time (``time.monotonic()``) as wall-clock seconds: the tables' time
+        line."""
+        return monotonic + self._offset
+
+    def table_input(self, runner: TableRunner, item: TableInput) -> None:
+        """What a runner's table answered to an input it made: into the store's queue,
+        published after the commit (:class:`~service.table_runner.RunnerHost`)."""
+        table = self.runners[runner.id]
+        event = item.event
+        if item.kind is not InputKind.BOARD or event is None:
+            if item.produced:
+                outs = [output_json(o) for o in item.produced]
+                self.store.append(table.id, str(item.kind), item.time, {}, outs)
+                table.inputs += 1
+                self._queue(table, outs, None)
             return
-        outs = [output_json(o) for o in produced]
-        runner.update_leds(produced)
-        self.store.append(runner.id, "board", t, data, outs)
-        runner.inputs += 1
+        received = event.time
+        data = board_input(event)
+        outs = [output_json(o) for o in item.produced]
+        self.store.append(table.id, "board", item.time, data, outs)
+        table.inputs += 1
         quiet = False
         if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
-            quiet = runner.quiet_clock(bool(data["running"]), received)
-        self._queue(runner, outs, received, publish=not quiet)
+            quiet = table.quiet_clock(bool(data["running"]), received)
+        self._queue(table, outs, received, publish=not quiet)
+
+    def link_changed(self, runner: TableRunner) -> None:
+        """A runner's link changed (:class:`~service.table_runner.RunnerHost`)."""
+        self.publish_status(self.runners[runner.id])
 
     def tick(self, now: float | None = None) -> None:
         """Tick every table (wall-clock ``now``); only ticks that produced something are
         logged."""
         now = self._wall_clock() if now is None else now
         for runner in self.runners.values():
-            try:
-                produced = runner.table.tick(now)
-            except Exception:
-                logger.exception("table %s: tick failed", runner.id)
-                continue
+            produced = runner.tick(now)
             if produced:
                 outs = [output_json(o) for o in produced]
-                runner.update_leds(produced)
                 self.store.append(runner.id, "tick", now, {}, outs)
                 runner.inputs += 1
                 self._queue(runner, outs, None)
@@ -605,11 +393,10 @@ class Hall:
             raise HallError("too many arguments")
         now = self._wall_clock()
         try:
-            produced = runner.table.admin(command, dict(args), now)
+            produced = runner.admin(command, dict(args), now)
         except (ValueError, KeyError, TypeError) as exc:  # TableError is a ValueError
             raise HallError(_one_line(exc), 400) from None
         outs = [output_json(o) for o in produced]
-        runner.update_leds(produced)
         self.store.append(runner.id, "admin", now, {"command": command, "args": dict(args)}, outs)
         runner.inputs += 1
         self._queue(runner, outs, None)
@@ -622,14 +409,13 @@ class Hall:
 
     def _queue(
         self,
-        runner: TableRunner,
+        runner: HallTable,
         outs: list[dict[str, Any]],
         source: float | None,
         *,
         publish: bool = True,
     ) -> None:
         runner.note_outputs(outs)
-        self._send_clock_orders(runner)
         if not outs:
             return
         if not publish:
@@ -698,7 +484,7 @@ class Hall:
         if self._batches or self.store.pending:
             self._flush()
 
-    def publish_status(self, runner: TableRunner) -> None:
+    def publish_status(self, runner: HallTable) -> None:
         """A change of the link shown on the page (not part of the log).  What is queued
         is committed first, as the page shows the table's whole state."""
         self.settle()
@@ -728,13 +514,6 @@ class Hall:
         while True:
             await asyncio.sleep(self.tick_interval)
             self.tick()
-            if self._pacing:
-                CollectorPacer.thaw_if_due()
-
-    def _send_clock_orders(self, runner: TableRunner) -> None:
-        orders = runner.table.take_clock_orders()
-        if orders and self._loop is not None:
-            runner.send_clock_orders(orders)
 
     @staticmethod
     def _drain_clock_orders(table: TableLike) -> None:
@@ -758,9 +537,9 @@ class Hall:
         summary["connection"] = runner.connection()
         return summary
 
-    def games(self) -> list[tuple[TableRunner, GameEntry]]:
+    def games(self) -> list[tuple[HallTable, GameEntry]]:
         """Every game with moves or a result, table by table."""
-        out: list[tuple[TableRunner, GameEntry]] = []
+        out: list[tuple[HallTable, GameEntry]] = []
         for runner in self.runners.values():
             for entry in runner.games:
                 out.append((runner, entry))

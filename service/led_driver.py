@@ -3,9 +3,9 @@
 The thin async half of the LED feature: :meth:`LedDriver.update` works out the plan after a
 batch of table events (pure, from the table), :meth:`LedDriver.run` sends it to the board
 whenever it differs from what the board shows (plans made meanwhile collapse into the
-newest).  Used by the hall of ``dgt-service run`` (:class:`service.hall.TableRunner`) and
-:class:`service.table_link.TableLink`; only ever made for boards that have LEDs
-(``board.info.leds``), since an LED frame stalls a classic board.  It needs of a board only
+newest).  Made by :class:`service.table_runner.TableRunner` (the runner of each table of
+the hall of ``dgt-service run``) only for boards that have LEDs (``board.info.leds``), since
+an LED frame stalls a classic board.  It needs of a board only
 :class:`LedBoard` (a :class:`dgt.Board` and a bus line's :class:`dgt.bus_master.BusBoard`
 both are one) and of a table only the contract :class:`service.table.TableLike`.
 """

@@ -1,14 +1,15 @@
 """A table at an emulated board on one explicit time line: no event loop, no sleeping.
 
-:class:`TableBench` stands where ``dgt.Board`` + ``service.table_link.TableLink`` stand at a
-real table, built from the same pure pieces: the emulated board and its DGT 3000
+:class:`TableBench` stands where ``dgt.Board`` + ``service.table_runner.TableRunner`` (in
+the end-to-end tests: ``linked_table.LinkedTable``) stand at a real table, built from the
+same pure pieces: the emulated board and its DGT 3000
 (:class:`dgt.emulator.board.VirtualBoard`, :class:`dgt.emulator.clock.VirtualClock`) make
 the bytes a board sends; the driver's own readers (:class:`dgt.protocol.FrameParser`,
 :class:`dgt.mirror.Mirror`, :class:`dgt.clock.ClockState`) turn them into the events
-``dgt.Board`` emits; each event goes to the table as ``TableLink`` gives it (``tick`` then
-``feed``, at the event's time), the table is ticked every ``tick`` seconds in between, and
-its clock orders are encoded as ``dgt.clock.Clock`` encodes them and handed to the emulated
-clock, one after another, each answered before the next.
+``dgt.Board`` emits; each event goes to the table as a runner that keeps its table's time
+gives it (``tick`` then ``feed``, at the event's time), the table is ticked every ``tick``
+seconds in between, and its clock orders are encoded as ``dgt.clock.Clock`` encodes them
+and handed to the emulated clock, one after another, each answered before the next.
 
 Time is a number the test moves forward (:meth:`TableBench.advance_to`): a scenario that
 lasts minutes on the clock costs milliseconds of CPU, and every instant is exact.  The path
@@ -41,7 +42,7 @@ from service.clock_orders import beep_units
 from service.table import ClockOrder, TableEvent
 
 TICK = 0.1
-"""Seconds between table ticks (``service.table_link.TICK``)."""
+"""Seconds between table ticks (``linked_table.TICK``)."""
 
 
 class PureTable(Protocol):
@@ -113,7 +114,7 @@ class TableBench:
             self._host(encode_command(Command.SEND_UPDATE_NICE) + encode_command(Command.SEND_BRD))
             self._host(encode_command(Command.SEND_CLK))
             self._host(encode_clock_version())
-        # the link starts (TableLink.start): the clock's state and the board as it stands
+        # the link starts (TableRunner.attach): the clock's state and the board as it stands
         self._linked = True
         if self._clock.connected:
             self._feed(ClockConnection(self.now, True, self._clock.version, "link"))

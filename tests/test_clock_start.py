@@ -7,7 +7,7 @@ its display either.  The driver asks for the clock's times itself after every ha
 White's side running.
 
 Everything runs through the in-process emulator (``dgt.transports.emulator``), the driver
-(``dgt.Board``) and :class:`service.table_link.TableLink`.
+(``dgt.Board``) and :class:`linked_table.LinkedTable` (the service's ``TableRunner``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 from conftest import FAST, wait_until
+from linked_table import LinkedTable
 
 from dgt import Board
 from dgt.board import CLOCK_TIMES_TRIES
@@ -29,7 +30,6 @@ from dgt.protocol import ClockAck, ClockCommand, ClockTimes, Command
 from dgt.protocol.parser import HostCommand
 from dgt.transports.emulator import EmulatorTransport
 from service.table import Table, TableSettings
-from service.table_link import TableLink
 
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
@@ -55,13 +55,13 @@ class SettingsClock(VirtualClock):
 @asynccontextmanager
 async def linked(
     clock: SettingsClock, time_control: str
-) -> AsyncIterator[tuple[EmulatorTransport, Board, TableLink]]:
+) -> AsyncIterator[tuple[EmulatorTransport, Board, LinkedTable]]:
     vb = VirtualBoard(now=time.monotonic(), clock=clock)
     transport = EmulatorTransport(vb, name="clock-start")
     table = Table("clock-start", TableSettings(time_control=time_control))
     async with Board(transport, read_memory=False, **FAST) as board:
         await wait_until(lambda: board.clock.connected is True, 3)
-        async with TableLink(board, table) as link:
+        async with LinkedTable(board, table) as link:
             yield transport, board, link
 
 

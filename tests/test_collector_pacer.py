@@ -1,15 +1,17 @@
-"""service.hall.CollectorPacer under a flood of garbage cycles: a thaw comes as soon as the
-frozen objects grew by THAW_GROWTH, not only every THAW_INTERVAL seconds."""
+"""service.collector_pacer.CollectorPacer: survivors are frozen and thawed in time; under a
+flood of garbage cycles a thaw comes as soon as the frozen objects grew by THAW_GROWTH, not
+only every THAW_INTERVAL seconds."""
 
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 
 import pytest
 
-import service.hall
-from service.hall import CollectorPacer
+import service.collector_pacer
+from service.collector_pacer import CollectorPacer
 
 
 class _Cycle:
@@ -19,8 +21,8 @@ class _Cycle:
 
 
 def test_a_share_of_growth_is_needed_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service.hall, "THAW_INTERVAL", 3600.0)
-    monkeypatch.setattr(service.hall, "THAW_GROWTH", (10.0, 300))
+    monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
+    monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (10.0, 300))
     CollectorPacer.start()
     try:
         for _ in range(3000):
@@ -34,8 +36,8 @@ def test_a_share_of_growth_is_needed_too(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_garbage_frozen_by_the_pacer_is_freed_once_it_grew_too_much(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(service.hall, "THAW_INTERVAL", 3600.0)
-    monkeypatch.setattr(service.hall, "THAW_GROWTH", (0.0, 300))
+    monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
+    monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (0.0, 300))
     CollectorPacer.start()
     try:
         base = gc.get_freeze_count()
@@ -59,3 +61,36 @@ def test_garbage_frozen_by_the_pacer_is_freed_once_it_grew_too_much(
         assert gc.get_freeze_count() < base + 300 + 100
     finally:
         CollectorPacer.stop()
+
+
+def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
+    CollectorPacer.start()
+    try:
+        assert gc.get_freeze_count() > 0  # what was there at start is out of the way
+        frozen = gc.get_freeze_count()
+        young = [[] for _ in range(100)]
+        gc.collect(0)  # the survivors of a young collection are frozen
+        assert gc.get_freeze_count() >= frozen + 100
+        assert len(gc.get_objects(1)) == 0  # none waits in the middle generation
+        del young
+        cycle = _Cycle()
+        alive = weakref.ref(cycle)
+        frozen = gc.get_freeze_count()
+        gc.collect()  # a full collection: the survivors (the cycle among them) are frozen
+        assert gc.get_freeze_count() > frozen
+        del cycle
+        gc.collect()
+        assert alive() is not None  # frozen garbage cycles wait for the thaw...
+        assert not CollectorPacer.thaw_if_due()  # ...not due yet
+        assert alive() is not None
+        assert CollectorPacer.thaw_if_due(time.monotonic() + 3600.0)  # due: one long pass
+        assert alive() is None  # frees the cycle, and its survivors are frozen again
+        assert gc.get_freeze_count() > 0
+        assert not CollectorPacer.thaw_if_due(time.monotonic() + 3600.0)  # not again at once
+    finally:
+        CollectorPacer.stop()
+    assert gc.get_freeze_count() == 0
+    assert not CollectorPacer.thaw_if_due(time.monotonic() + 7200.0)  # not running: nothing

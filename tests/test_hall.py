@@ -4,13 +4,11 @@ a restart; a board that cannot be opened does not disturb the others."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sqlite3
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.commands.demo import TransportLine
 from service.config import TableConfig
-from service.hall import CollectorPacer, Hall, HallError, Update
+from service.hall import Hall, HallError, Update
 from service.store import Store
 from service.web.stream import summary
 
@@ -279,44 +277,6 @@ async def test_a_clock_report_shown_to_nobody_waits_for_a_commit_but_not_forever
     store.close()
 
 
-class _Cycle:
-    def __init__(self) -> None:
-        self.me = self
-
-
-def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(service.hall, "THAW_INTERVAL", 3600.0)
-    CollectorPacer.start()
-    try:
-        assert gc.get_freeze_count() > 0  # what was there at start is out of the way
-        frozen = gc.get_freeze_count()
-        young = [[] for _ in range(100)]
-        gc.collect(0)  # the survivors of a young collection are frozen
-        assert gc.get_freeze_count() >= frozen + 100
-        assert len(gc.get_objects(1)) == 0  # none waits in the middle generation
-        del young
-        cycle = _Cycle()
-        alive = weakref.ref(cycle)
-        frozen = gc.get_freeze_count()
-        gc.collect()  # a full collection: the survivors (the cycle among them) are frozen
-        assert gc.get_freeze_count() > frozen
-        del cycle
-        gc.collect()
-        assert alive() is not None  # frozen garbage cycles wait for the thaw...
-        assert not CollectorPacer.thaw_if_due()  # ...not due yet
-        assert alive() is not None
-        assert CollectorPacer.thaw_if_due(time.monotonic() + 3600.0)  # due: one long pass
-        assert alive() is None  # frees the cycle, and its survivors are frozen again
-        assert gc.get_freeze_count() > 0
-        assert not CollectorPacer.thaw_if_due(time.monotonic() + 3600.0)  # not again at once
-    finally:
-        CollectorPacer.stop()
-    assert gc.get_freeze_count() == 0
-    assert not CollectorPacer.thaw_if_due(time.monotonic() + 7200.0)  # no hall: nothing
-
-
 async def test_checkpoints_run_on_a_thread_of_their_own_at_lower_priority(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -344,24 +304,6 @@ async def test_checkpoints_run_on_a_thread_of_their_own_at_lower_priority(
     if sys.platform == "linux":
         assert all(nice >= 10 for _, nice in seen)
     assert os.getpriority(os.PRIO_PROCESS, 0) == base  # the loop's own thread is untouched
-
-
-async def test_a_running_hall_paces_the_collector_until_it_closes(tmp_path: Path) -> None:
-    store = Store(tmp_path / "hall.db")
-    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
-    hall.add_table(TableConfig("1", "emulator", None, {}), EmulatorTransport())
-    await hall.start()
-    try:
-        assert gc.get_freeze_count() > 0
-    finally:
-        await hall.close()
-        store.close()
-    assert gc.get_freeze_count() == 0
-    quiet = Hall(Store(tmp_path / "other.db"), table_factory=EchoTable, pace_collector=False)
-    await quiet.start()
-    assert gc.get_freeze_count() == 0
-    await quiet.close()
-    quiet.store.close()
 
 
 async def test_pgn_is_written_only_when_a_game_is_archived_or_asked_for(

@@ -1,6 +1,6 @@
 """Square LEDs: the pure plan (:mod:`service.leds`) on scripted table states, and end to end
 on an emulated Pegasus on a pseudo-terminal (emulator, pyserial, ``dgt.Board``,
-``TableLink``): what the players see lit (``VirtualBoard.leds``, players' frame)."""
+``LinkedTable``): what the players see lit (``VirtualBoard.leds``, players' frame)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 import chess
 import pytest
 from conftest import wait_until
+from linked_table import LinkedTable
 from test_table_helpers import Hands as TableHands
 
 from dgt import Board
@@ -32,7 +33,6 @@ from service.leds import (
     plan_leds,
 )
 from service.table import Table, TableEvent, TableSettings
-from service.table_link import TableLink
 
 SQ = chess.parse_square
 
@@ -205,7 +205,7 @@ SCALE = 4.0
 class Hands:
     """A player's hands at an emulated board on a pty, and the table linked to it."""
 
-    def __init__(self, server: EmulatorServer, vb: VirtualBoard, link: TableLink) -> None:
+    def __init__(self, server: EmulatorServer, vb: VirtualBoard, link: LinkedTable) -> None:
         self.server = server
         self.vb = vb
         self.link = link
@@ -237,7 +237,7 @@ async def pegasus_table(
     async with (
         EmulatorServer(vb, link=tmp_path / "board") as server,
         Board(server.path, read_memory=False, **FAST) as board,
-        TableLink(board, Table("leds", settings), scale=SCALE) as link,
+        LinkedTable(board, Table("leds", settings), scale=SCALE) as link,
     ):
         assert board.info.leds is LedKind.PEGASUS
         assert link.table.phase == "playing"
@@ -280,7 +280,7 @@ async def test_revelation_ii_turned_round_lights_the_squares_the_players_see(
     async with (
         EmulatorServer(vb, link=tmp_path / "board") as server,
         Board(server.path, read_memory=False, **FAST) as board,
-        TableLink(board, Table("rev2", TableSettings(time_control="-")), scale=SCALE) as link,
+        LinkedTable(board, Table("rev2", TableSettings(time_control="-")), scale=SCALE) as link,
     ):
         assert board.info.leds is LedKind.REV2
         assert link.table.state()["orientation"] == "black"
@@ -338,7 +338,7 @@ async def test_a_board_without_leds_never_gets_an_led_frame(tmp_path: Path) -> N
     async with (
         EmulatorServer(vb, link=tmp_path / "board") as server,
         Board(server.path, read_memory=False, **FAST) as board,
-        TableLink(board, Table("classic", TableSettings(time_control="-")), scale=SCALE) as link,
+        LinkedTable(board, Table("classic", TableSettings(time_control="-")), scale=SCALE) as link,
     ):
         assert board.info.leds is None
         hands = Hands(server, vb, link)
@@ -349,7 +349,8 @@ async def test_a_board_without_leds_never_gets_an_led_frame(tmp_path: Path) -> N
         assert [m["uci"] for m in link.table.moves()] == ["e2e4"]
         assert Command.SET_LEDS not in vb.received
         assert link.leds is None
-        assert not any(t.get_name() == "table-link-leds" for t in asyncio.all_tasks())
+        leds_task = f"leds {link.runner.id}"
+        assert not any(t.get_name() == leds_task for t in asyncio.all_tasks())
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ time line (:class:`table_bench.TableBench`: explicit times, no sleeping); the re
 rulings, the corrections and the clock's texts are checked.  The scenarios marked with
 ``END_TO_END`` run a second time through the in-process transport
 (:class:`dgt.transports.emulator.EmulatorTransport`), :class:`dgt.Board` and
-:class:`service.table_link.TableLink`, in real time (slow).
+:class:`linked_table.LinkedTable` (the service's ``TableRunner``), in real time (slow).
 
 Times are table seconds from the link's start (the game starts there, when the board
 shows its start position).  The tick is 0.2 s unless a test says otherwise (one square:
@@ -28,6 +28,7 @@ from typing import Any
 import chess
 import pytest
 from conftest import FAST, wait_until
+from linked_table import LinkedTable
 from table_bench import TableBench
 
 from dgt import Board
@@ -35,7 +36,6 @@ from dgt.emulator.board import VirtualBoard
 from dgt.protocol.constants import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.table import RealtimeTable, TableError
-from service.table_link import TableLink
 
 TICK = 0.2
 sq = chess.parse_square
@@ -44,12 +44,12 @@ sq = chess.parse_square
 class Hands:
     """The players at an emulated board, and the realtime table it feeds: on the table's own
     time line (``TableBench``, ``transport`` None) or through the in-process transport and
-    the driver in real time (``TableLink``, the end-to-end runs)."""
+    the driver in real time (``LinkedTable``, the end-to-end runs)."""
 
     def __init__(
         self,
         vb: VirtualBoard,
-        link: TableBench | TableLink,
+        link: TableBench | LinkedTable,
         transport: EmulatorTransport | None = None,
         scale: float = 1.0,
     ) -> None:
@@ -138,7 +138,7 @@ async def table_at(
     """A realtime table at an emulated board set up from ``fen`` (the classical start if
     None); the game has started when this yields.  ``path`` "table": on the table's time
     line (``TableBench``, ticked every 0.05 s); "transport": the in-process transport, the
-    driver and ``TableLink``, in real time (the table's times ``scale`` times faster)."""
+    driver and ``LinkedTable``, in real time (the table's times ``scale`` times faster)."""
     squares = None
     if fen is not None:
         placed = chess.Board(fen).piece_map().items()
@@ -157,7 +157,7 @@ async def table_at(
     transport = EmulatorTransport(pegasus=pegasus, squares=squares)
     async with (
         Board(transport, read_memory=False, **FAST) as board,
-        TableLink(board, table, scale=scale, tick=0.05) as link,
+        LinkedTable(board, table, scale=scale, tick=0.05) as link,
     ):
         hands = Hands(transport.board, link, transport, scale)
         await _started(hands)
@@ -521,7 +521,7 @@ async def test_pegasus_two_pieces_in_the_air_and_a_refused_move_lit(path: str) -
         await h.until(lambda: bool(h.rulings("refused")))
         assert h.record() == ["e7e5", "e2e4"]
         assert h.corrections() == ["move N from g3 to g1"]
-        if isinstance(h.link, TableLink):  # the LEDs: a board driver's job
+        if isinstance(h.link, LinkedTable):  # the LEDs: a board driver's job
             link = h.link
             await h.until(lambda: link.leds is not None and link.leds.pattern == "fix")
             assert link.leds is not None

@@ -7,8 +7,8 @@ One test per article (FIDE Laws of Chess 2023; the US Chess speed chess rules; t
 rules), named after it.  The scenarios run on the table's own time line
 (:class:`table_bench.TableBench`: explicit times, no sleeping); the ones marked with
 ``PATHS`` run a second time end to end (slow): the board served on a pseudo-terminal,
-pyserial, the driver (``dgt.Board``) and :class:`service.table_link.TableLink`, in real
-time.
+pyserial, the driver (``dgt.Board``) and :class:`linked_table.LinkedTable` (the service's
+``TableRunner``), in real time.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import chess
 import chess.pgn
 import pytest
 from conftest import FAST, wait_until
+from linked_table import LinkedTable
 from table_bench import TableBench
 
 from dgt import Board
@@ -34,7 +35,6 @@ from dgt.events import Side
 from dgt.protocol import ClockCommand
 from dgt.protocol.constants import Piece
 from service.table import ClockOrder, Table, TableEvent, TableSettings
-from service.table_link import TableLink
 from service.time_control import TimeControl
 
 GAP = 0.2
@@ -64,9 +64,9 @@ class WitnessClock(VirtualClock):
 class Players:
     """Two players' hands at an emulated board with a clock, and the table it feeds: on the
     table's own time line (``TableBench``, the default) or through a pty and the driver in
-    real time (``TableLink``, the end-to-end runs)."""
+    real time (``LinkedTable``, the end-to-end runs)."""
 
-    def __init__(self, vb: VirtualBoard, link: TableBench | TableLink) -> None:
+    def __init__(self, vb: VirtualBoard, link: TableBench | LinkedTable) -> None:
         self.vb = vb
         self.link = link
         self.clock = vb.clock if isinstance(vb.clock, WitnessClock) else None
@@ -148,7 +148,7 @@ class Players:
 
     async def flush(self) -> None:
         """Wait until the clock took every order issued so far."""
-        if isinstance(self.link, TableLink):
+        if isinstance(self.link, LinkedTable):
             await self.link.flush()
 
     def admin(self, command: str, **args: Any) -> list[dict[str, Any]]:
@@ -177,7 +177,7 @@ class Players:
 
 
 class PtyPlayers(Players):
-    def __init__(self, server: EmulatorServer, vb: VirtualBoard, link: TableLink) -> None:
+    def __init__(self, server: EmulatorServer, vb: VirtualBoard, link: LinkedTable) -> None:
         super().__init__(vb, link)
         self._server = server
 
@@ -216,7 +216,7 @@ async def table_at_board(
     ):
         if clock is not None:
             await wait_until(lambda: board.clock.connected is True, 5)
-        async with TableLink(board, table) as link:
+        async with LinkedTable(board, table) as link:
             players = PtyPlayers(server, vb, link)
             await _started(players, settings, fen)
             yield players

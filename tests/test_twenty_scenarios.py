@@ -4,7 +4,7 @@ board, read as the driver reads it into a :class:`service.table.Table`, down to 
 the PGN, the rulings, the clock texts and the mirror's state.  The scenarios run on the
 table's own time line (:class:`table_bench.TableBench`: explicit times, no sleeping); rule 1
 runs a second time end to end (slow): the in-process transport, the driver (``dgt.Board``)
-and :class:`service.table_link.TableLink`, in real time.
+and :class:`linked_table.LinkedTable` (the service's ``TableRunner``), in real time.
 
 Each scenario reaches its rule at once through the table's ``schedule`` option (turn ``n``
 under the ``n``-th listed rule), after a few orthodox turns where the rule needs captured
@@ -24,6 +24,7 @@ from typing import Any
 import chess
 import pytest
 from conftest import FAST, wait_until
+from linked_table import LinkedTable
 from table_bench import TableBench
 
 from dgt import Board
@@ -33,7 +34,6 @@ from dgt.protocol import ClockCommand
 from dgt.protocol.constants import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.table import Table, TableError, TableSettings
-from service.table_link import TableLink
 
 GAP = 0.02
 """Real seconds between two steps of a hand in the end-to-end run (0.2 s on the table's
@@ -60,12 +60,12 @@ class TextClock(VirtualClock):
 class Scene:
     """Two players' hands at an emulated board, and the table it feeds: on the table's own
     time line (``TableBench``, ``transport`` None) or through the in-process transport and
-    the driver in real time (``TableLink``, the end-to-end run)."""
+    the driver in real time (``LinkedTable``, the end-to-end run)."""
 
     def __init__(
         self,
         vb: VirtualBoard,
-        link: TableBench | TableLink,
+        link: TableBench | LinkedTable,
         clock: TextClock | None,
         transport: EmulatorTransport | None = None,
     ) -> None:
@@ -158,7 +158,7 @@ class Scene:
         await self.flush()
 
     async def flush(self) -> None:
-        if isinstance(self.link, TableLink):
+        if isinstance(self.link, LinkedTable):
             await self.link.flush()
 
     # -- reading what came out ------------------------------------------------------------
@@ -196,7 +196,7 @@ async def twenty(
 ) -> AsyncIterator[Scene]:
     """A 20-chess table at an emulated board (a DGT 3000 on it unless a Pegasus), the game
     started from the classical set-up.  ``path`` "table": on the table's time line
-    (``TableBench``); "transport": the in-process transport, the driver and ``TableLink``,
+    (``TableBench``); "transport": the in-process transport, the driver and ``LinkedTable``,
     in real time with the table's times ten times faster."""
     clock = None if pegasus else TextClock()
     settings = TableSettings(
@@ -215,7 +215,7 @@ async def twenty(
     async with Board(transport, read_memory=False, **FAST) as board:
         if clock is not None:
             await wait_until(lambda: board.clock.connected is True, 3)
-        async with TableLink(board, table, scale=SCALE) as link:
+        async with LinkedTable(board, table, scale=SCALE) as link:
             scene = Scene(vb, link, clock, transport)
             await _started(scene)
             yield scene

@@ -31,7 +31,7 @@ TOKEN = "limits-token-0123456789"
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[WebServer]:
     store = Store(tmp_path / "limits.db")
-    hall = Hall(store, table_factory=EchoTable, tick_interval=0, pace_collector=False)
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
     hall.add_table(TableConfig("1", "emu", None, {}), EmulatorTransport(name="emu"))
     web = WebServer(hall, TOKEN, port=0)
     await web.start()

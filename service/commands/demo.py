@@ -29,7 +29,7 @@ from dgt.transports.emulator import EmulatorTransport
 from service.commands.run import add_service_options, check_listen, resolve_token, serve
 from service.config import TableConfig
 from service.errors import UsageError
-from service.hall import Hall, HallError, TableRunner
+from service.hall import Hall, HallError, HallTable
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class TransportLine:
 
 async def play(
     hall: Hall,
-    runner: TableRunner,
+    runner: HallTable,
     line: TransportLine | EmulatorServer,
     games: list[chess.pgn.Game],
     *,
@@ -136,7 +136,7 @@ async def play(
 
 def emulated_tables(
     hall: Hall, count: int, *, rules: str = "casual", prefix: str = ""
-) -> list[tuple[TableRunner, TransportLine]]:
+) -> list[tuple[HallTable, TransportLine]]:
     """``count`` tables on in-process emulated boards, added to ``hall``."""
     out = []
     for i in range(1, count + 1):
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="dgt-demo-")
         db = Path(tmp.name) / "demo.db"
     servers: list[EmulatorServer] = []
-    plays: list[tuple[TableRunner, TransportLine | EmulatorServer]] = []
+    plays: list[tuple[HallTable, TransportLine | EmulatorServer]] = []
 
     async def setup(hall: Hall) -> None:
         if args.pty:

@@ -15,7 +15,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_urldispatcher import MatchInfoError
 
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
-from service.hall import GameEntry, Hall, HallError, TableRunner
+from service.hall import GameEntry, Hall, HallError, HallTable
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
 from service.web.edge import (
@@ -195,7 +195,7 @@ def _hall(request: web.Request) -> Hall:
     return request.app[HALL_KEY]
 
 
-def _runner(request: web.Request) -> TableRunner:
+def _runner(request: web.Request) -> HallTable:
     hall = _hall(request)
     runner = hall.runners.get(request.match_info["table"])
     if runner is None:
@@ -271,7 +271,7 @@ def _int_query(request: web.Request, key: str, default: int) -> int:
     return int(value)
 
 
-def _game_info(runner: TableRunner, entry: GameEntry) -> dict[str, Any]:
+def _game_info(runner: HallTable, entry: GameEntry) -> dict[str, Any]:
     pgn = runner.game_pgn(entry)
     headers = {
         key: re.sub(r"\\(.)", r"\1", value)
