@@ -118,7 +118,7 @@ def board_frames(rng: random.Random) -> list[bytes]:
             ),
             EEMoves(low(rng, rng.randrange(40))),
             BusAddress(rng.randrange(1 << 14)),
-            SerialNumber(text(rng, rng.choice((5, 9)))),
+            SerialNumber(text(rng, rng.choice((5, 9, 10)))),
             LongSerialNumber(text(rng, 10)),
             Trademark(text(rng, rng.randrange(80))),
             Version(rng.randrange(5), rng.randrange(100)),

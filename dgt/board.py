@@ -22,12 +22,15 @@ What it does:
 * typed events (:mod:`dgt.events`) stamped with ``time.monotonic()`` at reception, through
   ``async for event in board.events()`` and/or :meth:`Board.add_listener` callbacks; events
   are buffered until read, none is dropped;
-* the board's memory (EE moves) drained after the first connect (:class:`BoardMemory`);
+* the board's memory (EE moves) drained after the first connect when asked for
+  (``read_memory=True``; off by default: some clone boards drop the link on that request)
+  (:class:`BoardMemory`);
 * a liveness check (a serial-number request after :data:`LIVENESS_IDLE` seconds of silence,
   link lost when nothing comes back within :data:`LIVENESS_TIMEOUT`), and reconnection with
   capped exponential back-off after a lost link, ending with a fresh dump, a
   ``BoardSnapshot(reason="reconnect")`` and a :class:`LinkRestored` that lists the squares
-  changed while the link was down;
+  changed while the link was down; a link that drops within :data:`REQUEST_DROP_WINDOW` of a
+  write is reported with the request written (a clone that cannot answer it);
 * the clock (:attr:`Board.clock`) with one command in flight (:mod:`dgt.clock`), and LEDs on
   the boards that have them.
 """
@@ -84,6 +87,7 @@ from dgt.protocol import (
     encode_rev2_leds,
     encode_rev2_leds_off,
 )
+from dgt.protocol.request_names import describe_written, written_commands
 from dgt.transports import Transport, open_transport
 
 logger = logging.getLogger(__name__)
@@ -134,6 +138,14 @@ CLOCK_TIMES_TRIES = 3
 """Clock-times requests after each handshake before giving up (silence then means the board
 does not report its clock; nothing else depends on the answer)."""
 
+REQUEST_DROP_WINDOW = 1.0
+"""Seconds after a write within which a lost link is reported as dropped after that request
+(a board that crashes on a request it cannot answer drops the link at once)."""
+
+_MEMORY_HINT = "some clone boards cannot answer it; leave read_memory (--read-memory) off"
+"""Added to the warning when the request before a dropped link was the board-memory request
+(a Centaur emulating a classic board crashes on it)."""
+
 _SEND_BRD = encode_command(Command.SEND_BRD)
 """The dump request, encoded once: sent after every move (the settle re-dump)."""
 
@@ -180,8 +192,10 @@ class Board(BoardFeed):
     ``port`` is a port path, a pyserial URL, ``"emulator"``, or a :class:`Transport`.
     ``family`` forces the board family (else told from the board's messages or the
     transport); ``leds`` forces the LED kind (LEDs are only driven on boards known to have
-    them: sending the LED command to other boards stalls them).  ``read_memory`` drains the
-    EE moves after the first connect.  ``reconnect`` keeps reconnecting after a lost link
+    them: sending the LED command to other boards stalls them).  ``read_memory=True`` asks
+    for the board's memory (EE moves) after the first connect and reports it as
+    :class:`~dgt.events.BoardMemory`; off by default, as some clone boards drop the link on
+    that request.  ``reconnect`` keeps reconnecting after a lost link
     (else the board closes).  The time constants default to the module constants.
     """
 
@@ -191,7 +205,7 @@ class Board(BoardFeed):
         *,
         family: BoardFamily | None = None,
         leds: LedKind | None = None,
-        read_memory: bool = True,
+        read_memory: bool = False,
         reconnect: bool = True,
         handshake_timeout: float = NOT_A_BOARD_TIMEOUT,
         handshake_retry: float = HANDSHAKE_RETRY,
@@ -246,6 +260,8 @@ class Board(BoardFeed):
         self._handshake_error: DgtError | None = None
         self._reconnect_task: asyncio.Task[None] | None = None
         self._memory_read = False
+        self._last_write: tuple[float, bytes] | None = None
+        """When the last bytes were written, and what (names the request before a drop)."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self.bytes_received = 0
 
@@ -357,6 +373,7 @@ class Board(BoardFeed):
         and raise."""
         self.state = BoardState.CONNECTING
         self._handshake_error = None
+        self._last_write = None
         try:
             await self.transport.open(self._on_data, self._on_lost)
         except BaseException:
@@ -488,14 +505,18 @@ class Board(BoardFeed):
         """The transport lost the link (or a write failed, or the liveness check)."""
         if self.state is BoardState.CLOSED:
             return
+        now = time.monotonic()
+        dropped = self._dropped_after(now)
         if self.state is BoardState.READY:
-            now = time.monotonic()
             self._lost_at = now
             self.state = BoardState.DISCONNECTED
             self._stop_timers()
             self._sender.set_active(False, now)
             self._mirror_valid = False
-            logger.warning("%s: link lost (%s); reconnecting", self.name, reason)
+            if dropped is None:
+                logger.warning("%s: link lost (%s); reconnecting", self.name, reason)
+            else:
+                logger.warning("%s: link lost (%s): %s; reconnecting", self.name, reason, dropped)
             self._emit(LinkLost(now, reason))
             if self.reconnect:
                 self._reconnect_task = asyncio.get_running_loop().create_task(
@@ -505,7 +526,8 @@ class Board(BoardFeed):
                 self._reconnect_task = asyncio.get_running_loop().create_task(self.close())
         else:
             # During connect/handshake: make the pending wait (and any later one) fail now.
-            self._handshake_error = ConnectionFailed(f"{self.name}: {reason}")
+            text = reason if dropped is None else f"{reason}: {dropped}"
+            self._handshake_error = ConnectionFailed(f"{self.name}: {text}")
             self._fail_waiters(self._handshake_error)
 
     async def _reconnect_loop(self) -> None:
@@ -639,10 +661,23 @@ class Board(BoardFeed):
     # --- writing ----------------------------------------------------------------------
 
     def _write(self, data: bytes) -> None:
+        self._last_write = (time.monotonic(), data)
         try:
             self.transport.write(data)
         except ConnectionFailed as exc:
             self._on_lost(str(exc))
+
+    def _dropped_after(self, now: float) -> str | None:
+        """When the link went within :data:`REQUEST_DROP_WINDOW` of the last write: which
+        request it followed, in words (with what to do about the board-memory request)."""
+        last = self._last_write
+        if last is None or now - last[0] > REQUEST_DROP_WINDOW:
+            return None
+        written, data = last
+        text = f"the board dropped the link {now - written:.2f} s after {describe_written(data)}"
+        if any(c.code == Command.SEND_EE_MOVES for c in written_commands(data)):
+            text += f": {_MEMORY_HINT}"
+        return text
 
     def _require_ready(self) -> None:
         if self.state is BoardState.CLOSED:

@@ -41,8 +41,9 @@ _CLOSED = object()
 
 class SyncBoard:
     """A :class:`dgt.Board` driven from synchronous code.  Keyword arguments go to
-    :class:`dgt.Board`.  Connects in the constructor; raises the board's one-line
-    :class:`~dgt.errors.ConnectionFailed` errors."""
+    :class:`dgt.Board` (``read_memory=True`` to get the board's memory: off by default, as
+    some clone boards drop the link on that request).  Connects in the constructor; raises
+    the board's one-line :class:`~dgt.errors.ConnectionFailed` errors."""
 
     def __init__(
         self, port: str | Transport, *, timeout: float = COMMAND_TIMEOUT, **kwargs: Any

@@ -23,6 +23,7 @@
     id = "1"                       # optional: the table's position (1, 2, ...) otherwise
     port = "/dev/dgt/board-12345"  # serial port or pyserial URL, "ble:ADDRESS", "emulator"
     bus = 3                        # optional: the board's address on a bus line
+    read_memory = false            # optional: ask the board for its memory (stored moves)
     white = "Alice"
     black = "Bob"
 
@@ -64,7 +65,7 @@ _SERVICE_KEYS = {"bind", "port", "database", "admin_token_file", "hosts"}
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
-_TABLE_KEYS = _SETTING_KEYS | {"id", "port", "bus", "white", "black"}
+_TABLE_KEYS = _SETTING_KEYS | {"id", "port", "bus", "white", "black", "read_memory"}
 
 
 class ConfigError(UsageError):
@@ -81,6 +82,9 @@ class TableConfig:
     settings: dict[str, str] = field(default_factory=dict)
     """Keyword arguments for ``TableSettings`` (white, black, event, site, round,
     time_control, rules, variant)."""
+    read_memory: bool = False
+    """Ask the board for its memory (stored moves) after connecting; off by default, as
+    some clone boards drop the link on that request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -474,6 +478,22 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
                     index,
                 )
             on_line[bus] = index + 1
+        read_memory = raw.get("read_memory", False)
+        if not isinstance(read_memory, bool):
+            raise fail(
+                f"[[table]] {label}: read_memory must be true or false, not {_show(read_memory)}",
+                "read_memory",
+                "table",
+                index,
+            )
+        if read_memory and bus is not None:
+            raise fail(
+                f"[[table]] {label}: read_memory: a board on a bus line cannot be asked for "
+                "its memory (bus mode has no such request): remove read_memory or bus",
+                "read_memory",
+                "table",
+                index,
+            )
         settings = dict(checked_defaults)
         for key in ("white", "black", *sorted(_SETTING_KEYS)):
             if key not in raw:
@@ -490,7 +510,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
                 raise fail(
                     f"[[table]] {label}: options: {exc}", "options", section, index
                 ) from None
-        tables.append(TableConfig(table_id, port_text, bus, settings))
+        tables.append(TableConfig(table_id, port_text, bus, settings, read_memory))
     return ServiceConfig(
         bind=bind,
         port=port,

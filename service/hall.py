@@ -24,7 +24,8 @@ the table sees them, so a log replays across restarts and the web page can count
 down from ``as_of``.  Each event is handed to the table exactly as the log keeps it (as its
 JSON form reads back: :func:`dgt.recording.event_as_logged`), so a rebuild sees what the
 live table saw.  Boards are opened without draining their memory (``read_memory=False``):
-the games a board stored while no host was connected are not part of a table's log.
+the games a board stored while no host was connected are not part of a table's log; a
+table whose config says ``read_memory = true`` asks for it (the records go into its log).
 """
 
 from __future__ import annotations
@@ -160,7 +161,10 @@ class HallTable(TableRunner):
             return self.hall.bus_links.board(self.config, self.transport)
         transport = self.transport or open_transport(self.config.port)
         self.transport = transport
-        return Board(transport, **self.hall.board_options)
+        options = self.hall.board_options
+        if self.config.read_memory:
+            options = {**options, "read_memory": True}
+        return Board(transport, **options)
 
     # --- games ----------------------------------------------------------------------
 

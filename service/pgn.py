@@ -40,6 +40,7 @@ __all__ = [
     "escape",
     "game_text",
     "movetext",
+    "pgn_date",
     "realtime_movetext",
     "seven_tag_roster",
     "table_pgn",

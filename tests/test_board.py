@@ -48,7 +48,7 @@ class Collector:
 
 
 async def test_handshake_snapshot_memory_and_clock_version(fake_board: FakePtyBoard) -> None:
-    async with Board(fake_board.path, **FAST) as board:
+    async with Board(fake_board.path, read_memory=True, **FAST) as board:
         assert board.state is BoardState.READY
         first = await board.next_event(timeout=2)
         assert isinstance(first, BoardSnapshot)

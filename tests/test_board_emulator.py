@@ -44,7 +44,7 @@ async def test_handshake_and_events_over_pty(tmp_path: Path) -> None:
     vb = VirtualBoard(ee_moves=True)
     async with (
         EmulatorServer(vb, link=tmp_path / "dgt") as server,
-        Board(server.path, **FAST) as board,
+        Board(server.path, read_memory=True, **FAST) as board,
     ):
         events: list[BoardEvent] = []
         board.add_listener(events.append)

@@ -230,3 +230,55 @@ def test_emulate_usage_errors_are_one_line() -> None:
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1
     assert "no bus mode" in result.stderr
+
+
+def read_until_it_fails(port: serial.Serial) -> None:
+    """Read (a board that dropped the link makes a read fail) for at most 4 s."""
+    for _ in range(20):
+        port.read(1)
+
+
+@pytest.mark.slow
+def test_emulate_plays_a_clone_with_quirk(tmp_path: Path) -> None:
+    link = tmp_path / "clone"
+    with subprocess.Popen(
+        [*CLI, "emulate", "--link", str(link), "--quirk", "ten-character-serial",
+         "--quirk", "drops-on-memory-request"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            first = proc.stdout.readline().strip()
+            with serial.Serial(first, 9600, timeout=2) as port:
+                port.reset_input_buffer()
+                port.write(bytes((Command.RETURN_SERIALNR,)))
+                assert FrameParser().feed(port.read(13)) == [SerialNumber("0000012345")]
+                port.write(bytes((Command.SEND_EE_MOVES,)))
+                with pytest.raises(serial.SerialException):
+                    read_until_it_fails(port)
+            proc.kill()
+            proc.communicate(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+
+@pytest.mark.slow
+def test_emulate_quirk_usage_errors_are_one_line() -> None:
+    for args in (["--quirk", "crash-on-reset"], ["--quirk", "ten-character-serial", "--bus", "2"]):
+        result = subprocess.run(
+            [*CLI, "emulate", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+        )
+        assert result.returncode == 2, args
+        assert result.stdout == ""
+        assert "Traceback" not in result.stderr
+        assert "quirk" in result.stderr.splitlines()[-1]

@@ -3,11 +3,14 @@ bad input gets one line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from dgt.emulator.board import Quirk, VirtualBoard
+from dgt.emulator.pty import EmulatorServer
 from dgt.events import BoardSnapshot, SquareChanged
 from dgt.protocol import BoardDump, FieldUpdate, FrameParser, Piece
 from dgt.recording import Chunk, read_record
@@ -98,3 +101,43 @@ def test_record_to_an_unwritable_place_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("dgt-service monitor: cannot write")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_demo_asks_for_the_board_memory_only_with_read_memory() -> None:
+    args = ("monitor", "--demo", "--plain", "--seconds", "2", "--speed", "6", "--seed", "3")
+    without = dgt_service(*args)
+    assert without.returncode == 0, without.stderr
+    assert "board dump (connect)" in without.stdout
+    assert "board memory" not in without.stdout
+    asked = dgt_service(*args, "--read-memory")
+    assert asked.returncode == 0, asked.stderr
+    assert "board memory: " in asked.stdout
+
+
+async def test_monitor_on_a_clone_that_drops_on_the_memory_request(tmp_path: Path) -> None:
+    """A Centaur-like clone on a real pty: without --read-memory the monitor stays connected;
+    with it, the warning names the request the board dropped the link after."""
+    board = VirtualBoard(quirks=[Quirk.DROPS_ON_MEMORY_REQUEST])
+    async with EmulatorServer(board, link=tmp_path / "clone", restart_after=0.3) as server:
+
+        async def monitor(*extra: str) -> tuple[int, str, str]:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "service.cli", "monitor", server.path, "--plain",
+                "--seconds", "2", *extra,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            out, err = await asyncio.wait_for(process.communicate(), 60)
+            assert process.returncode is not None
+            return process.returncode, out.decode(), err.decode()
+
+        code, out, err = await monitor()
+        assert code == 0, err
+        assert server.drops == 0
+        assert "link lost" not in out + err
+        code, out, err = await monitor("--read-memory")
+        assert code == 0, err
+        assert server.drops == 1
+        [warning] = [line for line in err.splitlines() if "link lost" in line]
+        assert "after the board-memory request (0x49)" in warning
+        assert "--read-memory" in warning
+        assert "Traceback" not in err

@@ -122,7 +122,7 @@ messages: st.SearchStrategy[Message] = st.one_of(
     low_bytes(0, 60).map(EEMoves),
     st.lists(ee_records, max_size=20).map(EEMoves.from_records),
     st.builds(BusAddress, st.integers(0, 0x3FFF)),
-    st.one_of(ascii_text(5, 5), ascii_text(9, 9)).map(SerialNumber),
+    st.one_of(ascii_text(5, 5), ascii_text(9, 9), ascii_text(10, 10)).map(SerialNumber),
     ascii_text(10, 10).map(LongSerialNumber),
     ascii_text(0, 256).map(Trademark),
     st.builds(Version, LOW, LOW),

@@ -176,7 +176,25 @@ def test_serial_number_old_nine_character_reading() -> None:
     assert parse(data) == [SerialNumber("01025 1.0")]
 
 
-@pytest.mark.parametrize("size", [5, 7, 9, 10, 11, 13])
+def test_serial_number_of_ten_characters_as_a_pegasus_clone_sends_it() -> None:
+    """One Pegasus implementation answers the serial-number request (45) with its long
+    serial number under the serial-number id: total size 13."""
+    data = bytes.fromhex("91 00 0d") + b"P123456789"
+    assert SerialNumber("P123456789").to_bytes() == data
+    assert parse(data) == [SerialNumber("P123456789")]
+    for cut in range(1, len(data)):  # split anywhere, and after garbage
+        parser = FrameParser()
+        out = parser.feed(b"\x01\x7f" + data[:cut]) + parser.feed(data[cut:])
+        assert out == [SerialNumber("P123456789")], cut
+
+
+@pytest.mark.parametrize(("size", "text"), [(8, "01025"), (12, "01025 1.0"), (13, "0000001025")])
+def test_serial_number_of_every_size_a_board_sends(size: int, text: str) -> None:
+    data = bytes((0x91, 0, size)) + text.encode()
+    assert parse(data + FieldUpdate(1, 1).to_bytes()) == [SerialNumber(text), FieldUpdate(1, 1)]
+
+
+@pytest.mark.parametrize("size", [0, 3, 4, 5, 7, 9, 10, 11, 14, 15, 20])
 def test_serial_number_of_another_size_is_rejected(size: int) -> None:
     data = bytes((0x91, 0, size)) + b"0" * (size - 3)
     assert parse(data + FieldUpdate(1, 1).to_bytes()) == [FieldUpdate(1, 1)]

@@ -16,7 +16,9 @@ right: it numbers its fields from the other corner, so it reports square ``s`` a
 Personalities: a classic e-Board (USB/serial; ``bluetooth=True`` adds the battery
 command), a Revelation II (``revelation=True``: Rev II LED frames, battery), and a
 Pegasus (``pegasus=True``: presence only, developer key, Pegasus-only commands, no clock,
-no bus mode, no board memory).
+no bus mode, no board memory).  ``quirks`` make it a board that is not quite DGT
+(:class:`Quirk`): one that answers the serial-number request with 10 characters, one that
+crashes and drops the link on the board-memory request.
 
 Facts: docs/protocol.md (section numbers in comments) and the official
 header (H14).  Where the sources leave a gap the comment says "choice".
@@ -30,7 +32,7 @@ import itertools
 import logging
 import operator
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from types import EllipsisType
 
@@ -64,7 +66,7 @@ from dgt.protocol.messages import (
 )
 from dgt.protocol.parser import CommandParser, HostCommand
 
-__all__ = ["EE_CAPACITY", "BoardMode", "VirtualBoard", "start_squares"]
+__all__ = ["EE_CAPACITY", "BoardMode", "Quirk", "VirtualBoard", "start_squares"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,19 @@ class BoardMode(StrEnum):
     UPDATE = "update"  # field updates + clock times at least every second
     UPDATE_BOARD = "update_board"  # field updates only, no clock data, no clock acks
     UPDATE_NICE = "update_nice"  # field updates + clock times when they changed
+
+
+class Quirk(StrEnum):
+    """How a clone differs from a DGT board (issue 19: third-party implementations of the
+    board side run against the driver; docs/protocol.md §8)."""
+
+    TEN_CHARACTER_SERIAL = "ten-character-serial"
+    """The serial-number request (45) is answered with 10 characters (its long serial
+    number) under the serial-number id: a 13-byte frame, as one Pegasus implementation
+    does."""
+    DROPS_ON_MEMORY_REQUEST = "drops-on-memory-request"
+    """The board-memory request (49) crashes the board: it drops the link and stays silent
+    until switched on again, as a Centaur running a classic-board emulation does."""
 
 
 _UPDATE_MODES = frozenset({BoardMode.UPDATE, BoardMode.UPDATE_BOARD, BoardMode.UPDATE_NICE})
@@ -181,6 +196,7 @@ class VirtualBoard:
         long_serial: str | None = None,
         battery: int = 80,
         seed: int | None = None,
+        quirks: Iterable[Quirk | str] = (),
     ) -> None:
         if len(serial) != 5 or not serial.isdigit():
             raise ValueError(f"serial number must be 5 digits, got {serial!r}")
@@ -188,6 +204,15 @@ class VirtualBoard:
             raise ValueError("a board is either a Pegasus or a Revelation II, not both")
         self.pegasus = pegasus
         self.revelation = revelation
+        names = [str(quirk) for quirk in quirks]
+        known = {quirk.value for quirk in Quirk}
+        unknown = sorted(name for name in names if name not in known)
+        if unknown:
+            raise ValueError(f"unknown quirk {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        self.quirks = frozenset(Quirk(name) for name in names)
+        self.crashed = False
+        """A quirk crashed the board: it reads nothing until :meth:`power_up`."""
+        self._link_dropped = False
         self.bluetooth = bluetooth or revelation
         self.reversed = reversed
         self.serial = serial
@@ -336,6 +361,7 @@ class VirtualBoard:
         self.key_sent = False
         self.leds = frozenset()
         self.bootloader = False
+        self.crashed = False
         self._busy_until = now
         self._ignore_next_ping = False
         self._reader.reset()
@@ -600,13 +626,22 @@ class VirtualBoard:
     def receive(self, data: bytes, now: float) -> bytes:
         """Bytes from the host; returns the board's immediate answer (possibly empty)."""
         self._touch(now)
-        if self.bootloader or now < self._busy_until:
+        if self.bootloader or self.crashed or now < self._busy_until:
             log.debug("board %s: busy, %d bytes lost", self.serial, len(data))
             return b""
         out = bytearray()
         for command in self._reader.feed(data):
             out += self._command(command, now)
+            if self.crashed:  # the commands after the one that crashed it are lost
+                self._reader.reset()
+                break
         return bytes(out)
+
+    def take_link_drop(self) -> bool:
+        """Whether the board dropped its link since the last call (a crash by a quirk): the
+        server or transport serving it closes the link then."""
+        dropped, self._link_dropped = self._link_dropped, False
+        return dropped
 
     def _command(self, cmd: HostCommand, now: float) -> bytes:
         if cmd.address is not None:
@@ -672,6 +707,8 @@ class VirtualBoard:
         if code == Command.SEND_BRD:
             return frame(MessageId.BOARD_DUMP, self._dump_fields())
         if code == Command.RETURN_SERIALNR:
+            if Quirk.TEN_CHARACTER_SERIAL in self.quirks:
+                return SerialNumber(self.long_serial).to_bytes()
             return SerialNumber(self.serial).to_bytes()
         if code == Command.RETURN_LONG_SERIALNR:
             return LongSerialNumber(self.long_serial).to_bytes()
@@ -682,6 +719,14 @@ class VirtualBoard:
         if code == Command.SEND_VERSION:
             return Version(*self.version).to_bytes()
         if code == Command.SEND_EE_MOVES:
+            if Quirk.DROPS_ON_MEMORY_REQUEST in self.quirks:
+                log.info("board %s: crashed on the board-memory request; link dropped",
+                         self.serial)  # fmt: skip
+                self.crashed = True
+                self._link_dropped = True
+                self.mode = BoardMode.IDLE  # silent: no updates, no clock data
+                self._outbox.clear()
+                return b""
             return self._ee_moves()
         if code == Command.SEND_BATTERY_STATUS:
             status = 0x01 if self.charging else 0x02

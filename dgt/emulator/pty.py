@@ -10,7 +10,9 @@ Pitfalls handled (docs/protocol.md §11): the pty is put in raw mode with
 server keeps its own handle on the slave side, so the pty survives a host closing and
 reopening it.  :meth:`unplug` closes the pty (the host's reads and writes fail, as with a
 pulled USB cable) and :meth:`plug` makes a new one; a stable symlink (like a udev
-symlink) always points at the current pty, so a host can reopen the same path.
+symlink) always points at the current pty, so a host can reopen the same path.  A board
+that drops its link (a clone crashing on a request, :class:`~dgt.emulator.board.Quirk`) is
+unplugged the same way, and switched on and served again ``restart_after`` seconds later.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ class EmulatorServer:
     ``link`` is the stable path to publish (a symlink to the current ``/dev/pts/N``); by
     default one in a fresh temporary folder.  ``power_cycle`` makes :meth:`plug` switch the
     board on again, as a USB-powered board is when its cable comes back (a Bluetooth board
-    keeps its power: pass False).
+    keeps its power: pass False).  ``restart_after``: seconds after a board dropped its link
+    (a quirk) until it is switched on and served again (None: it stays unplugged).
     """
 
     def __init__(
@@ -58,9 +61,14 @@ class EmulatorServer:
         link: str | os.PathLike[str] | None = None,
         power_cycle: bool = True,
         seed: int | None = None,
+        restart_after: float | None = 1.0,
     ) -> None:
         self.device = device
         self.power_cycle = power_cycle
+        self.restart_after = restart_after
+        self._restart: asyncio.TimerHandle | None = None
+        self.drops = 0
+        """Times the board dropped its link (a quirk)."""
         self._link_arg = Path(link) if link is not None else None
         self._link: Path | None = None
         self._tempdir: Path | None = None
@@ -99,6 +107,9 @@ class EmulatorServer:
         """Close the pty, remove the link.  Idempotent."""
         if self._loop is None:
             return
+        if self._restart is not None:
+            self._restart.cancel()
+            self._restart = None
         self._close_pty()
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
@@ -220,7 +231,27 @@ class EmulatorServer:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("host -> board: %s", data.hex(" "))
         self.send(self.device.receive(data, self.now()))
+        if isinstance(self.device, VirtualBoard) and self.device.take_link_drop():
+            self._drop_link()
+            return
         self._reschedule()
+
+    def _drop_link(self) -> None:
+        """The board dropped its link: unplugged now, back after ``restart_after``."""
+        assert self._loop is not None
+        self.drops += 1
+        log.info("emulated board dropped the link (%s)", self._pty_name)
+        self._close_pty()
+        if self.restart_after is not None:
+            self._restart = self._loop.call_later(self.restart_after, self._restart_board)
+
+    def _restart_board(self) -> None:
+        self._restart = None
+        if self._loop is None or self._master is not None:
+            return
+        self.device.power_up(self.now())
+        self._open_pty()
+        log.info("emulated board restarted (%s)", self._pty_name)
 
     def send(self, data: bytes) -> None:
         """Put bytes on the line to the host (lost while unplugged)."""

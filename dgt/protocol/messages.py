@@ -116,7 +116,10 @@ class BusAddress:
 @dataclass(frozen=True, slots=True)
 class SerialNumber:
     ID: ClassVar[int] = MessageId.SERIALNR
-    text: str  # 5 ASCII digits (an old header revision says 9 characters: both decode)
+    text: str
+    """5 ASCII digits (H14); an old header revision says 9 characters ("01025 1.0"); one
+    Pegasus implementation answers with 10 characters, as its long serial number: all three
+    decode (:data:`SERIAL_SIZES`)."""
 
     def to_bytes(self) -> bytes:
         return frame(self.ID, self.text.encode("ascii"))
@@ -228,16 +231,21 @@ Message = (
     | Unknown
 )
 
+SERIAL_SIZES = frozenset({8, 12, 13})
+"""Total sizes a serial-number frame (91) is sent with: 5 digits (H14), 9 characters (the
+1998 header: digits, a space and "1.0"), and 10 characters (one Pegasus implementation
+answers the serial-number request with its long serial number; docs/protocol.md §3.2)."""
+
 # Total sizes (header included) a known id may have.  ``None`` = any size.  Where sources
-# disagree the set holds every reading (serial number 8 or 12; battery 7+3 per the header
-# constant, 12 as sent by real boards: every size from 7 to 12).
+# disagree the set holds every reading (serial number 8, 12 or 13; battery 7+3 per the
+# header constant, 12 as sent by real boards: every size from 7 to 12).
 SIZES: dict[int, frozenset[int] | None] = {
     MessageId.BOARD_DUMP: frozenset({67}),
     MessageId.BWTIME: frozenset({10}),
     MessageId.FIELD_UPDATE: frozenset({5}),
     MessageId.EE_MOVES: None,
     MessageId.BUSADRES: frozenset({5}),
-    MessageId.SERIALNR: frozenset({8, 12}),
+    MessageId.SERIALNR: SERIAL_SIZES,
     MessageId.TRADEMARK: None,
     MessageId.VERSION: frozenset({5}),
     MessageId.BOARD_DUMP_50B: frozenset({53}),

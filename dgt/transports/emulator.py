@@ -5,7 +5,9 @@ of the event loop (like a line, never re-entrantly), and its own timed output (r
 clock, scripted moves) is driven by an asyncio timer at the board's next deadline.  Tests
 move pieces, press the lever or buttons through this object, and can pull the cable
 (:meth:`unplug`) and put it back (:meth:`plug`).  The virtual board keeps its state while
-unplugged, so pieces moved meanwhile show up after a reconnect.
+unplugged, so pieces moved meanwhile show up after a reconnect.  A board that drops its
+link (a clone crashing on a request, :class:`~dgt.emulator.board.Quirk`) is lost to the host
+like a pulled cable; it is switched on again when the host reopens the link.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class EmulatorTransport(Transport):
         self._on_data = on_data
         self._on_lost = on_lost
         self._open = True
+        if self.board.crashed:  # a board that crashed restarts when the host comes back
+            self.board.power_up(time.monotonic())
         self._poll()
 
     def write(self, data: bytes) -> None:
@@ -79,6 +83,9 @@ class EmulatorTransport(Transport):
             raise ConnectionFailed(f"{self._name} is not open")
         self.written += data
         self._deliver(self.board.receive(bytes(data), time.monotonic()))
+        if self.board.take_link_drop() and self._loop is not None:
+            # after what the board sent before it crashed, and never re-entrantly
+            self._loop.call_soon(self._drop)
 
     async def close(self) -> None:
         self._release()
@@ -116,6 +123,14 @@ class EmulatorTransport(Transport):
         self.unplugged = False
 
     # -- internals --
+
+    def _drop(self) -> None:
+        if not self._open:
+            return
+        on_lost = self._on_lost
+        self._release()
+        if on_lost is not None:
+            on_lost(f"{self._name}: the board dropped the link")
 
     def _release(self) -> None:
         self._open = False

@@ -19,7 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
-from dgt.emulator.board import VirtualBoard
+from dgt.emulator.board import Quirk, VirtualBoard
 from dgt.emulator.bus import BusLine, make_bus
 from dgt.emulator.console import Console
 from dgt.emulator.pty import EmulatorServer
@@ -47,6 +47,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--seed", type=int, help="seed for human timing and line noise")
     p.add_argument("--repeat", action="store_true", help="replay the games over and over")
     p.add_argument("--serial", default="12345", help="serial number (5 digits)")
+    p.add_argument(
+        "--quirk",
+        action="append",
+        default=[],
+        choices=[quirk.value for quirk in Quirk],
+        help="play a board that is not quite DGT: ten-character-serial (answers the serial "
+        "request with 10 characters), drops-on-memory-request (drops the link on 0x49); "
+        "may be given twice",
+    )
     p.set_defaults(run=run)
 
 
@@ -60,11 +69,15 @@ def _device(args: argparse.Namespace) -> VirtualBoard | BusLine:
             raise UsageError("a Pegasus has no bus mode: drop --pegasus or --bus")
         if not 1 <= args.bus <= 100:
             raise UsageError("--bus takes 1..100 boards")
+        if args.quirk:
+            raise UsageError("--quirk plays one board: drop --quirk or --bus")
         return make_bus(args.bus, reversed=args.reversed)
     if args.replay is not None and not args.replay.is_file():
         raise UsageError(f"no such PGN file: {args.replay}")
     try:
-        return VirtualBoard(pegasus=args.pegasus, reversed=args.reversed, serial=args.serial)
+        return VirtualBoard(
+            pegasus=args.pegasus, reversed=args.reversed, serial=args.serial, quirks=args.quirk
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -2,9 +2,11 @@
 
 On a terminal the picture of the board is redrawn in place; otherwise (a pipe, a file) each
 event is printed as a line.  ``--record FILE`` writes every chunk received and every
-decoded event to the event log (:mod:`dgt.recording`).  ``--demo`` needs no board: the
-built-in emulator replays real games on a pseudo-terminal and the monitor opens it through
-the same serial code a USB board goes through.
+decoded event to the event log (:mod:`dgt.recording`).  ``--read-memory`` asks for the
+board's memory after connecting (off by default: some clone boards drop the link on that
+request).  ``--demo`` needs no board: the built-in emulator replays real games on a
+pseudo-terminal and the monitor opens it through the same serial code a USB board goes
+through.
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--record", metavar="FILE", help="write received bytes and events (JSON lines)")
     p.add_argument("--plain", action="store_true", help="print event lines even on a terminal")
+    p.add_argument(
+        "--read-memory",
+        action="store_true",
+        help="ask for the board's memory (its stored moves) after connecting; off by default: "
+        "some clone boards drop the link on that request",
+    )
     p.add_argument(
         "--seconds",
         type=float,
@@ -113,7 +121,7 @@ async def _monitor(args: argparse.Namespace, record: IO[str] | None) -> None:
             writer = RecordWriter(record, source=port)
             chunk = writer.chunk
             transport = tap = TapTransport(transport, lambda t, data, way: chunk(t, data, way))
-        board = Board(transport)
+        board = Board(transport, read_memory=args.read_memory)
         await board.open()
         stack.push_async_callback(board.close)
         if args.demo:
