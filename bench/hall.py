@@ -82,6 +82,7 @@ from dgt.emulator.pty import EmulatorServer  # noqa: E402
 from dgt.emulator.replay import replay_games  # noqa: E402
 from dgt.transports.emulator import EmulatorTransport  # noqa: E402
 from service import event_loop  # noqa: E402
+from service.collector_pacer import CollectorPacer  # noqa: E402
 from service.commands.demo import emulated_tables, load_games, play  # noqa: E402
 from service.config import TableConfig  # noqa: E402
 from service.hall import Hall  # noqa: E402
@@ -488,6 +489,7 @@ async def _measure(
         server = WebServer(hall, "hall-bench-token", port=0, expose_timing=True)
         url = await server.start()
         built = time.monotonic()
+        CollectorPacer.settled()  # as dgt-service run does before its hall starts
         await hall.start()
         await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
         connected = time.monotonic() - built

@@ -3,7 +3,9 @@
 Python's cycle collector stops the event loop while it walks the live objects; with many
 tables that pause grows with the hall.  :class:`CollectorPacer` keeps those pauses short (see
 its docstring); :func:`paced` runs a coroutine with it, and :func:`service.event_loop.run`
-runs the service inside :func:`paced`, so the tuning starts and ends with the loop.
+runs the service inside :func:`paced`, so the tuning starts and ends with the loop.  Whoever
+builds the service tells the pacer once it is built (:meth:`CollectorPacer.settled`: the
+``dgt-service run`` and ``demo`` commands, before their hall opens its boards).
 """
 
 from __future__ import annotations
@@ -97,12 +99,27 @@ class CollectorPacer:
             grown < least or grown < share * cls._frozen_after_thaw
         ):
             return False
+        cls._thaw(now)
+        return True
+
+    @classmethod
+    def settled(cls) -> None:
+        """The service is built (its tables rebuilt, before any board talks): thaw now, so
+        that the one long collection of everything made at start-up comes before the
+        service is busy, and the growth of :data:`THAW_GROWTH` is measured from what the
+        built service holds (not from the bare process the loop started with, which would
+        have the service's own first objects bring a thaw while it serves).  Nothing while
+        the pacer does not run."""
+        if cls._runs > 0:
+            cls._thaw(time.monotonic())
+
+    @classmethod
+    def _thaw(cls, now: float) -> None:
         cls._thawed_at = now
         gc.unfreeze()
         gc.collect()  # _after_collection freezes the survivors
         cls._frozen_after_thaw = gc.get_freeze_count()  # walks them: once a thaw
         cls._frozen_since_thaw = 0
-        return True
 
     @classmethod
     def _after_collection(cls, phase: str, info: Mapping[str, Any]) -> None:

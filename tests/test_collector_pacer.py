@@ -94,3 +94,30 @@ def test_the_collector_pacer_freezes_survivors_and_thaws_them_in_time(
         CollectorPacer.stop()
     assert gc.get_freeze_count() == 0
     assert not CollectorPacer.thaw_if_due(time.monotonic() + 7200.0)  # not running: nothing
+
+
+def test_settled_collects_once_and_measures_growth_from_the_built_service(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
+    monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (0.5, 300))
+    CollectorPacer.settled()  # not running: nothing
+    assert gc.get_freeze_count() == 0
+    CollectorPacer.start()
+    try:
+        built = [[] for _ in range(20_000)]  # the service's tables, made after the loop began
+        gc.collect(0)
+        cycle = _Cycle()
+        alive = weakref.ref(cycle)
+        gc.collect(0)
+        del cycle
+        CollectorPacer.settled()  # one long pass now: start-up's garbage cycles are freed
+        assert alive() is None
+        assert gc.get_freeze_count() >= len(built)
+        more = [[] for _ in range(2_000)]  # far from half of what the built service holds
+        gc.collect(0)
+        assert not CollectorPacer.thaw_if_due()
+        del built, more
+    finally:
+        CollectorPacer.stop()
+    assert gc.get_freeze_count() == 0

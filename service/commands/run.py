@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from service import event_loop
+from service.collector_pacer import CollectorPacer
 from service.config import (
     ServiceConfig,
     TableConfig,
@@ -270,6 +271,7 @@ async def _serve(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     try:
+        CollectorPacer.settled()  # built: the long collection of start-up comes now
         await hall.start()
         mode = " (durable: synchronous=FULL)" if durable else ""
         print(f"dgt-service: {what}, store {store.path}{mode}", flush=True)
