@@ -15,9 +15,13 @@ Cases (each on its own database, the service on 127.0.0.1 with a random port):
 * damaged page, rows not JSON: a start on a damaged database.
 
 "Shown" counts the completed moves a spectator's live stream showed and, separately, what
-``GET /api/tables/ID`` showed just before the stop (what a page opened then shows); "lost"
-is a shown move missing from the game rebuilt from the store.  Needs root for the tmpfs
-cases (skipped with the reason otherwise).  Bounded: about a minute (``--quick``: half).
+``GET /api/tables/ID`` (what a page opened then shows) and each table's PGN
+(``/games/ID-N.pgn``) showed just before the stop, while the store could not write; "lost"
+is a shown move missing from the game rebuilt from the store.  The full-disk rows also say
+what the service said meanwhile: ``GET /api/status`` (the rows kept in memory, the tables
+shown as of their last commit) and whether the live stream's ``status`` event (the pages'
+banner) came.  Needs root for the tmpfs cases (skipped with the reason otherwise).
+Bounded: about a minute (``--quick``: half).
 
     .venv/bin/python bench/store_faults.py
     .venv/bin/python bench/store_faults.py --quick
@@ -44,7 +48,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from crash import Move, compare, final_moves, follow, rebuilt_games
+import aiohttp
+from crash import Move, compare, final_moves, pgn_moves, rebuilt_games
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "store-faults-bench-token"
@@ -117,6 +122,33 @@ def cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     )
 
 
+async def follow(
+    url: str, table_id: str, shown: dict[str, list[Move]], said: list[dict[str, Any]]
+) -> None:
+    """Record the completed moves of every state the table's stream shows, and every
+    ``status`` event (the store's state) it carries."""
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
+    async with (
+        aiohttp.ClientSession(timeout=timeout) as session,
+        session.get(f"{url}api/stream?table={table_id}") as response,
+    ):
+        event = "message"
+        async for raw in response.content:
+            line = raw.decode(errors="replace").rstrip("\r\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                body = json.loads(line[6:])
+                if event == "status":
+                    said.append(body["store"])
+                elif event == "state":
+                    moves = final_moves(body["state"])
+                    if moves or table_id not in shown:
+                        shown[table_id] = moves
+            elif not line:
+                event = "message"
+
+
 class Demo:
     """``dgt-service demo`` on ``db``, its streams followed."""
 
@@ -126,6 +158,8 @@ class Demo:
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
         self.shown: dict[str, list[Move]] = {}
+        self.said: list[dict[str, Any]] = []
+        """The ``status`` events the streams carried."""
         self.followers: list[asyncio.Task[None]] = []
         self.tables = [str(i) for i in range(1, BOARDS + 1)]
 
@@ -149,7 +183,8 @@ class Demo:
             if match:
                 self.url = match.group(1).decode()
                 self.followers = [
-                    asyncio.create_task(follow(self.url, t, self.shown)) for t in self.tables
+                    asyncio.create_task(follow(self.url, t, self.shown, self.said))
+                    for t in self.tables
                 ]
                 return True
         return False
@@ -161,6 +196,29 @@ class Demo:
             if status == 200 and isinstance(state, dict):
                 shown[table_id] = final_moves(state)
         return shown
+
+    def pgn_shown(self) -> dict[str, list[Move]]:
+        """The moves of each table's newest game with moves, as its PGN shows them."""
+        shown: dict[str, list[Move]] = {}
+        status, listing = fetch(f"{self.url}api/games")
+        if status != 200 or not isinstance(listing, dict):
+            return shown
+        for game in listing["games"]:
+            request = urllib.request.Request(f"{self.url.rstrip('/')}{game['pgn']}")
+            with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=5) as got:
+                moves = pgn_moves(got.read().decode())
+                if moves:
+                    shown[str(game["table"])] = moves
+        return shown
+
+    def store_status(self) -> str:
+        """What ``GET /api/status`` says, in a few words."""
+        status, body = fetch(f"{self.url}api/status")
+        if status != 200 or not isinstance(body, dict):
+            return f"/api/status: {status}"
+        store = body["store"]
+        behind = ",".join(store.get("tables_behind") or []) or "none"
+        return f"/api/status {store['state']}, {store['unstored']} kept, tables behind: {behind}"
 
     def up(self) -> bool:
         return fetch(f"{self.url}api/tables")[0] == 200
@@ -207,21 +265,27 @@ async def full_disk(args: argparse.Namespace, tmp: Path, sig: signal.Signals) ->
         filler = fill(disk)
         await asyncio.sleep(args.play)
         api = demo.api_shown()
+        pgn = demo.pgn_shown()
+        said = demo.store_status()
         up = demo.up()
         status, err = await demo.stop(sig)
         failed = "cannot write the log" in err
         filler.unlink()
         stream_total, stream_lost = lost_moves(db, demo.tables, demo.shown)
         api_total, api_lost = lost_moves(db, demo.tables, api)
+        pgn_total, pgn_lost = lost_moves(db, demo.tables, pgn)
+        banner = sum(1 for s in demo.said if s.get("state") == "failing")
         answer = f"exit {status}; " + (
             "store failed; " if failed else "store never failed (WAL had room); "
         )
+        answer += f"{said}; stream status events 'failing': {banner}; "
         answer += one_line(err) if status else "no message"
         return (
             attack,
             answer,
             "yes" if up else "no",
-            f"stream {stream_lost}/{stream_total}, page {api_lost}/{api_total}",
+            f"stream {stream_lost}/{stream_total}, page {api_lost}/{api_total}, "
+            f"pgn {pgn_lost}/{pgn_total}",
         )
 
 
@@ -282,9 +346,10 @@ async def surrogate(args: argparse.Namespace, tmp: Path) -> Row:
     status, err = await demo.stop(signal.SIGTERM)
     total, lost = lost_moves(db, demo.tables, api)
     statuses = ", ".join(f"{n}x {code}" for code, n in sorted(answers.items()))
+    edge = " (refused at the edge)" if set(answers) == {400} else ""
     return (
         f"lone surrogate in a player name x{args.requests}",
-        f"{statuses}; exit {status}" + ("; traceback logged" if "Traceback" in err else ""),
+        f"{statuses}{edge}; exit {status}" + ("; traceback logged" if "Traceback" in err else ""),
         "yes" if up else "no",
         f"page {lost}/{total}",
     )

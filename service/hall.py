@@ -46,9 +46,17 @@ from dgt.board import Board
 from dgt.events import BoardEvent
 from dgt.transports import Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
+from service.committed_view import CommittedView
 from service.config import TableConfig, settings_dict
-from service.store import Store, StoreError, board_input, output_json, rebuild
-from service.table import RealtimeTable, Table, TableEvent, TableLike, TableSettings
+from service.store import (
+    ReplayReport,
+    Store,
+    StoreError,
+    board_input,
+    output_json,
+    rebuild,
+)
+from service.table import ClockOrder, RealtimeTable, Table, TableEvent, TableLike, TableSettings
 from service.table_runner import InputKind, RunnerBoard, TableInput, TableRunner
 
 logger = logging.getLogger(__name__)
@@ -142,7 +150,13 @@ class HallTable(TableRunner):
         self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
     ) -> None:
         super().__init__(
-            config.id, table, hall, self._make_board, port=config.port, table_time=hall.wall_time
+            config.id,
+            table,
+            hall,
+            self._make_board,
+            port=config.port,
+            table_time=hall.wall_time,
+            send_orders=False,  # the hall sends them once their rows are committed
         )
         self.hall = hall
         self.config = config
@@ -256,6 +270,13 @@ class Hall:
         self.closing = False
         self.started = False
         self.store_error: str | None = None
+        self._committed = CommittedView(self._shadow_runner)
+        """The tables with rows not committed yet, and what the public is shown of each
+        while the store cannot write (see :mod:`service.committed_view`)."""
+        self._held_orders: dict[str, list[ClockOrder]] = {}
+        """Clock orders waiting for the commit of the rows that gave them, by table."""
+        self._status_subscribers: list[Callable[[dict[str, Any]], None]] = []
+        self._status_shown: tuple[str, int] = (str(store.state), 0)
 
     # --- building -------------------------------------------------------------------
 
@@ -276,20 +297,7 @@ class Hall:
                 "use the admin API to change players or rules",
                 config.id,
             )
-        try:
-            table = self.table_factory(config.id, stored)
-        except (ValueError, TypeError) as exc:
-            raise HallError(f"table {config.id}: {_one_line(exc)}") from None
-        runner = HallTable(self, dataclasses.replace(config, settings=stored), table, transport)
-
-        def seen(_item: object, produced: Sequence[TableEvent]) -> None:
-            runner.inputs += 1
-            if produced:
-                runner.note_outputs([output_json(o) for o in produced])
-
-        report = rebuild(table, config.id, self.store.inputs(config.id), on_input=seen)
-        runner.replay_divergences = report.divergences
-        self._drain_clock_orders(table)
+        runner, report = self._replayed(dataclasses.replace(config, settings=stored), transport)
         if report.inputs:
             logger.info(
                 "table %s: rebuilt from %d inputs (%d outputs, %d differing)",
@@ -301,6 +309,42 @@ class Hall:
         self.store.commit()
         self.runners[config.id] = runner
         return runner
+
+    def _replayed(
+        self, config: TableConfig, transport: Transport | None
+    ) -> tuple[HallTable, ReplayReport]:
+        """A runner with a fresh table fed the table's committed log (its games noted as
+        they were played); its board is not opened."""
+        try:
+            table = self.table_factory(config.id, config.settings)
+        except (ValueError, TypeError) as exc:
+            raise HallError(f"table {config.id}: {_one_line(exc)}") from None
+        runner = HallTable(self, config, table, transport)
+
+        def seen(_item: object, produced: Sequence[TableEvent]) -> None:
+            runner.inputs += 1
+            if produced:
+                runner.note_outputs([output_json(o) for o in produced])
+
+        report = rebuild(table, config.id, self.store.inputs(config.id), on_input=seen)
+        runner.replay_divergences = report.divergences
+        self._drain_clock_orders(table)
+        return runner, report
+
+    def _shadow_runner(self, table_id: str) -> HallTable:
+        """The table as of its last commit, rebuilt from the log the way a start
+        rebuilds it, for the public while the store cannot write.  Where even the log
+        cannot be read, the table as it was created (never ahead of what is stored)."""
+        config = self.runners[table_id].config
+        try:
+            return self._replayed(config, None)[0]
+        except StoreError as exc:
+            logger.warning(
+                "table %s: cannot read its log (%s): shown as created until the store writes again",
+                table_id,
+                exc,
+            )
+            return HallTable(self, config, self.table_factory(table_id, config.settings), None)
 
     async def start(self) -> None:
         """Open every board (each on its own task) and start ticking."""
@@ -355,6 +399,7 @@ class Hall:
             if item.produced:
                 outs = [output_json(o) for o in item.produced]
                 self.store.append(table.id, str(item.kind), item.time, {}, outs)
+                self._committed.ahead(table.id)
                 table.inputs += 1
                 self._queue(table, outs, None)
             return
@@ -362,6 +407,7 @@ class Hall:
         data = board_input(event)
         outs = [output_json(o) for o in item.produced]
         self.store.append(table.id, "board", item.time, data, outs)
+        self._committed.ahead(table.id)
         table.inputs += 1
         quiet = False
         if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
@@ -381,6 +427,7 @@ class Hall:
             if produced:
                 outs = [output_json(o) for o in produced]
                 self.store.append(runner.id, "tick", now, {}, outs)
+                self._committed.ahead(runner.id)
                 runner.inputs += 1
                 self._queue(runner, outs, None)
 
@@ -402,11 +449,17 @@ class Hall:
             raise HallError(_one_line(exc), 400) from None
         outs = [output_json(o) for o in produced]
         self.store.append(runner.id, "admin", now, {"command": command, "args": dict(args)}, outs)
+        self._committed.ahead(runner.id)
         runner.inputs += 1
         self._queue(runner, outs, None)
         self._flush()
         if self.store_error is not None:
-            raise HallError(f"not saved: {self.store_error}", 503)
+            why = self.store.error or "the database refuses writes"
+            raise HallError(
+                f"not stored yet: kept in memory and retried ({why}); "
+                "nothing of it is shown until it is stored",
+                503,
+            )
         return outs
 
     # --- commit, then publish -------------------------------------------------------
@@ -420,12 +473,17 @@ class Hall:
         publish: bool = True,
     ) -> None:
         runner.note_outputs(outs)
+        held = self._hold_clock_orders(runner)
         if not outs:
+            if held:
+                self._schedule_flush()
             return
         if not publish:
             # Logged (committed with the next commit, at the latest after
             # QUIET_COMMIT_DELAY) but not pushed on its own.
-            if self.store.pending:
+            if held:
+                self._schedule_flush()
+            elif self.store.pending:
                 self._schedule_flush(QUIET_COMMIT_DELAY)
             return
         runner.clock_published = time.monotonic()
@@ -465,7 +523,10 @@ class Hall:
             self._flush_handle = loop.call_at(due, self._flush)
 
     def _flush(self) -> None:
-        """Commit the queue; publish what it held only once the commit succeeded."""
+        """Commit the queue; only once the commit succeeded send the clock orders its
+        rows gave and publish what it held.  While the store cannot write, everything
+        waits (the rows in the store, the updates and the orders here) and the public
+        reads see each table as of its last commit."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
@@ -476,17 +537,57 @@ class Hall:
                 self._last_commit = loop.time() if loop is not None else time.monotonic()
         except StoreError as exc:  # the store logs each change of its state, once
             self.store_error = str(exc)
+            self._note_store_status()
             return
         self.store_error = None
+        self._committed.caught_up()
+        self._send_clock_orders()
         batches, self._batches = self._batches, {}
         for table_id, batch in batches.items():
             self._publish(Update(table_id, batch.events, batch.source_time))
+        self._note_store_status()
 
     def settle(self) -> None:
-        """Commit (and publish) whatever is queued now: call before reading a table for
-        the public, so nothing uncommitted is ever shown."""
-        if self._batches or self.store.pending:
+        """Commit (and publish) whatever is queued now.  Every public read does this
+        first (:meth:`state`, :meth:`summary`, :meth:`games`), and where the commit fails
+        it shows the tables as of their last commit: nothing uncommitted is ever shown."""
+        if self._batches or self.store.pending or self._committed.any_ahead:
             self._flush()
+
+    # --- the store's state, for the pages ----------------------------------------------
+
+    def subscribe_status(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        """Call ``callback(store.status())`` when the store starts or stops failing, and
+        while it fails whenever the count of rows kept in memory changes."""
+        self._status_subscribers.append(callback)
+
+    def unsubscribe_status(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._status_subscribers.remove(callback)
+
+    def store_status(self) -> dict[str, Any]:
+        """The store's state (:meth:`service.store.Store.status`) for the pages and the
+        admin API, with the tables shown as of their last commit meanwhile."""
+        status = self.store.status()
+        status["tables_behind"] = (
+            sorted(self._committed.tables_ahead) if not self.store.healthy else []
+        )
+        return status
+
+    def _note_store_status(self) -> None:
+        state = self.store.state
+        shown = (str(state), self.store.unstored if not self.store.healthy else 0)
+        if shown == self._status_shown:
+            return
+        self._status_shown = shown
+        if not self._status_subscribers:
+            return
+        status = self.store_status()
+        for callback in list(self._status_subscribers):
+            try:
+                callback(status)
+            except Exception:
+                logger.exception("store status subscriber failed")
 
     def publish_status(self, runner: HallTable) -> None:
         """A change of the link shown on the page (not part of the log).  What is queued
@@ -518,6 +619,25 @@ class Hall:
         while True:
             await asyncio.sleep(self.tick_interval)
             self.tick()
+    def _hold_clock_orders(self, runner: HallTable) -> bool:
+        """Take the table's new clock orders and keep them until the rows that gave them
+        are committed (a ruling the clock shows is never ahead of the log); orders made
+        before the hall started are dropped.  Returns whether any are held."""
+        orders = runner.table.take_clock_orders()
+        if not orders or self._loop is None:
+            return False
+        self._held_orders.setdefault(runner.id, []).extend(orders)
+        return True
+
+    def _send_clock_orders(self) -> None:
+        """Send the orders held for rows that are committed now, oldest first."""
+        if not self._held_orders:
+            return
+        held, self._held_orders = self._held_orders, {}
+        for table_id, orders in held.items():
+            runner = self.runners.get(table_id)
+            if runner is not None:
+                runner.send_clock_orders(orders)
 
     @staticmethod
     def _drain_clock_orders(table: TableLike) -> None:
@@ -525,29 +645,54 @@ class Hall:
 
     # --- reading --------------------------------------------------------------------
 
+    def shown(self, table_id: str) -> HallTable:
+        """The runner whose table and games the public sees: the live one once every row
+        of the table is committed (committing what is queued first), else, while the
+        store cannot write, a read-only runner rebuilt from the table's committed log
+        (its board never opened).  Raises KeyError for an unknown table."""
+        live = self.runners[table_id]
+        if not self._committed.is_ahead(table_id):
+            return live
+        self.settle()
+        if not self._committed.is_ahead(table_id):
+            return live
+        return self._committed.shadow(table_id)
+
     def state(self, table_id: str) -> dict[str, Any]:
-        """The table's state for the web, with its connection."""
+        """The table's state for the web as of its last commit, with its connection."""
         runner = self.runners[table_id]
-        state: dict[str, Any] = dict(runner.table.state())
+        state: dict[str, Any] = dict(self.shown(table_id).table.state())
         state["connection"] = runner.connection()
         return state
 
     def summary(self, table_id: str) -> dict[str, Any]:
         """What the overview shows of the table (see :func:`service.web.stream.summary`)
-        with its connection, from the table's own summary, which skips what the overview
-        does not show."""
+        as of its last commit, with its connection, from the table's own summary, which
+        skips what the overview does not show."""
         runner = self.runners[table_id]
-        summary = runner.table.summary()
+        summary = self.shown(table_id).table.summary()
         summary["connection"] = runner.connection()
         return summary
 
     def games(self) -> list[tuple[HallTable, GameEntry]]:
-        """Every game with moves or a result, table by table."""
+        """Every game with moves or a result, table by table, as of the last commit (the
+        runner of each is the one to ask for its PGN)."""
         out: list[tuple[HallTable, GameEntry]] = []
-        for runner in self.runners.values():
+        for table_id in self.runners:
+            runner = self.shown(table_id)
             for entry in runner.games:
                 out.append((runner, entry))
         return out
+
+    def game(self, table_id: str, number: int) -> tuple[HallTable, GameEntry] | None:
+        """Game ``number`` (from 1) of a table as of the last commit (None when there is
+        no such table or game)."""
+        if table_id not in self.runners:
+            return None
+        runner = self.shown(table_id)
+        if not 1 <= number <= len(runner.games):
+            return None
+        return runner, runner.games[number - 1]
 
 
 def _lower_priority() -> None:

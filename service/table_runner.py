@@ -23,9 +23,11 @@ adapter that puts it at a board.  The hall of ``dgt-service run`` makes one per 
   every ``tick`` seconds and time passing up to each event before it is fed.
 * **Clock orders.**  After every input the table's clock orders
   (:meth:`~service.table.TableLike.take_clock_orders`) go to the board's clock through a
-  :class:`~service.clock_orders.ClockOrderSender`, one after another; they are dropped while
-  the board is not ready (a reconnect re-syncs the clock from the table) and on a bus line
-  (no clock commands there).
+  :class:`~service.clock_orders.ClockOrderSender`, one after another -- or, with
+  ``send_orders=False``, the host takes them and hands them to
+  :meth:`TableRunner.send_clock_orders` when it sees fit (the hall: once the rows that gave
+  them are committed).  They are dropped while the board is not ready (a reconnect re-syncs
+  the clock from the table) and on a bus line (no clock commands there).
 * **LEDs.**  On a board with LEDs (``board.info.leds``) a
   :class:`~service.led_driver.LedDriver` shows what the table's events mean; a board without
   LEDs is never sent an LED frame (it would stall a classic board).
@@ -146,6 +148,7 @@ class TableRunner:
         port: str | None = None,
         table_time: Callable[[float], float] = _same,
         tick: float | None = None,
+        send_orders: bool = True,
         on_order_sent: Callable[[ClockOrder], None] | None = None,
     ) -> None:
         if tick is not None and tick <= 0:
@@ -160,6 +163,9 @@ class TableRunner:
         """A driver's time (``time.monotonic()``) on the table's time line."""
         self.tick_interval = tick
         """Seconds between the runner's own ticks (None: the owner ticks the table)."""
+        self.send_orders = send_orders
+        """Whether the table's clock orders are sent after each input (else the host takes
+        them)."""
         self.on_order_sent = on_order_sent
         self.board: RunnerBoard | None = None
         self.link = Connection.CONNECTING
@@ -341,12 +347,14 @@ class TableRunner:
         return self.table_time(time.monotonic())
 
     def answered(self, produced: Sequence[TableEvent]) -> None:
-        """The table answered an input: show it on the LEDs, send its clock orders."""
+        """The table answered an input: show it on the LEDs, send its clock orders
+        (unless the host takes them)."""
         if self.leds is not None and produced:
             self.leds.update(produced)
-        orders = self.table.take_clock_orders()
-        if orders:
-            self.send_clock_orders(orders)
+        if self.send_orders:
+            orders = self.table.take_clock_orders()
+            if orders:
+                self.send_clock_orders(orders)
 
     def _own_tick(self, now: float) -> None:
         produced = self.tick(now)

@@ -290,6 +290,15 @@ def _game_info(runner: HallTable, entry: GameEntry) -> dict[str, Any]:
     }
 
 
+async def api_status(request: web.Request) -> web.StreamResponse:
+    """``{"store": {...}}``: whether the store writes (``state`` ok or failing), the rows
+    kept in memory meanwhile (``unstored``), why, and the tables shown as of their last
+    commit until it writes again (``tables_behind``)."""
+    hall = _hall(request)
+    hall.settle()
+    return json_response({"store": hall.store_status()})
+
+
 async def api_games(request: web.Request) -> web.StreamResponse:
     hall = _hall(request)
     hall.settle()
@@ -332,14 +341,13 @@ async def pgn_game(request: web.Request) -> web.StreamResponse:
     match = _GAME_ID.match(request.match_info["game"])
     if match is None:
         raise HallError("a game id is TABLE-NUMBER, like 3-1", 404)
-    runner = hall.runners.get(match["table"])
     number = int(match["number"])
-    if runner is None or not 1 <= number <= len(runner.games):
-        raise HallError("no such game", 404)
     hall.settle()
-    return _pgn_response(
-        _joined([runner.game_pgn(runner.games[number - 1])]), f"{runner.id}-{number}.pgn"
-    )
+    found = hall.game(match["table"], number)
+    if found is None:
+        raise HallError("no such game", 404)
+    runner, entry = found
+    return _pgn_response(_joined([runner.game_pgn(entry)]), f"{runner.id}-{number}.pgn")
 
 
 # --- the stream ---------------------------------------------------------------------
@@ -371,8 +379,11 @@ async def stream(request: web.Request) -> web.StreamResponse:
     guard = request.app[GUARD_KEY]
     guard.streaming(request.transport, lambda: hub.hang_up(client))
     try:
-        first = "retry: 2000\n" + "".join(
-            f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables
+        status = hub.status_payload()
+        first = (
+            "retry: 2000\n"
+            + (f"event: status\ndata: {status}\n\n" if status is not None else "")
+            + "".join(f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables)
         )
         await response.write(first.encode())
         while True:
@@ -383,7 +394,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
                 await response.write(b": keep-alive\n\n")
                 continue
             await response.write(
-                "".join(f"event: state\ndata: {text}\n\n" for text in batch).encode()
+                "".join(f"event: {event}\ndata: {text}\n\n" for event, text in batch).encode()
             )
     except (ConnectionResetError, ConnectionError):
         pass
@@ -516,6 +527,7 @@ def create_app(
     r.add_get("/api/tables/{table}", api_table)
     r.add_get("/api/tables/{table}/log", api_table_log)
     r.add_get("/api/games", api_games)
+    r.add_get("/api/status", api_status)
     r.add_get("/api/stream", stream)
     r.add_get("/games.pgn", pgn_all)
     r.add_get("/games/{game}.pgn", pgn_game)

@@ -4,6 +4,11 @@ Each update the hall publishes (always after its commit) is turned into the tabl
 *at that moment*, serialised once per kind of subscriber, and queued for each client.  A
 client that reads slowly only ever holds the newest state of each table (older ones are
 replaced), so memory stays bounded whatever it does.
+
+Besides the tables' ``state`` events, a ``status`` event carries the store's state
+(``{"store": ...}``, as ``GET /api/status``): sent when a stream opens while the store
+cannot write, and to every stream whenever that changes (the pages show a banner while it
+is not ``ok``).  While the store is writing, a stream carries nothing of it.
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ class StreamClient:
         self.address = address
         """The client's address (None where unknown)."""
         self.pending: dict[str, str] = {}
+        self.status: str | None = None
+        """The store's newest status not sent yet (a ``status`` event's data)."""
         self.wake = asyncio.Event()
         self.closed = False
 
@@ -89,9 +96,11 @@ class StreamHub:
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
         hall.subscribe(self.on_update)
+        hall.subscribe_status(self.on_status)
 
     def close(self) -> None:
         self.hall.unsubscribe(self.on_update)
+        self.hall.unsubscribe_status(self.on_status)
         for client in self.clients:
             client.closed = True
             client.wake.set()
@@ -131,6 +140,21 @@ class StreamHub:
             client.pending[update.table_id] = text
             client.wake.set()
 
+    def status_payload(self) -> str | None:
+        """The ``status`` event's data for a stream opening now (None while the store
+        writes: a stream then carries nothing of it)."""
+        if self.hall.store.healthy:
+            return None
+        return dumps({"store": self.hall.store_status()})
+
+    def on_status(self, status: dict[str, Any]) -> None:
+        """Called by the hall when the store's state (or, while it fails, the count of rows
+        kept in memory) changed."""
+        text = dumps({"store": status})
+        for client in self.clients:
+            client.status = text
+            client.wake.set()
+
     def open(
         self, tables: Iterable[str] | None, full: bool, address: str | None = None
     ) -> StreamClient:
@@ -162,10 +186,11 @@ class StreamHub:
         client.closed = True
         self.clients.discard(client)
 
-    async def next_batch(self, client: StreamClient) -> list[str] | None:
-        """The messages waiting for ``client`` (an empty list after :data:`HEARTBEAT`
-        quiet seconds; None once the hub closed)."""
-        if not client.pending and not client.closed:
+    async def next_batch(self, client: StreamClient) -> list[tuple[str, str]] | None:
+        """The messages waiting for ``client``, each an event name (``state`` or
+        ``status``) and its data (an empty list after :data:`HEARTBEAT` quiet seconds; None
+        once the hub closed)."""
+        if not client.pending and client.status is None and not client.closed:
             try:
                 await asyncio.wait_for(client.wake.wait(), HEARTBEAT)
             except TimeoutError:
@@ -175,4 +200,8 @@ class StreamHub:
             return None
         items, client.pending = client.pending, {}
         self.sent += len(items)
-        return list(items.values())
+        batch = [("state", text) for text in items.values()]
+        if client.status is not None:
+            batch.append(("status", client.status))
+            client.status = None
+        return batch

@@ -145,6 +145,7 @@ function connectOverview() {
   if (overviewStream) overviewStream.close();
   setLive(false, "connecting");
   overviewStream = new EventSource("/api/stream");
+  if (typeof storeBanner !== "undefined") storeBanner.follow(overviewStream);
   overviewStream.onopen = () => setLive(true, "live");
   overviewStream.onerror = () => setLive(false, "reconnecting");
   overviewStream.addEventListener("state", (event) => {
@@ -497,6 +498,10 @@ async function send(command, args, answer, button) {
     if (result.ok) {
       say(answer, true, oneLine(describe(command, result.data)));
       if (command === "start" || command === "players") await refill(table);
+    } else if (result.status === 503) {
+      // Kept in memory and retried by the service; shown once it is stored.
+      say(answer, false, result.error);
+      if (typeof storeBanner !== "undefined") storeBanner.check();
     } else {
       say(answer, false, "refused (" + (result.status || "no answer") + "): " + result.error);
       if (result.status === 401) showLogin(result.error);

@@ -169,6 +169,7 @@ function connectStream(query, onState) {
     if (typeof msg.server_time === "number") skew = msg.server_time - Date.now() / 1000;
     onState(msg.table, msg.state);
   });
+  if (typeof storeBanner !== "undefined") storeBanner.follow(source);
   source.onopen = () => { live.textContent = "live"; live.classList.remove("off"); };
   source.onerror = () => { live.textContent = "reconnecting"; live.classList.add("off"); };
   return source;
