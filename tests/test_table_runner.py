@@ -171,3 +171,21 @@ def test_a_table_failing_on_an_input_is_logged_and_the_input_dropped(
     runner.board_event(SquareChanged(1.0, 20, Piece.WPAWN, Piece.EMPTY))
     assert host.inputs == []
     assert error_log.expect("table t: the table failed on")
+
+
+async def test_a_host_that_takes_the_clock_orders_gets_them_left_in_the_table() -> None:
+    transport = EmulatorTransport()
+    table = OrderingTable("t")
+    host = Host()
+    runner = TableRunner(
+        "t", table, host, lambda: Board(transport, read_memory=False, **FAST), send_orders=False
+    )
+    runner.start()
+    try:
+        assert await runner.wait_ready(5)
+        transport.place(28, Piece.WPAWN)
+        await wait_until(lambda: len(table.moves()) == 1, 3)
+        assert runner.clock_orders is None  # nothing sent by the runner...
+        assert [o.text for o in table.take_clock_orders()] == ["M1"]  # ...the host takes them
+    finally:
+        await runner.close()
