@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -17,6 +18,7 @@ from typing import Any
 import aiohttp
 import chess
 import pytest
+from conftest import wait_until
 
 from dgt.board import Board
 from dgt.emulator import EmulatorServer, VirtualBoard
@@ -216,7 +218,7 @@ async def test_a_game_as_lichess_plays_it() -> None:
         # at a time, except for the takeback
         lists = s.san_lists(mark)
         assert lists[0] == []
-        for before, after in zip(lists, lists[1:], strict=False):
+        for before, after in itertools.pairwise(lists):
             assert after[:-1] == before or after == before[:-1]
         assert lists[-1].count("O-O") == 1
         assert lists[-1].count("O-O-O") == 1
@@ -254,14 +256,9 @@ async def test_a_pegasus_reads_presence_and_lights_the_squares_to_set_up() -> No
         position.push_uci("e2e4")
         await s.setup(position.fen())
         # the squares of the opponent's move, to be made on the board, are lit
-        deadline = time.monotonic() + 3
-        while device.leds != {chess.E2, chess.E4} and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        assert device.leds == {chess.E2, chess.E4}
+        await wait_until(lambda: device.leds == {chess.E2, chess.E4})
         await r.move("e2e4")
-        while device.leds and time.monotonic() < deadline + 3:
-            await asyncio.sleep(0.05)
-        assert device.leds == frozenset()
+        await wait_until(lambda: device.leds == frozenset())
         for uci in ("e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5c6", "d7c6", "e1g1"):
             await r.move(uci)
         await s.san(["e5", "Nf3", "Nc6", "Bb5", "a6", "Bxc6", "dxc6", "O-O"])
