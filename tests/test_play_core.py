@@ -301,3 +301,30 @@ def test_after_setup_a_start_position_on_the_board_waits_for_the_setup() -> None
     hand.move("c7c5")
     hand.wait(2.5)
     assert board.san() == ["c5"]
+
+
+def test_a_slow_castling_rook_first_is_sent_as_castling_never_as_the_rook_move() -> None:
+    """The rook set on f1 and the king following more than the settle delay later: the
+    rook move, complete by the delay, is held back (it may be half a castling) and the
+    castling goes out; a rook move to f1 that no king follows goes out after the hold."""
+    position = chess.Board("r3k2r/pppq1ppp/2npbn2/4p3/4P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 1")
+    board = Eboard("12345", settle=1.0)
+    hand = Hand(board, position)
+    board.setup(position.fen(), hand.t)
+    hand.change(chess.H1, None)
+    hand.change(chess.F1, "R")
+    hand.wait(1.3)  # complete by the settle delay, not yet listed
+    assert board.san() == []
+    hand.change(chess.E1, None)
+    hand.change(chess.G1, "K")
+    hand.wait(3.0)
+    assert hand.seen == [[], ["O-O"]]
+    hand.position.push_uci("e1g1")
+    hand.move("a8d8")  # half of ...O-O-O, or a rook move: held, then listed
+    hand.wait(1.2)
+    assert board.san() == ["O-O"]
+    hand.wait(1.5)
+    assert board.san() == ["O-O", "Rd8"]
+    hand.move("a1d1")  # White castled: no castling to wait for, listed after the settle delay
+    hand.wait(1.2)
+    assert board.san() == ["O-O", "Rd8", "Rad1"]

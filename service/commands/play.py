@@ -23,11 +23,11 @@ from service.play.server import (
     DEFAULT_HOST,
     DEFAULT_ORIGINS,
     DEFAULT_PORT,
+    PLAY_SETTLE,
     BoardLink,
     OriginPolicy,
     PlayServer,
 )
-from service.recognize import DEFAULT_SETTLE
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--settle",
         type=float,
-        default=DEFAULT_SETTLE,
+        default=PLAY_SETTLE,
         metavar="SECONDS",
         help="without a clock, a move is sent once the board stood still this long "
-        f"(default {DEFAULT_SETTLE}; a clock press sends it at once)",
+        f"(default {PLAY_SETTLE:g}; a clock press sends it at once)",
     )
     p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
     p.set_defaults(run=run)

@@ -46,10 +46,12 @@ from dgt.events import (
 from dgt.protocol.constants import Piece
 from service.recognize import (
     DEFAULT_SETTLE,
+    GameRecord,
     MoveEvent,
     NewGame,
     Recognizer,
     RecognizerEvent,
+    RecordedMove,
     Takeback,
 )
 from service.variants.base import StartPosition
@@ -60,6 +62,12 @@ __all__ = ["Eboard", "EboardState", "SetupError"]
 log = logging.getLogger(__name__)
 
 EMPTY_PLACEMENT = "8/8/8/8/8/8/8/8"
+CASTLING_HOLD = 1.5
+"""Seconds a completed move that may be the first half of a castling (the rook set on its
+castling square, or in Chess960 the king on its own) is held back from the list: a slow
+hand may still be bringing the other piece, and the site must get the castling, never the
+rook move.  Such a move is rare otherwise (a rook moved there while castling is still
+legal)."""
 
 
 class EboardState(StrEnum):
@@ -126,6 +134,38 @@ def parse_setup_fen(fen: str) -> StartPosition:
     return StartPosition("standard", standard.fen(), squares_of(standard))
 
 
+def _castling_half(record: GameRecord, moves: list[RecordedMove]) -> bool:
+    """Whether the last of ``moves`` moved a rook or the king just where a castling legal
+    before it puts that piece (the first half of a castling made one piece at a time)."""
+    chess960 = record.variant == "chess960"
+    try:
+        board = chess.Board(record.start.fen, chess960=chess960)
+        for move in moves[:-1]:
+            board.push_uci(move.uci)
+        last = board.parse_uci(moves[-1].uci)
+    except ValueError:
+        return False
+    piece = board.piece_at(last.from_square)
+    if piece is None or piece.piece_type not in (chess.ROOK, chess.KING):
+        return False
+    if board.is_castling(last):
+        return False
+    for castling in board.generate_castling_moves():
+        king = castling.from_square
+        rank = chess.square_rank(king)
+        if board.chess960:
+            rook = castling.to_square
+            short = chess.square_file(rook) > chess.square_file(king)
+        else:
+            short = castling.to_square > castling.from_square
+            rook = chess.square(7 if short else 0, rank)
+        king_to = chess.square(6 if short else 2, rank)
+        rook_to = chess.square(5 if short else 3, rank)
+        if (last.from_square, last.to_square) in ((rook, rook_to), (king, king_to)):
+            return True
+    return False
+
+
 def _placement(cells: list[str]) -> str:
     board = chess.BaseBoard.empty()
     for square, symbol in enumerate(cells):
@@ -163,6 +203,8 @@ class Eboard:
         self._sides_known = False
         self._setup: StartPosition | None = None
         self._led_target: tuple[str, ...] | None = None
+        self._now = float("-inf")
+        self._final_at: dict[int, float] = {}
         self.moves_read = 0
         """Moves the feed listed since the last setup or new game (for the LEDs)."""
 
@@ -170,6 +212,7 @@ class Eboard:
 
     def feed(self, event: BoardEvent) -> list[RecognizerEvent]:
         """One board event; returns what the recogniser made of it."""
+        self._now = max(self._now, event.time)
         if isinstance(event, BoardSnapshot):
             self._raw = list(event.squares)
             self._seen = True
@@ -190,6 +233,7 @@ class Eboard:
         return out
 
     def tick(self, now: float) -> list[RecognizerEvent]:
+        self._now = max(self._now, now)
         out = self.recognizer.tick(now)
         self._note(out)
         return out
@@ -199,6 +243,7 @@ class Eboard:
         board as it stands is read at once (a move already made on it is recognised).
         Raises :class:`SetupError` for a FEN that is no position."""
         start = parse_setup_fen(fen)
+        self._now = max(self._now, now)
         rotated = self.recognizer.rotated
         self.recognizer = self._new_recognizer(start.variant, rotated=rotated)
         out = self.recognizer.start_game(now, start, rotated=rotated)
@@ -223,16 +268,24 @@ class Eboard:
         return self.recognizer.rotated
 
     def san(self) -> list[str]:
-        """The completed moves since the last setup or new game, in SAN."""
+        """The completed moves since the last setup or new game, in SAN; a move that may
+        be the first half of a castling is held back (see :data:`CASTLING_HOLD`)."""
         record = self.recognizer.record()
         if record is None:
             return []
-        out: list[str] = []
+        moves: list[RecordedMove] = []
         for move in record.moves:
             if not move.final:
                 break
-            out.append(move.san)
-        return out
+            moves.append(move)
+        if (
+            moves
+            and len(moves) == len(record.moves)
+            and self._now - self._final_at.get(len(moves), self._now) < CASTLING_HOLD
+            and _castling_half(record, moves)
+        ):
+            moves.pop()
+        return [move.san for move in moves]
 
     def placement(self) -> str:
         """The board's FEN piece placement, game frame (see the module's docstring)."""
@@ -322,6 +375,7 @@ class Eboard:
                     self._setup = None
                 self.moves_read = 0
             elif isinstance(event, MoveEvent) and event.final:
+                self._final_at[event.ply] = event.time
                 self.moves_read = max(self.moves_read, event.ply)
                 self._led_target = None
             elif isinstance(event, Takeback):
