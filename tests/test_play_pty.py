@@ -282,3 +282,25 @@ async def test_origins_other_sites_are_refused_the_sites_and_this_machine_allowe
             assert answer["response"] == "error"
             await ws.send_str('{"id":1,"call":"eboards"}')  # the connection stays open
             assert (await ws.receive_json(timeout=5))["response"] == "call"
+
+
+@pytest.mark.slow
+async def test_a_board_unplugged_is_not_responding_and_active_again_when_back() -> None:
+    async with rig(VirtualBoard()) as r, site(r.url) as s:
+        await s.start()
+
+        async def state() -> str:
+            await s.ws.send_str('{"id":1,"call":"eboards"}')
+            while True:
+                message = await s.receive()
+                if message["response"] == "call":
+                    return str(message["param"][0]["state"])
+
+        r.server.unplug()
+        await wait_until(lambda: r.play.links[s.serialnr].eboard.state == "NOTRESPONDING")
+        assert await state() == "NOTRESPONDING"
+        r.server.plug()
+        await wait_until(lambda: r.play.links[s.serialnr].eboard.state == "ACTIVE", within=10)
+        assert await state() == "ACTIVE"
+        await r.move("e2e4")
+        await s.san(["e4"])

@@ -56,6 +56,8 @@ first in the human-handling model (up to 0.8 s; at 0.5 s the rook move went out 
 5 of 1,255 replayed moves, bench/play_latency.py).  A clock press completes a move at once."""
 TICK = 0.1
 """Seconds between ticks of the recognisers (the settle delay passes in these steps)."""
+MAX_MESSAGE = 64 * 1024
+"""Bytes a client's message may have (the sites' calls are a few hundred)."""
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -238,7 +240,7 @@ class PlayServer:
             self.refused += 1
             log.warning("WebSocket from origin %s refused (not in the allowed list)", origin)
             return web.Response(status=403, text=f"origin {origin} not allowed\n")
-        ws = web.WebSocketResponse(heartbeat=30.0)
+        ws = web.WebSocketResponse(heartbeat=30.0, max_msg_size=MAX_MESSAGE)
         await ws.prepare(request)
         client = _Client(ws, Session())
         self._clients.append(client)
