@@ -11,7 +11,8 @@ the ``eboardevent`` feed sends (:meth:`Eboard.feed_param`):
 * ``san``: the moves read since the last setup (or the last start position set up on the
   board), in SAN.  Only completed moves: a provisional move (still amendable: the rook of a
   castling set down, the king not yet) is never in the list, so a castling is sent once, as
-  a castling, and a move is never sent while pieces are still in the air.  A takeback
+  a castling, and a move is never sent while pieces are still in the air; a completed move
+  that may be half a castling is held :data:`CASTLING_HOLD` seconds more.  A takeback
   shortens the list;
 * ``clock``: the clock's times by colour and whether it runs, where there is a clock
   (``None`` otherwise).  The clock's left/right sides are matched to colours by the first
