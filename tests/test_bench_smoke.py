@@ -62,6 +62,13 @@ SCRIPTS: dict[str, list[str]] = {
         r"^open-files limit 1,024 at start ",
         r"^cases: \d+, service still up and within bounds: \d+, failed: \d+$",
     ],
+    "play_latency.py": [
+        r"^play latency \(settle 1 s\), pty board, 4 moves each way$",
+        r"^  last piece -> feed \(no clock\) +p50 +[\d.]+ ms +p99 +[\d.]+ ms",
+        r"^  clock press -> feed +p50 +[\d.]+ ms +p99 +[\d.]+ ms",
+        r"^  piece-identity +2 games, \d+ moves: sent twice \d+, before completion \d+",
+        r"^  presence-only +2 games, \d+ moves: sent twice \d+, before completion \d+",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 
