@@ -26,6 +26,7 @@ from test_play_pty import Site, site
 
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
+from service.cli import main
 from service.commands.demo import emulated_tables
 from service.config import DEFAULT_PLAY_PORT, TableConfig
 from service.hall import Hall
@@ -305,6 +306,7 @@ def test_two_boards_with_one_serial_number_are_told_apart_by_their_table() -> No
     assert [link.eboard.state for link in links] == ["ACTIVE", "ACTIVE"]
 
 
+@pytest.mark.slow
 def test_without_the_option_nothing_of_service_play_is_imported(tmp_path: Path) -> None:
     """The hall, ``run`` and ``demo`` import nothing of ``service.play``, and a hall served
     without ``--play`` does not either."""
@@ -334,18 +336,17 @@ print("served", [m for m in sys.modules if m.startswith("service.play")])
         (["--allow-origin", "http://a.example"], "--allow-origin is an origin of the play API"),
         (["--play-port", "70000"], "--play-port 70000 is not a port number"),
         (["--play", "--allow-origin", "a.example"], "is not an origin like"),
+        (["--play", "--allow-origin", "http://a.example/page"], "is not an origin like"),
     ],
 )
-def test_bad_play_options_get_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+def test_bad_play_options_get_one_line(
+    tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(tmp_path / "h.db")
     for command in (["run", "emulator"], ["demo"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "service.cli", *command, "--db", db, *args],
-            cwd=ROOT, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
-        assert done.returncode == 2
-        lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1, done.stderr
+        assert main([*command, "--db", db, *args]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1
         assert message in lines[0]
 
 
@@ -382,3 +383,20 @@ async def test_demo_with_play_serves_its_boards_to_a_site(tmp_path: Path) -> Non
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+@pytest.mark.slow
+def test_run_with_play_in_its_config_serves_it_and_says_where(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "hall.toml"
+    config.write_text(
+        "[service]\nport = 0\nplay = 0\nplay_origins = ['http://myhost:8000']\n"
+        "[[table]]\nport = 'emulator'\n",
+        encoding="utf-8",
+    )
+    argv = ["run", "--config", str(config), "--seconds", "1", "--db", str(tmp_path / "h.db")]
+    assert main([*argv, "--admin-token", "t" * 12]) == 0
+    out = capsys.readouterr().out
+    assert "play online from the boards: ws://127.0.0.1:" in out
+    assert "/api/v1.0 (lichess.org/dgt, chess.com)" in out
