@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -400,3 +401,38 @@ def test_run_with_play_in_its_config_serves_it_and_says_where(
     out = capsys.readouterr().out
     assert "play online from the boards: ws://127.0.0.1:" in out
     assert "/api/v1.0 (lichess.org/dgt, chess.com)" in out
+
+
+async def test_a_pegasus_at_a_table_is_read_as_a_presence_board(tmp_path: Path) -> None:
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store, tick_interval=0.1)
+    pegasus = EmulatorTransport(name="emu-pegasus", pegasus=True)
+    hall.add_table(TableConfig("p", pegasus.name, None, {}), pegasus)
+    play = HallPlay(hall.runners.values(), port=0, settle=SETTLE)
+    url = await play.start()
+    try:
+        await hall.start()
+        async with hall_site(url) as s:
+            serial = pegasus.board.serial
+            await s.start_at(serial)
+            await s.until(lambda p: p["board"] == chess.STARTING_BOARD_FEN)
+            pegasus.lift(chess.E2)
+            pegasus.place(chess.E4, Piece.OCCUPIED)
+            await s.san(["e4"])  # no clock: complete once the board stood still
+            assert s.feeds[-1]["board"] == "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR"
+    finally:
+        await play.close()
+        await hall.close()
+        store.close()
+
+
+def test_a_taken_play_port_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        argv = ["run", "emulator", "--play-port", port, "--port", "0", "--seconds", "5"]
+        assert main([*argv, "--db", str(tmp_path / "h.db"), "--admin-token", "t" * 12]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in lines[0]
