@@ -22,9 +22,11 @@ from typing import Any
 import aiohttp
 import chess
 import pytest
-from conftest import wait_until
+from conftest import ErrorLog, wait_until
+from hall_stand_in import EchoTable
 from test_play_pty import Site, site
 
+from dgt.events import BoardEvent, SquareChanged
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
 from service.cli import main
@@ -35,7 +37,7 @@ from service.play.eboard import EboardState
 from service.play.hall_feed import HallPlay, eboard_state
 from service.play.server import DEFAULT_PORT
 from service.store import Store
-from service.table_runner import Connection
+from service.table_runner import Connection, TableInput, TableRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE = 0.4
@@ -436,3 +438,33 @@ def test_a_taken_play_port_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1
     assert f"cannot listen on 127.0.0.1:{port}" in lines[0]
+
+
+async def test_a_runner_hands_each_board_event_to_its_listeners_after_the_table(
+    error_log: ErrorLog,
+) -> None:
+    """The hook ``run --play`` uses: every board event reaches the runner's listeners after
+    the table had it; a listener that fails is logged and the others still get it."""
+
+    class Host:
+        def __init__(self) -> None:
+            self.inputs: list[TableInput] = []
+
+        def table_input(self, runner: TableRunner, item: TableInput) -> None:
+            self.inputs.append(item)
+
+        def link_changed(self, runner: TableRunner) -> None:
+            pass
+
+    host = Host()
+    runner = TableRunner("t", EchoTable("t"), host)
+    seen: list[tuple[BoardEvent, int]] = []
+
+    def broken(event: BoardEvent) -> None:
+        raise RuntimeError("a broken listener")
+
+    runner.board_listeners.extend([broken, lambda e: seen.append((e, len(host.inputs)))])
+    event = SquareChanged(time.monotonic(), chess.E4, Piece.WPAWN, Piece.EMPTY)
+    runner.board_event(event)
+    assert seen == [(event, 1)]  # after the table's answer went to the host
+    error_log.expect("a board listener failed")
