@@ -8,6 +8,9 @@
     database = "hall.db"           # relative to the config file
     admin_token_file = "token.txt" # relative to the config file
     hosts = ["dgt.club.example"]   # Host names the web server answers besides its address
+    play = 1982                    # serve the DGT LiveChess API (lichess, chess.com) on
+                                   # 127.0.0.1:PORT for the boards (true: 1982); off unless set
+    play_origins = ["http://myhost:8000"]  # more origins whose pages may use it
 
     [defaults]                     # apply to every table unless the table says otherwise
     event = "Club Championship"
@@ -39,11 +42,12 @@ from __future__ import annotations
 import re
 import reprlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from service.arbiter.rule_sets import RULE_SETS as _RULE_SET_REGISTRY
 from service.config_lines import KeyLines, KeyPath
@@ -61,7 +65,9 @@ MAX_TABLES = 5000
 _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9.])?|\[[0-9A-Fa-f:.]{2,45}\]")
 """A name in ``[service] hosts``: letters, digits, dots and hyphens (or an address)."""
 
-_SERVICE_KEYS = {"bind", "port", "database", "admin_token_file", "hosts"}
+_PLAY_KEYS = {"play", "play_origins"}
+"""The keys of the play API (``run --play``) in ``[service]``."""
+_SERVICE_KEYS = {"bind", "port", "database", "admin_token_file", "hosts"} | _PLAY_KEYS
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
@@ -97,6 +103,40 @@ class ServiceConfig:
     hosts: tuple[str, ...] = ()
     """Host names (or addresses) the web server answers besides its bound address and
     localhost (a name it is reached by through DNS or a proxy)."""
+    play: int | None = None
+    """The port of the play API for the boards (``run --play``); None: not served."""
+    play_origins: tuple[str, ...] = ()
+    """Origins whose pages may open the play API besides lichess, chess.com and localhost."""
+
+
+DEFAULT_PLAY_PORT = 1982
+"""The port of the play API unless told (DGT LiveChess's: the sites open
+``ws://localhost:1982``; :data:`service.play.server.DEFAULT_PORT`)."""
+
+
+def check_origin(value: object) -> str:
+    """An origin whose pages may open the play API: ``localhost`` (any page of this
+    machine) or ``http(s)://host[:port]``.  Raises ValueError saying what is wrong."""
+    if not isinstance(value, str):
+        raise ValueError(f"an origin is a string like https://example.org, not {_show(value)}")
+    text = value.strip().rstrip("/")
+    if text == "localhost":
+        return text
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is no number
+    except ValueError:
+        parts = urlsplit("")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or "@" in parts.netloc
+    ):
+        raise ValueError(f"{_show(text)} is not an origin like https://example.org")
+    return text
 
 
 def check_text(value: object, where: str, *, limit: int = MAX_TEXT) -> str:
@@ -352,6 +392,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
             "hosts",
             "service",
         )
+    play, play_origins = _play_keys(service, fail)
     base = path.parent
 
     def file_key(key: str) -> Path | None:
@@ -518,7 +559,42 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         admin_token_file=admin_token_file,
         tables=tuple(tables),
         hosts=tuple(hosts),
+        play=play,
+        play_origins=play_origins,
     )
+
+
+def _play_keys(
+    service: Mapping[str, Any], fail: Callable[[str, str, str], ConfigError]
+) -> tuple[int | None, tuple[str, ...]]:
+    """``[service] play`` (a port, true for :data:`DEFAULT_PLAY_PORT`, false: off) and
+    ``play_origins`` (a list of origins, :func:`check_origin`)."""
+    play = service.get("play", False)
+    if play is True:
+        play = DEFAULT_PLAY_PORT
+    elif play is False:
+        play = None
+    elif not isinstance(play, int) or not 0 <= play <= 65535:
+        raise fail(
+            f"[service] play: {_show(play)} is not a port number 0-65535 (or true, false)",
+            "play",
+            "service",
+        )
+    origins = service.get("play_origins", [])
+    if not isinstance(origins, list):
+        raise fail(
+            f'[service] play_origins: must be a list of origins like ["http://myhost:8000"], '
+            f"not {_show(origins)}",
+            "play_origins",
+            "service",
+        )
+    checked = []
+    for origin in origins:
+        try:
+            checked.append(check_origin(origin))
+        except ValueError as exc:
+            raise fail(f"[service] play_origins: {exc}", "play_origins", "service") from None
+    return play, tuple(checked)
 
 
 def settings_dict(settings: Mapping[str, Any]) -> dict[str, str]:

@@ -183,6 +183,10 @@ class TableRunner:
         """A board given open (:meth:`attach`): its owner closes it."""
         self._closing = False
         self._ready = asyncio.Event()
+        self.board_listeners: list[Callable[[BoardEvent], None]] = []
+        """Called with each board event (as the driver gave it) after the table had it:
+        readers of the board beside the table (the play API of ``run --play``).  They see
+        the event only; what the table keeps and the host stores is theirs alone."""
 
     # --- life cycle -----------------------------------------------------------------
 
@@ -307,6 +311,11 @@ class TableRunner:
         item = self.feed(event, t)
         if item is not None:
             self.host.table_input(self, item)
+        for listener in self.board_listeners:
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("table %s: a board listener failed on %r", self.id, event)
 
     def feed(self, event: BoardEvent, t: float | None = None) -> TableInput | None:
         """``event`` into the table, exactly as a log keeps it, at ``t`` (default: its own

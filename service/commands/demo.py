@@ -26,8 +26,15 @@ from dgt.emulator.board import VirtualBoard
 from dgt.emulator.pty import EmulatorServer
 from dgt.emulator.replay import read_games, replay_games
 from dgt.transports.emulator import EmulatorTransport
-from service.commands.run import add_service_options, check_listen, resolve_token, serve
-from service.config import TableConfig
+from service.commands.run import (
+    add_play_options,
+    add_service_options,
+    check_listen,
+    play_option,
+    resolve_token,
+    serve,
+)
+from service.config import ServiceConfig, TableConfig
 from service.errors import UsageError
 from service.hall import Hall, HallError, HallTable
 
@@ -54,6 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--seed", type=int, help="seed of the human-handling model")
     p.add_argument("--rules", default="casual", help="rule set of every table (default casual)")
     add_service_options(p)
+    add_play_options(p)
     p.set_defaults(run=run)
 
 
@@ -168,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     port = 8080 if args.port is None else args.port
     bind = args.bind or "127.0.0.1"
     check_listen(bind, port, args.seconds)
+    play_api = play_option(args, ServiceConfig())
     token, generated = resolve_token(args)
     rng = random.Random(args.seed)
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -239,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
             what=f"demo on {args.boards} emulated board(s)",
             after_start=start_replays,
             durable=args.durable,
+            play=play_api,
         )
     finally:
         if tmp is not None:

@@ -4,7 +4,10 @@ Boards come from the command line (``dgt-service run /dev/ttyACM0 /dev/ttyACM1``
 2, ...) or from a TOML config (``--config hall.toml``, see :mod:`service.config`).  The web
 server binds to 127.0.0.1:8080 unless told otherwise.  The admin token comes from
 ``--admin-token``, ``--admin-token-file`` or the ``DGT_ADMIN_TOKEN`` environment variable;
-without any, one is generated and printed once.
+without any, one is generated and printed once.  ``--play`` (or ``[service] play``) also
+serves the DGT LiveChess API on 127.0.0.1:1982 for the hall's boards, so that lichess's and
+chess.com's DGT pages can play online from them (:mod:`service.play.hall_feed`, imported
+only then).
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ import secrets
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service import event_loop
 from service.collector_pacer import CollectorPacer
 from service.config import (
+    DEFAULT_PLAY_PORT,
     ServiceConfig,
     TableConfig,
+    check_origin,
     check_setting,
     load_config,
 )
@@ -34,6 +40,9 @@ from service.hall import Hall, HallError
 from service.store import Store, StoreError, check_database
 from service.store_lock import StoreLock, StoreLockError
 from service.web import WebServer
+
+if TYPE_CHECKING:
+    from service.play.hall_feed import HallPlay
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--config", metavar="FILE", help="TOML config with the tables")
     add_service_options(p)
+    add_play_options(p)
     for key, default in (
         ("event", None),
         ("site", None),
@@ -87,6 +97,60 @@ def add_service_options(p: argparse.ArgumentParser) -> None:
         "power cut or OS crash, at the cost of slower writes (default NORMAL: survives a crash "
         "of the service, may lose the last moments on a power cut)",
     )
+
+
+def add_play_options(p: argparse.ArgumentParser) -> None:
+    """The play API's options (``run`` and ``demo``)."""
+    g = p.add_argument_group(
+        "play online from the boards",
+        "serve the DGT LiveChess API lichess's and chess.com's DGT pages open "
+        f"(ws://127.0.0.1:{DEFAULT_PLAY_PORT}/api/v1.0), one board per table",
+    )
+    g.add_argument("--play", action="store_true", help="serve it (or [service] play = PORT)")
+    g.add_argument(
+        "--play-port",
+        type=int,
+        metavar="PORT",
+        help=f"its port (default {DEFAULT_PLAY_PORT}; 0 = any); implies --play",
+    )
+    g.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also allow pages of ORIGIN (e.g. http://myhost:8000) to open it; allowed "
+        "always: lichess.org, www.chess.com, localhost",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayOption:
+    """The play API to serve beside the hall: its port and the origins allowed besides
+    the sites and localhost."""
+
+    port: int
+    origins: tuple[str, ...] = ()
+
+
+def play_option(args: argparse.Namespace, config: ServiceConfig) -> PlayOption | None:
+    """The play API asked for by the command line or the config (the command line wins),
+    or None."""
+    wanted = args.play or args.play_port is not None or config.play is not None
+    if not wanted:
+        if args.allow_origin:
+            raise UsageError("--allow-origin is an origin of the play API: add --play")
+        return None
+    port = args.play_port if args.play_port is not None else config.play
+    port = DEFAULT_PLAY_PORT if port is None else port
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--play-port {port} is not a port number 0-65535")
+    origins = list(config.play_origins)
+    for origin in args.allow_origin:
+        try:
+            origins.append(check_origin(origin))
+        except ValueError as exc:
+            raise UsageError(f"--allow-origin: {exc}") from None
+    return PlayOption(port, tuple(origins))
 
 
 def resolve_token(args: argparse.Namespace, config_file: Path | None = None) -> tuple[str, bool]:
@@ -150,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     bind = args.bind or config.bind
     port = config.port if args.port is None else args.port
     check_listen(bind, port, args.seconds)
+    play = play_option(args, config)
 
     async def setup(hall: Hall) -> None:
         for table in tables:
@@ -166,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         what=f"{len(tables)} table(s)",
         durable=args.durable,
         hosts=config.hosts,
+        play=play,
     )
 
 
@@ -189,11 +255,13 @@ def serve(
     after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None = None,
     durable: bool = False,
     hosts: tuple[str, ...] = (),
+    play: PlayOption | None = None,
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
     synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
-    serve until Ctrl-C, SIGTERM or ``seconds``.  Returns 1 when the store could not commit
-    everything at the end (the message says how many rows and where they went)."""
+    serve until Ctrl-C, SIGTERM or ``seconds`` (with ``play``: the play API too).  Returns
+    1 when the store could not commit everything at the end (the message says how many rows
+    and where they went)."""
     try:
         lock = StoreLock.acquire(db)
     except StoreLockError as exc:
@@ -219,6 +287,7 @@ def serve(
                         after_start,
                         durable,
                         hosts,
+                        play,
                     )
                 )
         except StoreError as exc:  # a damaged row found while rebuilding the tables
@@ -257,6 +326,7 @@ async def _serve(
     after_start: Callable[[Hall], Coroutine[Any, Any, None]] | None,
     durable: bool = False,
     hosts: tuple[str, ...] = (),
+    play: PlayOption | None = None,
 ) -> None:
     hall = Hall(store)
     try:
@@ -270,7 +340,15 @@ async def _serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    play_api: HallPlay | None = None
+    play_address = ""
     try:
+        if play is not None:
+            from service.play.hall_feed import HallPlay
+
+            # before the hall opens the boards: each eboard reads its board from the start
+            play_api = HallPlay(hall.runners.values(), port=play.port, origins=play.origins)
+            play_address = await play_api.start()
         CollectorPacer.settled()  # built: the long collection of start-up comes now
         await hall.start()
         mode = " (durable: synchronous=FULL)" if durable else ""
@@ -279,6 +357,11 @@ async def _serve(
         print(f"admin page {url}admin (asks for the admin token)", flush=True)
         if generated:
             print(f"admin token (shown once): {token}", flush=True)
+        if play_api is not None:
+            print(
+                f"play online from the boards: {play_address} (lichess.org/dgt, chess.com)",
+                flush=True,
+            )
         if bind not in ("127.0.0.1", "localhost", "::1"):
             print(f"listening on {bind}: the pages are visible on the network", file=sys.stderr)
         extra: asyncio.Task[None] | None = None
@@ -301,4 +384,6 @@ async def _serve(
                     await extra
     finally:
         await server.close()
+        if play_api is not None:
+            await play_api.close()
         await hall.close()

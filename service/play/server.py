@@ -6,7 +6,8 @@ and on a board with LEDs the squares the board must show after a setup are lit.
 :class:`PlayServer` serves ``ws://127.0.0.1:1982/api/v1.0`` (by default) to the pages of
 the sites, refusing a WebSocket whose ``Origin`` is not allowed (a page of any other site
 must not read or set up the board), and sends each connection the feeds it subscribed to
-as they change.
+as they change.  It serves any :class:`FeedLink`: a :class:`BoardLink` (``dgt-service
+play``) or a hall table's (:mod:`service.play.hall_feed`, ``dgt-service run --play``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 from urllib.parse import urlsplit
 
@@ -34,6 +35,7 @@ __all__ = [
     "PATH",
     "PLAY_SETTLE",
     "BoardLink",
+    "FeedLink",
     "OriginPolicy",
     "PlayServer",
     "PlayServerError",
@@ -105,6 +107,48 @@ class PlayBoard(Protocol):
     ) -> None: ...
 
     async def clear_leds(self) -> None: ...
+
+
+class FeedLink(Protocol):
+    """What the server needs of a board's link: the board's feed state (named by
+    ``eboard.serialnr``), started and stopped with the server; the server sets
+    ``on_change``, to be called after anything that may have changed the feed."""
+
+    eboard: Eboard
+    on_change: Callable[[], None]
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def setup_done(self) -> None:
+        """A client set up a board (the LEDs may have to show it)."""
+        ...
+
+
+class _Boards(Mapping[str, Eboard]):
+    """The boards by the name each has now (a hall's board takes its serial number once
+    it is opened); a name a board had before still finds it, so a client subscribed
+    under that name keeps its feed."""
+
+    def __init__(self, links: Sequence[FeedLink]) -> None:
+        self._links = links
+        self._former: dict[str, Eboard] = {}
+
+    def _current(self) -> dict[str, Eboard]:
+        current = {link.eboard.serialnr: link.eboard for link in self._links}
+        self._former.update(current)
+        return current
+
+    def __getitem__(self, name: str) -> Eboard:
+        current = self._current()
+        return current[name] if name in current else self._former[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._current())
+
+    def __len__(self) -> int:
+        return len(self._current())
 
 
 class BoardLink:
@@ -181,14 +225,15 @@ class PlayServer:
 
     def __init__(
         self,
-        links: Sequence[BoardLink],
+        links: Sequence[FeedLink],
         *,
         host: str = DEFAULT_HOST,
         port: int = DEFAULT_PORT,
         origins: OriginPolicy | None = None,
     ) -> None:
-        self.links = {link.serialnr: link for link in links}
-        self.api = Api({serial: link.eboard for serial, link in self.links.items()})
+        self.links = {link.eboard.serialnr: link for link in links}
+        """The links by the name their boards had when the server was made."""
+        self.api = Api(_Boards(list(links)))
         self.host = host
         self.port = port
         self.origins = origins or OriginPolicy()
