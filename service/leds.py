@@ -8,6 +8,8 @@ events and sends the plan when it changed.
 
 Rules, first match wins:
 
+0. a game waiting in set-up for its start position (``state["awaiting_start"]``): ``fix``
+   on the squares to set right (``state["set_right"]``) until the board shows it;
 1. no game being played (set-up, game over): ``off``;
 1a. realtime chess (``state["realtime"]``): ``fix`` on the squares of the corrections the
    players must make (a refused move: the square to clear and the one to put the piece
@@ -184,9 +186,13 @@ def plan_leds(
     board as it stands, game frame (:meth:`Table.physical`, needed for presence-only
     boards); ``target``: the position a ruling wants set up (:func:`follow_target`), or
     None.  Rules and frames: see the module docstring."""
+    rotated = state.get("orientation") == "black"
+    if state.get("awaiting_start"):
+        unset = [chess.parse_square(entry["square"]) for entry in state.get("set_right") or ()]
+        if unset:
+            return replace(FIX, squares=_board_frame(unset, rotated))
     if state.get("phase") != "playing":
         return OFF
-    rotated = state.get("orientation") == "black"
     realtime = state.get("realtime")
     if isinstance(realtime, Mapping):
         pending = _correction_squares(realtime.get("corrections") or ())

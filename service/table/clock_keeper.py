@@ -125,6 +125,14 @@ class ClockKeeper:
                 self.white_side = self.lever_high  # White's clock runs first: its lever is up
             self.order_times(t)
 
+    def ready(self, t: float) -> None:
+        """A game waits to begin (its board is being set up): both sides show the base
+        time and neither runs; a clock is set to it, stopped."""
+        base = self.control.base
+        self.clocks = GameClocks(base, base, None, t)
+        if self.present and self.control.timed:
+            self.order_times(t, paused=True)
+
     def remaining(self, color: Color, t: float) -> float:
         return self.clocks.remaining(color, t)
 

@@ -78,7 +78,14 @@ from service.table.record import (
     side_name,
 )
 from service.table.settings import TableError, TableSettings, check_settings, check_table_id
-from service.table.views import BoardView, FenMemo, PgnMemo, SettingsMemo
+from service.table.views import (
+    BoardView,
+    FenMemo,
+    PgnMemo,
+    SetRightMemo,
+    SettingsMemo,
+    set_right,
+)
 from service.time_control import TimeControl
 from service.variants.base import (
     BLACK,
@@ -126,6 +133,12 @@ class Table:
         """Bumped whenever the game's position may have changed (keys the FEN memo)."""
         self._fen = FenMemo()
         self._settings_json = SettingsMemo()
+        self._set_right = SetRightMemo()
+        self._awaiting: StartPosition | None = None
+        self._starts_by_squares: tuple[Variant, dict[SquareMap, StartPosition]] | None = None
+        """A game started (a ``start`` command, a start FEN in the settings) while the board
+        did not show its start position: the position it waits for (set-up, the clock
+        stopped); it begins when the board shows it."""
         self._pgn_memo = PgnMemo()
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
         self._ending_tags: tuple[TableSettings, str] | None = None
@@ -180,6 +193,8 @@ class Table:
             clock.seen(event)
         self._link = link_after(self._link, event)
         clock.present = clock_present_after(clock.present, event)
+        if self._awaiting is not None:
+            return out + self._while_awaiting(event)
         got = self._recognizer.tick(t) + self._recognizer.feed(event)
         pressed: Color | None = None
         if isinstance(event, LeverMoved):
@@ -300,6 +315,8 @@ class Table:
             "link": self._link,
             "mismatch": list(self._mismatch),
             "variant_panel": self._variant_panel(),
+            "set_right": self._squares_to_set_right(),
+            "awaiting_start": self._awaiting.fen if self._awaiting is not None else None,
         }
 
     def _variant_panel(self) -> dict[str, Any] | None:
@@ -360,6 +377,7 @@ class Table:
             "ply": len(self._record),
             "claims": len(self._arbiter.open_claims()),
             "irregularities": len(self._irregularities),
+            "set_right": self._squares_to_set_right(),
         }
 
     def _last_move(self) -> dict[str, Any] | None:
@@ -767,8 +785,18 @@ class Table:
             start = StartPosition(settings.variant, board.fen(), squares_of(board))
         else:
             start = self._variant.default_start()
-        out: list[TableEvent] = []
         self._clock.white_side = None
+        self._awaiting = None
+        shown = self._start_shown(start, settings.start is None, rotated)
+        if shown is None:
+            return self._await_setup(start, now)
+        start, rotated = shown
+        return self._play_from(start, rotated, now)
+
+    def _play_from(self, start: StartPosition, rotated: bool, now: float) -> list[TableEvent]:
+        """The game begins from ``start``, the board showing it (``rotated``: turned round);
+        recognition reads the board as it is."""
+        out: list[TableEvent] = []
         for item in self._recognizer.start_game(now, start, rotated=rotated):
             out += self._recognized(item, None)
         if self._phase is not Phase.PLAYING:
@@ -782,6 +810,87 @@ class Table:
             if not isinstance(item, NewGame):
                 out += self._recognized(item, None)
         return out
+
+    # -- set-up before play --------------------------------------------------------------------
+
+    def _start_shown(
+        self, start: StartPosition, any_start: bool, rotated: bool
+    ) -> tuple[StartPosition, bool] | None:
+        """The start position the board shows and whether it is turned round: ``start``
+        (``any_start``: or any start position of the variant), read either way round; None
+        while it shows none of them (a presence-only board: by occupancy)."""
+        board = self._board
+        for turned in (rotated, not rotated):
+            cells = board.physical(turned)
+            if cells == start.squares:
+                return start, turned
+            if "*" in cells or "?" in cells:  # read by occupancy (all starts of a variant alike)
+                if not set_right(start.squares, cells):
+                    return start, turned
+            elif any_start:
+                found = self._variant_starts().get(cells)
+                if found is not None:
+                    return found, turned
+        return None
+
+    def _variant_starts(self) -> dict[SquareMap, StartPosition]:
+        """The variant's start positions by their squares (built once per variant)."""
+        kept = self._starts_by_squares
+        if kept is None or kept[0] is not self._variant:
+            starts = {s.squares: s for s in reversed(self._variant.start_positions())}
+            kept = self._starts_by_squares = (self._variant, starts)
+        return kept[1]
+
+    def _await_setup(self, start: StartPosition, now: float) -> list[TableEvent]:
+        """The board does not show ``start``: the game waits in set-up, its clock stopped,
+        until it does (:meth:`_while_awaiting`); the game it replaces is kept."""
+        self._reset_game()
+        self._awaiting = start
+        self._position_version += 1
+        self._clock.ready(now)
+        squares = self._squares_to_set_right()
+        return [
+            TableEvent(now, "setup", {"fen": start.fen, "variant": start.variant,
+                                      "set_right": squares}),
+            self._clock_event(now),
+        ]  # fmt: skip
+
+    def _while_awaiting(self, event: BoardEvent) -> list[TableEvent]:
+        """A board event while a game waits for its start position: a lever press is
+        noted (the clock's sides), the board compared again; the game begins once it
+        shows the start position."""
+        start = self._awaiting
+        assert start is not None
+        if isinstance(event, LeverMoved):
+            self._clock.lever_high = event.high
+            self._clock.present = True
+            return []
+        if not isinstance(event, (SquareChanged, BoardSnapshot)):
+            return []
+        rotated = bool(self._recognizer.rotated)
+        shown = self._start_shown(start, self.settings.start is None, rotated)
+        if shown is None:
+            return []
+        self._awaiting = None
+        return self._play_from(shown[0], shown[1], event.time)
+
+    def _squares_to_set_right(self) -> list[dict[str, str]]:
+        """Where the board differs from what it should show: while a game waits for its
+        start position, from that position; before a first game, from the variant's start
+        (any of its starts will do); while playing, from the game's position.  Empty when a
+        game is over (the board is cleared and set up for the next one)."""
+        rotated = bool(self._recognizer.rotated)
+        cells = self._board.physical(rotated)
+        key = (self._board.version, rotated, self._position_version, self._phase)
+        if self._awaiting is not None:
+            return self._set_right.squares(key, self._awaiting.squares, cells)
+        if self._phase is Phase.PLAYING and self._game is not None:
+            return self._set_right.squares(key, self._game.squares, cells)
+        if self._phase is Phase.SETUP and self._start is None:
+            starts = self._variant.start_positions()
+            want = starts[0].squares
+            return self._set_right.squares(key, want, cells, loose=len(starts) > 1)
+        return []
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         result, reason = end_arguments(args)

@@ -26,9 +26,11 @@ __all__ = [
     "BoardView",
     "FenMemo",
     "PgnMemo",
+    "SetRightMemo",
     "SettingsMemo",
     "chess_fen",
     "placement_fen",
+    "set_right",
 ]
 
 _FEN_PIECES = frozenset("PNBRQKpnbrqk")
@@ -213,6 +215,48 @@ class BoardView:
             ]  # fmt: skip
         self._rows = (cells, rows)
         return "/".join(rows)
+
+
+def _holds(want: str, have: str, loose: bool) -> bool:
+    """A square holds what it should: the same piece; on a presence-only board (``*``)
+    anything where a piece belongs; ``loose`` (any of several start positions will do, as
+    in Chess960 without a given one): a pawn where a pawn belongs, else a piece of the
+    right colour."""
+    if have == "*":
+        return bool(want)
+    if want == have:
+        return True
+    if not loose or not want or not have or want in "Pp" or have in "Pp":
+        return False
+    return want.isupper() == have.isupper()
+
+
+def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[dict[str, str]]:
+    """The squares where the board (``have``, game frame) does not hold what ``want``
+    wants, a1 first: ``{"square": "e2", "want": "P", "have": ""}`` (``""``: empty; ``*``:
+    a presence-only board's occupied square; ``?``: unreadable)."""
+    return [
+        {"square": chess.SQUARE_NAMES[square], "want": want[square], "have": have[square]}
+        for square in range(64)
+        if not _holds(want[square], have[square], loose)
+    ]
+
+
+class SetRightMemo:
+    """:func:`set_right`, written once per change of the board or the wanted position
+    (``key``: what the caller's wanted position and board are versions of)."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[object, list[dict[str, str]]] | None = None
+
+    def squares(
+        self, key: object, want: SquareMap, have: SquareMap, *, loose: bool = False
+    ) -> list[dict[str, str]]:
+        """A fresh list (callers may change it; its entries are shared)."""
+        kept = self._kept
+        if kept is None or kept[0] != key:
+            kept = self._kept = (key, set_right(want, have, loose=loose))
+        return list(kept[1])
 
 
 class FenMemo:

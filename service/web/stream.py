@@ -53,6 +53,8 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
         "connection",
     )
     out = {key: state.get(key) for key in keys}
+    if "set_right" in state:  # turn-based tables: where the board differs from the game
+        out["set_right"] = state["set_right"]
     out["white"] = settings.get("white", "?")
     out["black"] = settings.get("black", "?")
     out["round"] = settings.get("round", "?")
