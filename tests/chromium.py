@@ -99,6 +99,8 @@ class HallSite:
     hall: Hall
     boards: dict[str, EmulatorTransport]
     """Each table's emulated board, by table id."""
+    server: WebServer | None = None
+    """The web server (a test may close it early: the pages lose the service)."""
 
 
 @asynccontextmanager
@@ -120,7 +122,7 @@ async def hall_site(
         await hall.start()
         for runner in hall.runners.values():
             assert await runner.wait_ready(5)
-        yield HallSite(url.rstrip("/"), hall, boards)
+        yield HallSite(url.rstrip("/"), hall, boards, server)
     finally:
         await server.close()
         await hall.close()

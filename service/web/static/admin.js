@@ -153,6 +153,7 @@ function connectOverview() {
     if (!message || typeof message.table !== "string" || !message.state) return;
     summaries.set(message.table, message.state);
     renderRow(message.table);
+    if (typeof renderDesk === "function") renderDesk(message.table);  // admin_boards.js
   });
 }
 

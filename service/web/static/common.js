@@ -51,9 +51,37 @@ function lastMoveOf(state) {
   }
 }
 
+// Where the board differs from the game (or, in set-up, from the start position the game
+// waits for): the state's set_right entries ({square, want, have}) by square name.
+function setRightOf(state) {
+  const out = new Map();
+  const list = state && Array.isArray(state.set_right) ? state.set_right : [];
+  for (const e of list) if (e && SQUARE_NAME.test(e.square)) out.set(e.square, e);
+  return out;
+}
+
+// What a page draws: the position the game waits for while it is set up, else the game's
+// position; the physical board only where the state says nothing of the game.
+function shownPlacement(state) {
+  if (state && Array.isArray(state.set_right)) {
+    for (const fen of [state.awaiting_start, state.phase !== "setup" && state.fen]) {
+      if (typeof fen === "string" && fen.includes("/")) return fen.split(" ")[0];
+    }
+  }
+  return placementOf(state);
+}
+
+// "e2: put P (empty now)" lines for the squares to set right.
+function setRightText(entry) {
+  const what = (x) => (x === "" ? "empty" : x === "*" ? "a piece" : x === "?" ? "unreadable" : x);
+  const todo = entry.want === "" ? "clear" : "put " + entry.want;
+  return entry.square + ": " + todo + " (" + what(entry.have) + " now)";
+}
+
 // Draw (or redraw) the 64 squares of `el` from a FEN placement, White at the bottom;
-// `last` (lastMoveOf) marks the squares of the last action.
-function drawBoard(el, placement, last) {
+// `last` (lastMoveOf) marks the squares of the last action; `fix` (setRightOf) the squares
+// to set right, each with what should stand there.
+function drawBoard(el, placement, last, fix) {
   if (el.children.length !== 64) {
     el.textContent = "";
     for (let rank = 7; rank >= 0; rank--) {
@@ -99,7 +127,12 @@ function drawBoard(el, placement, last) {
     }
     const marked = last instanceof Set ? last.has(name) : !!last && (name === last.from || name === last.to);
     sq.classList.toggle("mark", marked);
+    const wrong = fix instanceof Map ? fix.get(name) : undefined;
+    sq.classList.toggle("fix", !!wrong);
+    if (wrong) sq.dataset.want = wrong.want === "" ? "empty" : wrong.want;
+    else delete sq.dataset.want;
   }
+  el.dataset.fix = fix instanceof Map ? Array.from(fix.keys()).sort().join(" ") : "";
   el.dataset.placement = placement || "";
 }
 
@@ -127,7 +160,9 @@ function runningSide(clocks, state) {
 }
 
 let skew = 0; // server time minus local time, seconds
-function serverNow() { return Date.now() / 1000 + skew; }
+let lostAt = null; // local time (s) the stream to the service was lost; null while connected
+// Server time now; while the service is unreachable, the time it was lost (clocks stop).
+function serverNow() { return (lostAt === null ? Date.now() / 1000 : lostAt) + skew; }
 
 // Seconds left for `side` now, counting down from as_of when it runs.
 function clockNow(clocks, state, side) {
@@ -147,6 +182,7 @@ function setClock(el, clocks, state, side) {
 }
 
 function linkText(state) {
+  if (lostAt !== null) return { down: true, text: "board state unknown: " + lostText() };
   const c = state.connection || {};
   const link = state.link && typeof state.link === "object" ? state.link.state || state.link.status : state.link;
   if (c.state && c.state !== "up") return { down: true, text: "board " + c.state + (c.error ? ": " + c.error : "") };
@@ -159,8 +195,15 @@ function resultText(state) {
   return state.result + (state.reason ? " (" + state.reason + ")" : "");
 }
 
-// Open the live stream; `onState(tableId, state)` for every table state received.
-function connectStream(query, onState) {
+function lostText() {
+  const at = new Date(lostAt * 1000).toTimeString().slice(0, 8);
+  return "no connection to the service since " + at;
+}
+
+// Open the live stream; `onState(tableId, state)` for every table state received;
+// `onLink()` when the connection to the service is lost or comes back (the page then shows
+// its states again: the clocks stop, the board state goes grey).
+function connectStream(query, onState, onLink) {
   const live = document.getElementById("live");
   const source = new EventSource("/api/stream" + query);
   source.addEventListener("state", (ev) => {
@@ -170,7 +213,17 @@ function connectStream(query, onState) {
     onState(msg.table, msg.state);
   });
   if (typeof storeBanner !== "undefined") storeBanner.follow(source);
-  source.onopen = () => { live.textContent = "live"; live.classList.remove("off"); };
-  source.onerror = () => { live.textContent = "reconnecting"; live.classList.add("off"); };
+  const changed = () => {
+    document.body.classList.toggle("offline", lostAt !== null);
+    if (typeof onLink === "function") onLink();
+  };
+  source.onopen = () => {
+    live.textContent = "live"; live.classList.remove("off");
+    if (lostAt !== null) { lostAt = null; changed(); }
+  };
+  source.onerror = () => {
+    if (lostAt === null) { lostAt = Date.now() / 1000; changed(); }
+    live.textContent = lostText(); live.classList.add("off");
+  };
   return source;
 }

@@ -15,14 +15,15 @@ function card(id) {
   const board = document.createElement("div"); board.className = "board";
   const white = document.createElement("div"); white.className = "row";
   const status = document.createElement("div"); status.className = "row meta";
+  const hand = document.createElement("div"); hand.className = "hand";
   for (const row of [black, white]) {
     const n = document.createElement("span"); n.className = "name";
     const k = document.createElement("span"); k.className = "clock";
     row.append(n, k);
   }
-  a.append(head, black, board, white, status);
+  a.append(head, black, board, white, status, hand);
   document.getElementById("tables").appendChild(a);
-  c = { a, head, black, board, white, status };
+  c = { a, head, black, board, white, status, hand };
   cards.set(id, c);
   return c;
 }
@@ -33,7 +34,11 @@ function show(id, s) {
   c.head.textContent = "Table " + id + " · round " + (s.round || "?");
   c.black.firstChild.textContent = s.black || "?";
   c.white.firstChild.textContent = s.white || "?";
-  drawBoard(c.board, placementOf(s), lastMoveOf(s));
+  const fix = setRightOf(s);
+  drawBoard(c.board, shownPlacement(s), lastMoveOf(s), fix);
+  c.a.classList.toggle("needs-hand", fix.size > 0);
+  c.hand.textContent = !fix.size ? ""
+    : (s.phase === "playing" ? "board differs from the game: " : "set up: ") + fix.size + " square" + (fix.size > 1 ? "s" : "");
   const link = linkText(s);
   const extra = [];
   if (s.claims) extra.push(s.claims + " claim(s)");
@@ -50,5 +55,38 @@ function tick() {
   }
 }
 
-connectStream("", show);
+// The layout: boards (large), dense (a 16-board round on one full-HD screen) or a list;
+// chosen with the buttons in the header and remembered by this browser.
+const LAYOUTS = { boards: "Boards", dense: "Dense", list: "List" };
+const LAYOUT_KEY = "dgt-overview-layout";
+
+function storedLayout() {
+  try { const v = localStorage.getItem(LAYOUT_KEY); return v in LAYOUTS ? v : "boards"; } catch (e) { return "boards"; }
+}
+
+function setLayout(name) {
+  const grid = document.getElementById("tables");
+  for (const n of Object.keys(LAYOUTS)) grid.classList.toggle(n, n === name && n !== "boards");
+  grid.dataset.layout = name;
+  for (const b of document.querySelectorAll(".layouts button")) b.setAttribute("aria-pressed", String(b.dataset.layout === name));
+  try { localStorage.setItem(LAYOUT_KEY, name); } catch (e) { /* private mode: not kept */ }
+}
+
+function layoutButtons() {
+  const box = document.createElement("div");
+  box.className = "layouts";
+  box.setAttribute("role", "group");
+  box.setAttribute("aria-label", "layout");
+  for (const [name, label] of Object.entries(LAYOUTS)) {
+    const b = document.createElement("button");
+    b.type = "button"; b.dataset.layout = name; b.textContent = label;
+    b.addEventListener("click", () => setLayout(name));
+    box.appendChild(b);
+  }
+  document.getElementById("live").before(box);
+}
+
+layoutButtons();
+setLayout(storedLayout());
+connectStream("", show, () => { for (const [id, s] of states) show(id, s); });
 setInterval(tick, 100);

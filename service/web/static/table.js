@@ -35,12 +35,12 @@ function show(id, s) {
   el("top-name").textContent = st.black || "?";
   el("bottom-name").textContent = st.white || "?";
   const panel = s.variant_panel;  // a variant's own state (twenty.js): its pieces, its panel
-  drawBoard(el("board"), (panel && panel.placement) || placementOf(s), lastMoveOf(s));
+  const fix = setRightOf(s);
+  drawBoard(el("board"), (panel && panel.placement) || shownPlacement(s), lastMoveOf(s), fix);
+  showSetRight(el("setright"), s, fix);
   if (typeof renderVariantPanel === "function") renderVariantPanel(s);
   el("status").textContent = resultText(s);
-  const link = linkText(s);
-  el("link").textContent = link.text;
-  el("link").classList.toggle("down", link.down);
+  showLink(s);
   const scores = s.scores;
   el("scores").textContent = scores && typeof scores === "object" && Object.keys(scores).length
     ? "Score: White " + (scores.white ?? 0) + " – Black " + (scores.black ?? 0) : "";
@@ -48,6 +48,20 @@ function show(id, s) {
   list(el("irregularities"), "Irregularities", s.irregularities);
   showMoves(el("moves"), s);
   tick();
+}
+
+// The squares to set right: the start position a game waits for, or where the board
+// differs from the game.
+function showSetRight(box, s, fix) {
+  box.textContent = "";
+  if (!fix.size) return;
+  const h = document.createElement("div");
+  h.textContent = s.awaiting_start
+    ? "Set up the start position: the game begins when the board shows it"
+    : s.phase === "playing" ? "The board differs from the game" : "Set up the start position";
+  const ul = document.createElement("ul");
+  for (const e of fix.values()) ul.appendChild(item(setRightText(e)));
+  box.append(h, ul);
 }
 
 // -- the move list ---------------------------------------------------------------------------
@@ -157,8 +171,15 @@ function showMoves(list, s) {
   list.scrollTop = list.scrollHeight;
 }
 
+function showLink(s) {
+  const link = linkText(s);
+  if (el("link").textContent !== link.text) el("link").textContent = link.text;
+  el("link").classList.toggle("down", link.down);
+}
+
 function tick() {
   if (!current) return;
+  showLink(current);
   setClock(el("bottom-clock"), current.clocks, current, "white");
   setClock(el("top-clock"), current.clocks, current, "black");
 }
@@ -168,5 +189,5 @@ fetch("/api/games").then((r) => r.json()).then((g) => {
   const mine = (g.games || []).filter((x) => x.table === tableId);
   if (mine.length) el("pgn").href = mine[mine.length - 1].pgn;
 }).catch(() => {});
-connectStream("?table=" + encodeURIComponent(tableId), show);
+connectStream("?table=" + encodeURIComponent(tableId), show, () => current && show(tableId, current));
 setInterval(tick, 100);
