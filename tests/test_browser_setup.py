@@ -113,6 +113,9 @@ async def test_a_lost_service_stops_the_clocks_and_greys_the_board(
         line.act(line.device.press_lever)
         await expect(page.locator(".clock.running")).to_have_count(1, timeout=WAIT)
         await expect(page.locator("#link")).to_have_text("board connected")
+        overview = (await open_page(browser, site.url + "/")).page
+        status = overview.locator('a.card[data-table="1"] .row.meta').last
+        await expect(status).to_have_text("playing", timeout=WAIT)
         assert site.server is not None
         await site.server.close()  # the service is gone: nothing more comes
         live = page.locator("#live")
@@ -129,6 +132,7 @@ async def test_a_lost_service_stops_the_clocks_and_greys_the_board(
         grey = await page.locator("#board").evaluate("e => getComputedStyle(e).filter")
         assert "grayscale" in grey
         await shot(page, "table-offline")
+        await expect(status).to_contain_text("no connection to the service since")
 
 
 @pytest.mark.slow
