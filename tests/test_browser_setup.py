@@ -116,6 +116,10 @@ async def test_a_lost_service_stops_the_clocks_and_greys_the_board(
         overview = (await open_page(browser, site.url + "/")).page
         status = overview.locator('a.card[data-table="1"] .row.meta').last
         await expect(status).to_have_text("playing", timeout=WAIT)
+        admin = (await open_page(browser, site.url + "/admin")).page
+        await admin.locator("#token").fill(TOKEN)
+        await admin.locator("#token-form button[type=submit]").click()
+        await expect(admin.locator("#live")).to_have_text("live", timeout=WAIT)
         assert site.server is not None
         await site.server.close()  # the service is gone: nothing more comes
         live = page.locator("#live")
@@ -133,6 +137,11 @@ async def test_a_lost_service_stops_the_clocks_and_greys_the_board(
         assert "grayscale" in grey
         await shot(page, "table-offline")
         await expect(status).to_contain_text("no connection to the service since")
+        await expect(admin.locator("#live")).to_have_text(
+            re.compile(r"^no connection to the service since "), timeout=WAIT
+        )
+        await expect(admin.locator("body")).to_have_class(re.compile(r"\boffline\b"))
+        await expect(admin.locator(".desk-why").first).to_contain_text("board state unknown")
 
 
 @pytest.mark.slow

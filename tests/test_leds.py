@@ -271,6 +271,27 @@ async def test_pegasus_lights_the_move_then_the_misplaced_piece_until_set_right(
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("no_leaked_tasks")
+async def test_pegasus_lights_the_squares_to_set_right_while_a_started_game_waits(
+    tmp_path: Path,
+) -> None:
+    async with pegasus_table(tmp_path, TableSettings(time_control="-")) as p:
+        await p.move("e2e4", "P")
+        await p.lit("e2", "e4")
+        await p.move("g8f6", "n")
+        await p.lit("g8", "f6")
+        p.link.admin("start")  # a new game on a board that does not show the start
+        assert p.link.table.phase == "setup"
+        await p.lit("e2", "e4", "g8", "f6")
+        assert p.vb.led_settings["repeat"] == 0  # pulsing until set right
+        await p.move("e4e2", "P")
+        await p.lit("g8", "f6")
+        await p.move("f6g8", "n")
+        await wait_until(lambda: p.link.table.phase == "playing", 4)
+        await p.lit()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("no_leaked_tasks")
 async def test_revelation_ii_turned_round_lights_the_squares_the_players_see(
     tmp_path: Path,
 ) -> None:

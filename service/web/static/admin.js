@@ -146,8 +146,11 @@ function connectOverview() {
   setLive(false, "connecting");
   overviewStream = new EventSource("/api/stream");
   if (typeof storeBanner !== "undefined") storeBanner.follow(overviewStream);
-  overviewStream.onopen = () => setLive(true, "live");
-  overviewStream.onerror = () => setLive(false, "reconnecting");
+  overviewStream.onopen = () => { setLive(true, "live"); if (typeof deskLink === "function") deskLink(true); };
+  overviewStream.onerror = () => {
+    setLive(false, "reconnecting");
+    if (typeof deskLink === "function") setLive(false, deskLink(false));  // admin_boards.js
+  };
   overviewStream.addEventListener("state", (event) => {
     const message = parse(event.data);
     if (!message || typeof message.table !== "string" || !message.state) return;

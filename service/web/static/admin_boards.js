@@ -81,3 +81,15 @@ function renderDesk(id) {
     if (boards.children[i] !== el) boards.insertBefore(el, boards.children[i] || null);
   });
 }
+
+// The stream to the service opened (`up`) or failed: while it is down the desk says since
+// when, its boards go grey and every table's board state is unknown.  Returns the text for
+// the page's badge.
+function deskLink(up) {
+  const was = lostAt;
+  if (up) lostAt = null;
+  else if (lostAt === null) lostAt = Date.now() / 1000;
+  document.body.classList.toggle("offline", lostAt !== null);
+  if (was !== lostAt) for (const id of deskCards.keys()) renderDesk(id);
+  return up ? "live" : lostText();
+}
