@@ -79,6 +79,16 @@ async def test_a_start_on_a_moved_board_waits_and_the_pages_mark_the_squares(
         await expect(card.locator(".hand")).to_have_text("set up: 4 squares")
         await shot(page, "table-setup")
         await shot(overview, "overview-setup")
+        # the admin desk: the table needs a hand, listed first, its board marked the same
+        admin = (await open_page(browser, site.url + "/admin", viewport=(1440, 900))).page
+        await admin.locator("#token").fill(TOKEN)
+        await admin.locator("#token-form button[type=submit]").click()
+        hands = admin.locator("#hand-list li")
+        await expect(hands).to_have_text("1set up: 4 squares", timeout=WAIT)
+        desk = admin.locator('.desk-card[data-table="1"]')
+        await expect(desk).to_have_class(re.compile(r"\bneeds-hand\b"))
+        await expect(desk.locator(".board")).to_have_attribute("data-fix", "e2 e4 e5 e7")
+        await shot(admin, "admin-setup")
         await asyncio.sleep(1.2)
         assert await page.locator("#bottom-clock").inner_text() == bottom
         # set right: the game begins, the marks go
