@@ -6,9 +6,9 @@ const deskCards = new Map();
 
 // Why a table needs a hand (empty: it does not): squares to set right, claims,
 // irregularities, a board that is not up.
-function handReasons(s) {
+function handReasons(id, s) {
   const out = [];
-  const fix = Array.isArray(s.set_right) ? s.set_right.length : 0;
+  const fix = needsHand(id, s) ? s.set_right.length : 0;
   if (fix) out.push((s.phase === "playing" ? "board differs from the game: " : "set up: ") + fix + (fix > 1 ? " squares" : " square"));
   if (s.claims) out.push(s.claims + (s.claims > 1 ? " claims" : " claim"));
   if (s.irregularities) out.push(s.irregularities + (s.irregularities > 1 ? " irregularities" : " irregularity"));
@@ -48,14 +48,14 @@ function renderDesk(id) {
   const c = deskCard(id);
   c.head.textContent = "Table " + id + " · " + shown(s.white) + " – " + shown(s.black);
   drawBoard(c.board, shownPlacement(s), lastMoveOf(s), setRightOf(s));
-  const reasons = handReasons(s);
+  const reasons = handReasons(id, s);
   c.why.textContent = reasons.join(" · ");
   c.card.classList.toggle("needs-hand", reasons.length > 0);
   const list = $("hand-list");
   list.textContent = "";
   const needing = [];
   for (const [tid, t] of summaries) {
-    const r = handReasons(t);
+    const r = handReasons(tid, t);
     if (r.length) needing.push([tid, r]);
   }
   needing.sort((a, b) => byTable(a[0], b[0]));
@@ -81,6 +81,9 @@ function renderDesk(id) {
     if (boards.children[i] !== el) boards.insertBefore(el, boards.children[i] || null);
   });
 }
+
+// A board that differs from the game while playing is flagged after a grace time.
+setInterval(() => { for (const id of fixSeen.keys()) renderDesk(id); }, 1000);
 
 // The stream to the service opened (`up`) or failed: while it is down the desk says since
 // when, its boards go grey and every table's board state is unknown.  Returns the text for

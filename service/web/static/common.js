@@ -60,6 +60,20 @@ function setRightOf(state) {
   return out;
 }
 
+// Whether a table needs a hand (overview, admin desk): its board differs from the game.
+// While playing, a board differs for a moment with every move (a piece in the hand), so it
+// is flagged only once it has differed for FIX_GRACE seconds; in set-up at once.
+const FIX_GRACE = 3;
+const fixSeen = new Map(); // table id -> local time (s) its board began to differ
+function needsHand(id, state) {
+  const n = state && Array.isArray(state.set_right) ? state.set_right.length : 0;
+  if (!n) { fixSeen.delete(id); return false; }
+  if (state.phase !== "playing") return true;
+  const now = Date.now() / 1000;
+  if (!fixSeen.has(id)) fixSeen.set(id, now);
+  return now - fixSeen.get(id) >= FIX_GRACE;
+}
+
 // What a page draws: the position the game waits for while it is set up, else the game's
 // position; the physical board only where the state says nothing of the game.
 function shownPlacement(state) {

@@ -36,9 +36,7 @@ function show(id, s) {
   c.white.firstChild.textContent = s.white || "?";
   const fix = setRightOf(s);
   drawBoard(c.board, shownPlacement(s), lastMoveOf(s), fix);
-  c.a.classList.toggle("needs-hand", fix.size > 0);
-  c.hand.textContent = !fix.size ? ""
-    : (s.phase === "playing" ? "board differs from the game: " : "set up: ") + fix.size + " square" + (fix.size > 1 ? "s" : "");
+  showHand(id, s);
   const link = linkText(s);
   const extra = [];
   if (s.claims) extra.push(s.claims + " claim(s)");
@@ -47,9 +45,19 @@ function show(id, s) {
   tick();
 }
 
+// The card's flag and line when its board needs a hand (needsHand: common.js).
+function showHand(id, s) {
+  const c = cards.get(id);
+  const n = needsHand(id, s) ? s.set_right.length : 0;
+  c.a.classList.toggle("needs-hand", n > 0);
+  const text = !n ? "" : (s.phase === "playing" ? "board differs from the game: " : "set up: ") + n + " square" + (n > 1 ? "s" : "");
+  if (c.hand.textContent !== text) c.hand.textContent = text;
+}
+
 function tick() {
   for (const [id, s] of states) {
     const c = cards.get(id);
+    if (fixSeen.has(id)) showHand(id, s);
     setClock(c.white.lastChild, s.clocks, s, "white");
     setClock(c.black.lastChild, s.clocks, s, "black");
   }
