@@ -161,3 +161,19 @@ def test_while_playing_the_squares_where_the_board_differs_from_the_game_are_lis
     assert hands.table.state()["set_right"] == []
     hands.lift("g8")  # a piece in the hand: the board differs from the game
     assert hands.table.state()["set_right"] == [{"square": "g8", "want": "n", "have": ""}]
+
+
+def test_a_board_set_up_turned_round_starts_the_game_turned_round() -> None:
+    table = Table("t1", TableSettings(time_control="-"))
+    table.feed(BoardSnapshot(1.0, (Piece.EMPTY,) * 64, "connect"))
+    table.admin("start", {}, 2.0)
+    assert table.phase == "setup"
+    start = chess.Board()
+    turned = tuple(
+        Piece.from_symbol(p.symbol()) if (p := start.piece_at(63 - s)) else Piece.EMPTY
+        for s in chess.SQUARES
+    )
+    table.feed(BoardSnapshot(3.0, turned, "resync"))
+    assert table.phase == "playing"
+    assert table.state()["orientation"] == "black"
+    assert table.state()["set_right"] == []
