@@ -131,6 +131,10 @@ class HallFeeds:
             out.extend(self._entries[(game.table_id, game.number)])
         return out
 
+    def entries_of(self, game: FeedGame) -> list[FeedEntry]:
+        """The feed entries of a game :meth:`games` gave."""
+        return self._entries[(game.table_id, game.number)]
+
     def game_entries(self, table_id: str, number: int) -> list[FeedEntry] | None:
         """The feed entries of game ``number`` of a table (None: no such game)."""
         found = self.hall.game(table_id, number)
