@@ -81,6 +81,7 @@ async def test_the_folder_reads_back_as_the_broadcaster_reads_it(
             )
         )
         await until(lambda: "d4" in text(folder / "games.pgn"))
+        await until(lambda: bool(text(root / "index.json")))  # written last
         pushed = broadcaster_read(folder)
         assert pushed == (folder / "games.pgn").read_text()
         games = games_of(pushed)
@@ -123,3 +124,16 @@ def test_round_dirs_and_atomic_writes(tmp_path: Path) -> None:
     write_atomically(path, b"two")
     assert path.read_bytes() == b"two"
     assert [p.name for p in path.parent.iterdir()] == ["game-1.pgn"]
+
+
+def test_pgn_dir_option_is_checked(tmp_path: Path) -> None:
+    from service.commands.run import check_pgn_dir
+    from service.errors import UsageError
+
+    assert check_pgn_dir(None) is None
+    made = check_pgn_dir(str(tmp_path / "a" / "b"))
+    assert made == tmp_path / "a" / "b"
+    assert made.is_dir()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match="exists and is not a directory"):
+        check_pgn_dir(str(tmp_path / "file"))

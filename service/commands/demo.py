@@ -26,7 +26,14 @@ from dgt.emulator.board import VirtualBoard
 from dgt.emulator.pty import EmulatorServer
 from dgt.emulator.replay import read_games, replay_games
 from dgt.transports.emulator import EmulatorTransport
-from service.commands.run import add_service_options, check_listen, resolve_token, serve
+from service.commands.run import (
+    Outputs,
+    add_service_options,
+    check_listen,
+    check_pgn_dir,
+    resolve_token,
+    serve,
+)
 from service.config import TableConfig
 from service.errors import UsageError
 from service.hall import Hall, HallError, TableRunner
@@ -169,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     bind = args.bind or "127.0.0.1"
     check_listen(bind, port, args.seconds)
     token, generated = resolve_token(args)
+    pgn_dir = check_pgn_dir(args.pgn_dir)
     rng = random.Random(args.seed)
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if args.db:
@@ -239,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
             what=f"demo on {args.boards} emulated board(s)",
             after_start=start_replays,
             durable=args.durable,
+            outputs=Outputs(pgn_dir),
         )
     finally:
         if tmp is not None:
