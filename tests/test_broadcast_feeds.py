@@ -192,6 +192,12 @@ async def test_lichess_feed_and_the_other_one(fed: Fed) -> None:
     assert await fed.game_ids("/games.pgn?feed=lichess") == ["1-1"]
     response = await fed.get("/rounds/1.pgn?feed=nonsense")
     assert response.status == 400
+    await fed.admin("1", "move", san="e4")
+    await fed.admin("1", "next")
+    assert await fed.game_ids("/rounds/1.pgn?feed=lichess") == ["1-1", "1-2"]
+    await fed.admin("2", "players", white="Wanda", black="Black 2")  # named only now
+    assert await fed.game_ids("/rounds/1.pgn?feed=lichess") == ["1-1", "1-2", "2-1"]
+    assert await fed.game_ids("/rounds/1.pgn") == ["1-1", "3-1", "2-1", "1-2"]
 
 
 async def test_etag_304_and_gzip(fed: Fed) -> None:

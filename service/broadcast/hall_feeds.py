@@ -3,7 +3,8 @@
 :class:`FeedOrder` gives each game a place once, when the feeds first see it, and never
 moves it: a new game is appended in the order it began, never inserted among the games
 already shown (lichess's relay matches a polled game to its chapter first by ``GameId``,
-then by position in the round; an insertion sent games to the wrong chapters).  The games
+then by position in the round; an insertion sent games to the wrong chapters).  In the
+lichess feed a game is placed when it first is lichess-ready (its players named).  The games
 a hall rebuilt at start are placed by game number, then board (every board's first game
 before any second one).
 
@@ -21,7 +22,8 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Generic, TypeVar
 
 from service.broadcast.lichess_pgn import FeedEntry, FeedGame, entries, tags_of
 from service.hall import GameEntry, Hall, TableRunner, Update
@@ -34,19 +36,22 @@ GameKey = tuple[str, int]
 Listener = Callable[[str, float], None]
 
 
-class FeedOrder:
+K = TypeVar("K", bound=Hashable)
+
+
+class FeedOrder(Generic[K]):
     """Places of games in the feeds: the first noted first, never moved."""
 
     def __init__(self) -> None:
-        self._places: dict[GameKey, int] = {}
+        self._places: dict[K, int] = {}
 
-    def note(self, keys: Iterable[GameKey]) -> None:
+    def note(self, keys: Iterable[K]) -> None:
         """Give each of ``keys`` not placed yet the next place, in the order given."""
         for key in keys:
             if key not in self._places:
                 self._places[key] = len(self._places)
 
-    def place(self, key: GameKey) -> int:
+    def place(self, key: K) -> int:
         """The place of ``key`` (noting it last if it is new)."""
         self.note((key,))
         return self._places[key]
@@ -60,7 +65,10 @@ class HallFeeds:
 
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
-        self.order = FeedOrder()
+        self.order: FeedOrder[GameKey] = FeedOrder()
+        self.ready_order: FeedOrder[str] = FeedOrder()
+        """Places in the lichess feed: a game (segment) is appended there when it first is
+        lichess-ready (a game gets its players' names after it was placed in the order)."""
         self._listeners: list[Listener] = []
         self._dirty: set[str] = set(hall.runners)
         self._games: dict[GameKey, FeedGame] = {}
@@ -130,6 +138,13 @@ class HallFeeds:
         for game in self.games(round_name):
             out.extend(self._entries[(game.table_id, game.number)])
         return out
+
+    def lichess_entries(self, round_name: str | None = None) -> list[FeedEntry]:
+        """The lichess-ready entries, each where it was first ready: appended, never
+        inserted among those already shown."""
+        ready = [e for e in self.entries(round_name) if e.lichess_ready]
+        self.ready_order.note(e.game_id for e in ready)
+        return sorted(ready, key=lambda e: self.ready_order.place(e.game_id))
 
     def entries_of(self, game: FeedGame) -> list[FeedEntry]:
         """The feed entries of a game :meth:`games` gave."""

@@ -299,13 +299,18 @@ class Pusher:
         changed, self._changed = self._changed, {}
         wanted = {rs.config.round for rs in self._rounds}
         by_round: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
+        flagged: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
         self.hall.settle()
-        for entry in self.feeds.entries():
+        for entry in self.feeds.lichess_entries():
             if entry.round in by_round:
                 by_round[entry.round].append(entry)
+        for entry in self.feeds.entries():
+            if entry.round in flagged and not entry.lichess_ready:
+                flagged[entry.round].append(entry)
         for rs in self._rounds:
             for table_id, when in changed.items():
                 rs.changed.setdefault(table_id, when)
+            rs.flagged = flagged[rs.config.round]
             self._capture(rs, by_round[rs.config.round], now)
         for rs in self._rounds:
             if self._clock() < rs.not_before:
@@ -314,11 +319,8 @@ class Pusher:
             await self._push(rs)
 
     def _capture(self, rs: _Round, entries: Sequence[FeedEntry], now: float) -> None:
-        rs.flagged = [e for e in entries if not e.lichess_ready]
         rs.order = []
         for entry in entries:
-            if not entry.lichess_ready:
-                continue
             rs.order.append(entry.game_id)
             rs.entries[entry.game_id] = entry
             history = rs.history.setdefault(entry.game_id, deque())

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from service.broadcast.hall_feeds import hall_feeds
-from service.broadcast.lichess_pgn import FeedEntry, joined
+from service.broadcast.lichess_pgn import joined
 from service.hall import Hall, HallError
 from service.json_text import dumps
 from service.web.edge import content_disposition
@@ -43,9 +43,11 @@ def _feed(request: web.Request) -> str:
     return feed
 
 
-def _chosen(entries: list[FeedEntry], feed: str) -> list[str]:
+def _chosen(hall: Hall, round_name: str | None, feed: str) -> list[str]:
+    feeds = hall_feeds(hall)
     if feed == "lichess":
-        return [e.text for e in entries if e.lichess_ready]
+        return [e.text for e in feeds.lichess_entries(round_name)]
+    entries = feeds.entries(round_name)
     if feed == "other":
         return [e.text for e in entries if not e.lichess_ready]
     return [e.text for e in entries]
@@ -63,7 +65,7 @@ def feed_text(hall: Hall, round_name: str | None, feed: str = "all") -> str:
     """The feed of every game (``round_name`` None) or of one round, as of the last
     commit."""
     hall.settle()
-    return joined(_chosen(hall_feeds(hall).entries(round_name), feed))
+    return joined(_chosen(hall, round_name, feed))
 
 
 def game_text(hall: Hall, table_id: str, number: int) -> str | None:
