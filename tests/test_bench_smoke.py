@@ -62,6 +62,14 @@ SCRIPTS: dict[str, list[str]] = {
         r"^open-files limit 1,024 at start ",
         r"^cases: \d+, service still up and within bounds: \d+, failed: \d+$",
     ],
+    "broadcast.py": [
+        r"^6 boards at speed 10, 8 s, push interval 1 s",
+        r"^pushes: [\d,]+ \([\d.]+ per minute\)$",
+        r"^bytes per push: mean [\d,]+  max [\d,]+",
+        r"^commit -> push leaving: p50 [\d,]+ ms  p99 [\d,]+ ms",
+        r"^feed polls: \d+, reorders: 0 \(goal 0\)$",
+        r"^push reorders: 0 \(goal 0\)$",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 
