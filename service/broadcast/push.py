@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import time
 import weakref
@@ -201,6 +202,11 @@ class _Round:
     bytes: int = 0
     last_push: float | None = None
     pending: bool = False
+    """A committed change not read yet (or, without a delay, not pushed yet)."""
+    retry: bool = False
+    """The last push failed: pushed again at ``not_before``."""
+    last_built: float = -math.inf
+    """When what lichess should show was last worked out (monotonic)."""
     refusals_logged: set[tuple[str, str]] = field(default_factory=set)
 
 
@@ -228,7 +234,7 @@ class Pusher:
         self.max_bytes = max_bytes
         self.backoff = backoff
         self.refused_retry = refused_retry
-        self._rounds = [_Round(r) for r in config.rounds]
+        self._rounds = [_Round(r, pending=True) for r in config.rounds]
         self._changed: dict[str, float] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -277,49 +283,69 @@ class Pusher:
                 logger.exception("lichess pushes: a step failed")
                 await asyncio.sleep(1.0)
 
+    def _due(self, rs: _Round) -> float:
+        """When ``rs`` should next be pushed (inf: nothing waits): at ``not_before`` once a
+        change or a failed push waits; for a delayed round, also once a noted text becomes
+        old enough to be shown."""
+        due = rs.not_before if rs.pending or rs.retry else math.inf
+        delay = rs.config.delay
+        if delay > 0:
+            shown_at = [
+                t + delay
+                for history in rs.history.values()
+                for t, _ in history
+                if t + delay > rs.last_built
+            ]
+            if shown_at:
+                due = min(due, max(rs.not_before, min(shown_at)))
+        return due
+
     def _next_due(self) -> float | None:
-        dues: list[float] = []
-        for rs in self._rounds:
-            if rs.pending:
-                dues.append(rs.not_before)
-            delay = rs.config.delay
-            if delay > 0:
-                now = self._clock()
-                for history in rs.history.values():
-                    waiting = [t + delay for t, _ in history if t + delay > now]
-                    if waiting:
-                        dues.append(max(min(waiting), rs.not_before))
-        return min(dues) if dues else None
+        due = min((self._due(rs) for rs in self._rounds), default=math.inf)
+        return None if due == math.inf else due
 
     # --- one step: note the changes, push what is due -----------------------------------
 
     async def step(self) -> None:
-        """Note what changed and push every round that is due (one push at a time)."""
+        """Note what changed and push every round that is due (one push at a time).  The
+        games are read only when a round is due or waits out a delay (each change of a
+        delayed round is noted with its time)."""
         now = self._clock()
         changed, self._changed = self._changed, {}
+        for rs in self._rounds:
+            for table_id, when in changed.items():
+                rs.changed.setdefault(table_id, when)
+            if changed:
+                rs.pending = True
+        if any(rs.pending and (rs.config.delay > 0 or now >= rs.not_before) for rs in self._rounds):
+            self._read(now)
+        for rs in self._rounds:
+            if self._due(rs) <= now:
+                await self._push(rs)
+
+    def _read(self, now: float) -> None:
+        """Read the configured rounds' games from the feeds."""
         wanted = {rs.config.round for rs in self._rounds}
-        by_round: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
+        ready: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
         flagged: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
         self.hall.settle()
         for entry in self.feeds.lichess_entries():
-            if entry.round in by_round:
-                by_round[entry.round].append(entry)
+            if entry.round in ready:
+                ready[entry.round].append(entry)
         for entry in self.feeds.entries():
             if entry.round in flagged and not entry.lichess_ready:
                 flagged[entry.round].append(entry)
         for rs in self._rounds:
-            for table_id, when in changed.items():
-                rs.changed.setdefault(table_id, when)
             rs.flagged = flagged[rs.config.round]
-            self._capture(rs, by_round[rs.config.round], now)
-        for rs in self._rounds:
-            if self._clock() < rs.not_before:
-                rs.pending = True
-                continue
-            await self._push(rs)
+            self._capture(rs, ready[rs.config.round], now)
+            if rs.config.delay > 0:
+                rs.pending = False  # each change is a noted text now, shown when old enough
 
     def _capture(self, rs: _Round, entries: Sequence[FeedEntry], now: float) -> None:
         rs.order = []
+        gone = set(rs.history) - {e.game_id for e in entries}
+        for game_id in gone:  # out of the round or no longer lichess-ready
+            del rs.history[game_id]
         for entry in entries:
             rs.order.append(entry.game_id)
             rs.entries[entry.game_id] = entry
@@ -340,12 +366,15 @@ class Pusher:
         return out
 
     async def _push(self, rs: _Round) -> None:
+        rs.last_built = self._clock()
+        if rs.config.delay <= 0:
+            rs.pending = False
         visible = self._visible(rs)
         texts = [text for _, text in visible]
         parts = pack(texts, self.max_bytes)
         bodies = [joined(texts[i] for i in part) for part in parts]
         if bodies == rs.sent:
-            rs.pending = False
+            rs.retry = False
             return
         sent = list(rs.sent)
         for index, (part, body) in enumerate(zip(parts, bodies, strict=True)):
@@ -384,7 +413,7 @@ class Pusher:
         rs.state = "ok"
         rs.last_error = None
         rs.changed.clear()
-        rs.pending = False
+        rs.retry = False
         rs.not_before = self._clock() + self.config.interval
 
     def _failed(self, rs: _Round, message: str, *, unreachable: bool) -> None:
@@ -404,7 +433,7 @@ class Pusher:
             )
         rs.state = "retrying" if unreachable else "refused"
         rs.last_error = message
-        rs.pending = True
+        rs.retry = True
         rs.not_before = self._clock() + wait
 
     def _read_answers(self, rs: _Round, game_ids: list[str], answers: list[dict[str, Any]]) -> None:
