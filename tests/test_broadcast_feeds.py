@@ -4,7 +4,9 @@ standing illegal move as lichess reads it."""
 
 from __future__ import annotations
 
+import gc
 import io
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ from broadcast_stand_in import ScriptTable, check_game
 from test_table_helpers import Hands
 
 from dgt.transports.emulator import EmulatorTransport
-from service.broadcast.hall_feeds import FeedOrder
+from service.broadcast.hall_feeds import FeedOrder, hall_feeds
 from service.broadcast.lichess_pgn import (
     FeedGame,
     Problem,
@@ -110,6 +112,19 @@ def test_feed_order_appends_and_never_moves() -> None:
     order.note([("1", 2), ("2", 1)])
     assert [order.place(k) for k in (("2", 1), ("1", 1), ("1", 2))] == [0, 1, 2]
     assert order.place(("3", 1)) == 3
+
+
+def test_a_halls_feeds_do_not_keep_it_alive(tmp_path: Path) -> None:
+    store = Store(tmp_path / "gone.db")
+    hall = Hall(store, table_factory=ScriptTable, tick_interval=0)
+    hall.add_table(TableConfig("1", "emu-1", None, {"round": "1"}), EmulatorTransport(name="e"))
+    feeds = hall_feeds(hall)
+    assert [g.game_id for g in feeds.games()] == ["1-1"]
+    gone = weakref.ref(hall)
+    del hall, feeds
+    gc.collect()
+    assert gone() is None
+    store.close()
 
 
 # --- over HTTP ------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Hashable, Iterable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from service.broadcast.lichess_pgn import FeedEntry, FeedGame, entries, tags_of
 from service.hall import GameEntry, Hall, TableRunner, Update
@@ -64,7 +64,8 @@ class HallFeeds:
     """The hall's games in feed order (see the module docstring)."""
 
     def __init__(self, hall: Hall) -> None:
-        self.hall = hall
+        # a proxy: the registry's value must not keep its (weak) key alive
+        self.hall: Hall = cast(Hall, weakref.proxy(hall))
         self.order: FeedOrder[GameKey] = FeedOrder()
         self.ready_order: FeedOrder[str] = FeedOrder()
         """Places in the lichess feed: a game (segment) is appended there when it first is
