@@ -81,7 +81,7 @@ def ids(push: object) -> list[str]:
 
 async def test_every_game_arrives_once_per_change_in_a_stable_order(setup: Setup) -> None:
     lichess = setup.lichess
-    setup.make()
+    pusher = setup.make()
     await until(lambda: len(lichess.pushes) == 1)
     first = lichess.pushes[0]
     assert ids(first) == ["1-1", "2-1", "3-1", "4-1"]
@@ -100,6 +100,8 @@ async def test_every_game_arrives_once_per_change_in_a_stable_order(setup: Setup
     moves = [{g["tags"]["GameId"]: g["moves"] for g in p.games} for p in pushes]
     assert [m["2-1"] for m in moves] == [0, 1, 1, 2, 2]
     assert [m["4-1"] for m in moves] == [0, 0, 1, 1, 1]
+    assert len(pusher.latencies) == 3  # a move's commit to its push leaving, each move
+    assert all(0 <= t < 2 for t in pusher.latencies)
 
 
 async def test_several_changes_within_the_interval_are_one_push(setup: Setup) -> None:

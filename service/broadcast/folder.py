@@ -168,7 +168,7 @@ class FolderWriter:
             await self.write(live=False)
         self._worker.shutdown(wait=True)
 
-    def _note(self, table_id: str, when: float) -> None:
+    def _note(self, table_id: str, when: float, moved: bool) -> None:
         self._wake.set()
 
     async def _run(self) -> None:

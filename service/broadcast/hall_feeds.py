@@ -12,9 +12,9 @@ before any second one).
 the LiveChess folder): it subscribes to the hall once, notes new games as their tables'
 updates are committed, keeps each finished game's text (it no longer changes) and rewrites
 a table's current game only after an update of that table.  Listeners
-(:meth:`HallFeeds.listen`) are told ``(table_id, monotonic time of the commit)``; they must
-only note it (the hall calls them after each commit).  :func:`hall_feeds` gives the one
-:class:`HallFeeds` of a hall.
+(:meth:`HallFeeds.listen`) are told ``(table_id, monotonic time of the commit, whether it
+held a move)``; they must only note it (the hall calls them after each commit).
+:func:`hall_feeds` gives the one :class:`HallFeeds` of a hall.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ logger = logging.getLogger(__name__)
 GameKey = tuple[str, int]
 """A game: its table's id and its number at the table."""
 
-Listener = Callable[[str, float], None]
+Listener = Callable[[str, float, bool], None]
+"""Told ``(table_id, monotonic time of the commit, whether a move was among its outputs)``."""
 
 
 K = TypeVar("K", bound=Hashable)
@@ -104,9 +105,10 @@ class HallFeeds:
             self.order.note((table_id, entry.number) for entry in runner.games[known:])
             self._known[table_id] = len(runner.games)
         now = time.monotonic()
+        moved = any(event.get("type") == "move" for event in update.events)
         for listener in list(self._listeners):
             try:
-                listener(table_id, now)
+                listener(table_id, now, moved)
             except Exception:
                 logger.exception("feed listener failed")
 

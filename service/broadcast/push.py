@@ -193,7 +193,8 @@ class _Round:
     """Per game: the text lichess last got."""
     answers: dict[str, GameAnswer] = field(default_factory=dict)
     changed: dict[str, float] = field(default_factory=dict)
-    """Per table: when its first change not pushed yet was committed (monotonic)."""
+    """Per table: when its first move not pushed yet was committed (monotonic; inf: a
+    change without a move)."""
     not_before: float = 0.0
     failures: int = 0
     state: str = "waiting"
@@ -239,7 +240,8 @@ class Pusher:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.latencies: deque[float] = deque(maxlen=100_000)
-        """Seconds from a change's commit to the push carrying it leaving."""
+        """Seconds from a move's commit to the push carrying it leaving (the first move of
+        a table since its last push)."""
         self.push_log: deque[tuple[float, int]] = deque(maxlen=100_000)
         """(monotonic time, bytes) of every push sent."""
 
@@ -262,9 +264,12 @@ class Pusher:
         if _PUSHERS.get(self.hall) is self:
             del _PUSHERS[self.hall]
 
-    def _note(self, table_id: str, when: float) -> None:
+    def _note(self, table_id: str, when: float, moved: bool) -> None:
         """A commit changed ``table_id`` (called on the hall's turn: only noted)."""
-        self._changed.setdefault(table_id, when)
+        if moved:
+            self._changed[table_id] = min(when, self._changed.get(table_id, math.inf))
+        else:
+            self._changed.setdefault(table_id, math.inf)
         self._wake.set()
 
     async def _run(self) -> None:
@@ -314,7 +319,7 @@ class Pusher:
         changed, self._changed = self._changed, {}
         for rs in self._rounds:
             for table_id, when in changed.items():
-                rs.changed.setdefault(table_id, when)
+                rs.changed[table_id] = min(when, rs.changed.get(table_id, math.inf))
             if changed:
                 rs.pending = True
         if any(rs.pending and (rs.config.delay > 0 or now >= rs.not_before) for rs in self._rounds):
@@ -397,8 +402,8 @@ class Pusher:
             for i in part:
                 game_id, text = visible[i]
                 if rs.shown.get(game_id) != text:
-                    when = rs.changed.get(_table_of(rs.entries[game_id]))
-                    if when is not None:
+                    when = rs.changed.get(_table_of(rs.entries[game_id]), math.inf)
+                    if when != math.inf:
                         self.latencies.append(max(0.0, leaving - when))
                 rs.shown[game_id] = text
             self._read_answers(rs, [visible[i][0] for i in part], answers)
