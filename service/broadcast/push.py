@@ -390,9 +390,11 @@ class Pusher:
             try:
                 answers = await self.client.push(rs.config.lichess_id, data)
             except LichessUnreachable as exc:
+                rs.sent = sent  # the parts before it went through
                 self._failed(rs, f"lichess unreachable: {exc}", unreachable=True)
                 return
             except LichessRefused as exc:
+                rs.sent = sent
                 self._failed(rs, str(exc), unreachable=False)
                 return
             rs.pushes += 1
