@@ -150,6 +150,14 @@ async def test_unnamed_players_are_flagged_and_not_pushed(setup: Setup) -> None:
     assert [(f["game"], f["board"], f["why"]) for f in flagged] == [("2-1", 12, ["unnamed"])]
 
 
+async def test_games_past_the_most_a_round_shows_are_flagged(setup: Setup) -> None:
+    pusher = setup.make(max_games=3)
+    await until(lambda: len(setup.lichess.pushes) == 1)
+    assert ids(setup.lichess.pushes[0]) == ["1-1", "2-1", "3-1"]
+    flagged = pusher.status()["rounds"][0]["flagged"]
+    assert [(f["game"], f["why"]) for f in flagged] == [("4-1", ["over-limit"])]
+
+
 async def test_an_unreachable_lichess_loses_nothing_and_never_slows_the_hall(
     setup: Setup, caplog: pytest.LogCaptureFixture
 ) -> None:

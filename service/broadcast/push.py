@@ -21,8 +21,9 @@ then, for each configured round:
   every game then.  A push refused whole (401 bad token, 404 unknown round, a round with an
   upstream URL) is tried again after 60 s.
 
-Games lichess cannot read (20-chess, realtime) and games whose player is unnamed are never
-pushed; they are listed as flagged.  The token is read once (:func:`read_token`) and never
+Games lichess cannot read (20-chess, realtime), games whose player is unnamed and games
+after the hundredth of a round (lichess shows 100 a round) are never pushed; they are listed
+as flagged.  The token is read once (:func:`read_token`) and never
 logged or shown.
 """
 
@@ -51,6 +52,9 @@ logger = logging.getLogger(__name__)
 
 BACKOFF = (1.0, 60.0)
 """Seconds before trying an unreachable lichess again: first, and the cap (doubling)."""
+MAX_GAMES = 100
+"""Games lichess shows in a round at most (a push that would make more chapters is refused
+whole): the games after the first hundred, in the feeds' order, are not pushed."""
 REFUSED_RETRY = 60.0
 """Seconds before trying again a push lichess refused whole."""
 PUSH_TIMEOUT = 20.0
@@ -209,6 +213,8 @@ class _Round:
     last_built: float = -math.inf
     """When what lichess should show was last worked out (monotonic)."""
     refusals_logged: set[tuple[str, str]] = field(default_factory=set)
+    over_limit: list[str] = field(default_factory=list)
+    """Games past the most lichess shows in a round (:data:`MAX_GAMES`): not pushed."""
 
 
 class Pusher:
@@ -223,6 +229,7 @@ class Pusher:
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
         max_bytes: int = MAX_PUSH_BYTES,
+        max_games: int = MAX_GAMES,
         backoff: tuple[float, float] = BACKOFF,
         refused_retry: float = REFUSED_RETRY,
     ) -> None:
@@ -233,6 +240,7 @@ class Pusher:
         self._clock = clock
         self._wall = wall_clock
         self.max_bytes = max_bytes
+        self.max_games = max_games
         self.backoff = backoff
         self.refused_retry = refused_retry
         self._rounds = [_Round(r, pending=True) for r in config.rounds]
@@ -375,6 +383,8 @@ class Pusher:
         if rs.config.delay <= 0:
             rs.pending = False
         visible = self._visible(rs)
+        rs.over_limit = [game_id for game_id, _ in visible[self.max_games :]]
+        visible = visible[: self.max_games]
         texts = [text for _, text in visible]
         parts = pack(texts, self.max_bytes)
         bodies = [joined(texts[i] for i in part) for part in parts]
@@ -504,6 +514,17 @@ class Pusher:
                             "why": [str(p) for p in e.problems],
                         }
                         for e in rs.flagged
+                    ]
+                    + [
+                        {
+                            "game": game_id,
+                            "board": rs.entries[game_id].board,
+                            "white": rs.entries[game_id].tags.get("White", ""),
+                            "black": rs.entries[game_id].tags.get("Black", ""),
+                            "why": ["over-limit"],
+                        }
+                        for game_id in rs.over_limit
+                        if game_id in rs.entries
                     ],
                 }
             )

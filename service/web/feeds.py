@@ -6,8 +6,8 @@
   that stood is a game of its own, ``GameId "TABLE-NUMBER.2"`` (README, "Broadcasting on
   lichess").  A round without games answers an empty 200.
 * ``?feed=lichess``: only games lichess reads (no 20-chess or realtime; both players
-  named); ``?feed=other``: the games left out of it, in the same order; ``?feed=all`` (the
-  default): every game.
+  named), at most the first 100 of a round; ``?feed=other``: the games left out of it
+  (unreadable or unnamed), in the same order; ``?feed=all`` (the default): every game.
 * :func:`conditional_middleware`: every 200 JSON or PGN answer carries an ``ETag`` (a 304
   when ``If-None-Match`` names it) and is gzipped when the client takes gzip.
 * ``GET /api/broadcast`` (admin token): the lichess pushes: each round's last answer per
@@ -23,6 +23,7 @@ from aiohttp import web
 
 from service.broadcast.hall_feeds import hall_feeds
 from service.broadcast.lichess_pgn import joined
+from service.broadcast.push import MAX_GAMES, pusher_of
 from service.hall import Hall, HallError
 from service.json_text import dumps
 from service.web.edge import content_disposition
@@ -46,7 +47,13 @@ def _feed(request: web.Request) -> str:
 def _chosen(hall: Hall, round_name: str | None, feed: str) -> list[str]:
     feeds = hall_feeds(hall)
     if feed == "lichess":
-        return [e.text for e in feeds.lichess_entries(round_name)]
+        shown: dict[str, int] = {}
+        texts = []
+        for entry in feeds.lichess_entries(round_name):
+            shown[entry.round] = shown.get(entry.round, 0) + 1
+            if shown[entry.round] <= MAX_GAMES:  # more would fail lichess's whole sync
+                texts.append(entry.text)
+        return texts
     entries = feeds.entries(round_name)
     if feed == "other":
         return [e.text for e in entries if not e.lichess_ready]
@@ -143,7 +150,6 @@ def broadcast_handler(
 ) -> Handler:
     """``GET /api/broadcast``: what the lichess pusher of the hall reports (see
     :meth:`service.broadcast.push.Pusher.status`); ``{"rounds": []}`` without one."""
-    from service.broadcast.push import pusher_of
 
     async def api_broadcast(request: web.Request) -> web.StreamResponse:
         check_token(request)
