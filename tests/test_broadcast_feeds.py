@@ -34,6 +34,7 @@ from service.hall import Hall
 from service.store import Store
 from service.table import TableSettings
 from service.web import WebServer
+from service.web import feeds as web_feeds
 from service.web.feeds import GZIP_MIN
 
 TOKEN = "test-token-0123456789"
@@ -232,3 +233,14 @@ async def test_etag_304_and_gzip(fed: Fed) -> None:
     after = await fed.get("/rounds/1.pgn", **{"If-None-Match": before})
     assert after.status == 200
     assert after.headers["ETag"] != before
+
+
+async def test_the_lichess_feed_holds_at_most_the_first_games_of_a_round(
+    fed: Fed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(web_feeds, "MAX_GAMES", 2)  # lichess: 100
+    await fed.admin("3", "players", white="Ann", black="Bob")  # still realtime: left out
+    await fed.admin("1", "move", san="e4")
+    await fed.admin("1", "next")
+    assert await fed.game_ids("/rounds/1.pgn?feed=lichess") == ["1-1", "2-1"]
+    assert await fed.game_ids("/rounds/1.pgn?feed=all") == ["1-1", "3-1", "2-1", "1-2"]
