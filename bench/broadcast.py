@@ -177,6 +177,12 @@ async def run(args: argparse.Namespace) -> int:
             f"commit -> push leaving: p50 {percentile(latencies, 0.5) * 1000:,.0f} ms"
             f"  p99 {percentile(latencies, 0.99) * 1000:,.0f} ms  ({len(latencies):,} changes)"
         )
+    reads = list(pusher.read_times)
+    if reads:
+        print(
+            f"reading the round on the hall's loop: p50 {percentile(reads, 0.5) * 1000:.1f} ms"
+            f"  p99 {percentile(reads, 0.99) * 1000:.1f} ms  ({len(reads):,} reads)"
+        )
     print(f"feed polls: {len(orders)}, reorders: {feed_reorders} (goal 0)")
     print(f"push reorders: {push_reorders} (goal 0)")
     return 0 if feed_reorders == 0 and push_reorders == 0 else 1

@@ -67,6 +67,7 @@ SCRIPTS: dict[str, list[str]] = {
         r"^pushes: [\d,]+ \([\d.]+ per minute\)$",
         r"^bytes per push: mean [\d,]+  max [\d,]+",
         r"^commit -> push leaving: p50 [\d,]+ ms  p99 [\d,]+ ms",
+        r"^reading the round on the hall's loop: p50 [\d.]+ ms  p99 [\d.]+ ms",
         r"^feed polls: \d+, reorders: 0 \(goal 0\)$",
         r"^push reorders: 0 \(goal 0\)$",
     ],

@@ -250,6 +250,8 @@ class Pusher:
         self.latencies: deque[float] = deque(maxlen=100_000)
         """Seconds from a move's commit to the push carrying it leaving (the first move of
         a table since its last push)."""
+        self.read_times: deque[float] = deque(maxlen=100_000)
+        """Seconds each reading of the rounds' games held the event loop."""
         self.push_log: deque[tuple[float, int]] = deque(maxlen=100_000)
         """(monotonic time, bytes) of every push sent."""
 
@@ -331,7 +333,9 @@ class Pusher:
             if changed:
                 rs.pending = True
         if any(rs.pending and (rs.config.delay > 0 or now >= rs.not_before) for rs in self._rounds):
+            started = time.perf_counter()
             self._read(now)
+            self.read_times.append(time.perf_counter() - started)
         for rs in self._rounds:
             if self._due(rs) <= now:
                 await self._push(rs)
