@@ -33,6 +33,10 @@ logger = logging.getLogger(__name__)
 GameKey = tuple[str, int]
 """A game: its table's id and its number at the table."""
 
+_NO_PGN = frozenset({"board", "clock", "connection"})
+"""Output types that never change a game's PGN (the board's pieces, the clock's times, the
+link): an update of only these does not have the table's game written again."""
+
 Listener = Callable[[str, float, bool], None]
 """Told ``(table_id, monotonic time of the commit, whether a move was among its outputs)``."""
 
@@ -98,7 +102,8 @@ class HallFeeds:
 
     def _updated(self, update: Update) -> None:
         table_id = update.table_id
-        self._dirty.add(table_id)
+        if any(event.get("type") not in _NO_PGN for event in update.events):
+            self._dirty.add(table_id)
         runner = self.hall.runners.get(table_id)
         if runner is not None and len(runner.games) > self._known.get(table_id, 0):
             known = self._known.get(table_id, 0)
@@ -142,10 +147,14 @@ class HallFeeds:
             out.extend(self._entries[(game.table_id, game.number)])
         return out
 
-    def lichess_entries(self, round_name: str | None = None) -> list[FeedEntry]:
-        """The lichess-ready entries, each where it was first ready: appended, never
-        inserted among those already shown."""
-        ready = [e for e in self.entries(round_name) if e.lichess_ready]
+    def lichess_entries(
+        self, round_name: str | None = None, entries: list[FeedEntry] | None = None
+    ) -> list[FeedEntry]:
+        """The lichess-ready entries (of ``entries`` when given, else read), each where it
+        was first ready: appended, never inserted among those already shown."""
+        if entries is None:
+            entries = self.entries(round_name)
+        ready = [e for e in entries if e.lichess_ready]
         self.ready_order.note(e.game_id for e in ready)
         return sorted(ready, key=lambda e: self.ready_order.place(e.game_id))
 

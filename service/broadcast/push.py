@@ -346,10 +346,11 @@ class Pusher:
         ready: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
         flagged: dict[str, list[FeedEntry]] = {name: [] for name in wanted}
         self.hall.settle()
-        for entry in self.feeds.lichess_entries():
+        every = self.feeds.entries()
+        for entry in self.feeds.lichess_entries(entries=every):
             if entry.round in ready:
                 ready[entry.round].append(entry)
-        for entry in self.feeds.entries():
+        for entry in every:
             if entry.round in flagged and not entry.lichess_ready:
                 flagged[entry.round].append(entry)
         for rs in self._rounds:
