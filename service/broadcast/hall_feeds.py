@@ -140,6 +140,21 @@ class HallFeeds:
         found.sort(key=lambda item: item[0])
         return [game for _, game in found]
 
+    def refresh(self, table_ids: Iterable[str]) -> None:
+        """Write again now the games of those of ``table_ids`` that changed since (a reader
+        that calls this as changes come spreads the writing over time instead of doing
+        every table's at its next read)."""
+        boards: dict[str, int] | None = None
+        for table_id in table_ids:
+            if table_id not in self._dirty or table_id not in self.hall.runners:
+                continue
+            boards = boards if boards is not None else self.boards()
+            self._dirty.discard(table_id)
+            runner = self.hall.shown(table_id)
+            for entry in runner.games:
+                self.order.note(((table_id, entry.number),))
+                self._game(runner, entry, boards.get(table_id, 0), True)
+
     def entries(self, round_name: str | None = None) -> list[FeedEntry]:
         """The feed entries of :meth:`games` (a game's segments one after another)."""
         out: list[FeedEntry] = []

@@ -251,7 +251,8 @@ class Pusher:
         """Seconds from a move's commit to the push carrying it leaving (the first move of
         a table since its last push)."""
         self.read_times: deque[float] = deque(maxlen=100_000)
-        """Seconds each reading of the rounds' games held the event loop."""
+        """Seconds each reading of the rounds' games (or writing of the games that changed,
+        as changes come) held the event loop."""
         self.push_log: deque[tuple[float, int]] = deque(maxlen=100_000)
         """(monotonic time, bytes) of every push sent."""
 
@@ -327,6 +328,10 @@ class Pusher:
         delayed round is noted with its time)."""
         now = self._clock()
         changed, self._changed = self._changed, {}
+        if changed:
+            started = time.perf_counter()
+            self.feeds.refresh(changed)
+            self.read_times.append(time.perf_counter() - started)
         for rs in self._rounds:
             for table_id, when in changed.items():
                 rs.changed[table_id] = min(when, rs.changed.get(table_id, math.inf))
