@@ -27,8 +27,20 @@
     port = "/dev/dgt/board-12345"  # serial port or pyserial URL, "ble:ADDRESS", "emulator"
     bus = 3                        # optional: the board's address on a bus line
     read_memory = false            # optional: ask the board for its memory (stored moves)
+    board = 1                      # optional: board number in the feeds (default: position)
     white = "Alice"
     black = "Bob"
+
+    [broadcast]                    # optional: push rounds to lichess
+    url = "https://lichess.org"    # optional
+    token_file = "lichess.token"   # relative to the config file (scope study:write), or
+    token_env = "LICHESS_TOKEN"    # the environment variable that holds it
+    interval = 3                   # optional: seconds at least between pushes (2-60)
+
+    [[broadcast.round]]
+    round = "1"                    # the games of this Round ...
+    id = "AbCd1234"                # ... go to this lichess broadcast round
+    delay = 0                      # optional: push each game as it stood N seconds ago
 
 Every error is one line naming the file, the line and the key (:class:`ConfigError`), the
 line found by :class:`service.config_lines.KeyLines`; no malformed config gives another
@@ -71,7 +83,22 @@ _SERVICE_KEYS = {"bind", "port", "database", "admin_token_file", "hosts"} | _PLA
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
-_TABLE_KEYS = _SETTING_KEYS | {"id", "port", "bus", "white", "black", "read_memory"}
+_TABLE_KEYS = _SETTING_KEYS | {"id", "port", "bus", "white", "black", "read_memory", "board"}
+MAX_BOARD = 9999
+"""Highest board number a table may have."""
+
+
+LICHESS_URL = "https://lichess.org"
+_ROUND_ID = re.compile(r"^[A-Za-z0-9]{8}$")
+_BASE_URL = re.compile(
+    r"^https?://[A-Za-z0-9.-]+(:\d{1,5})?/?$|^https?://\[[0-9A-Fa-f:.]+\](:\d{1,5})?/?$"
+)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_BROADCAST_KEYS = {"url", "token_file", "token_env", "interval", "round"}
+_ROUND_KEYS = {"round", "id", "delay"}
+PUSH_INTERVAL = (2.0, 60.0)
+"""Seconds at least between two pushes of a round: the range allowed, the default is 3."""
+MAX_DELAY = 3600.0
 
 
 class ConfigError(UsageError):
@@ -91,6 +118,30 @@ class TableConfig:
     read_memory: bool = False
     """Ask the board for its memory (stored moves) after connecting; off by default, as
     some clone boards drop the link on that request."""
+    board: int | None = None
+    """The board number the feeds give the table's games (``Board`` tag, ``game-M.pgn``);
+    None: the table's position in the hall."""
+
+
+@dataclass(frozen=True, slots=True)
+class BroadcastRound:
+    """The games of one round pushed to one lichess broadcast round."""
+
+    round: str
+    lichess_id: str
+    delay: float = 0.0
+    """Seconds: each game is pushed as it stood this long ago."""
+
+
+@dataclass(frozen=True, slots=True)
+class BroadcastConfig:
+    """``[broadcast]``: where the rounds go and where the token is (never the token)."""
+
+    rounds: tuple[BroadcastRound, ...] = ()
+    url: str = LICHESS_URL
+    token_file: Path | None = None
+    token_env: str | None = None
+    interval: float = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +158,7 @@ class ServiceConfig:
     """The port of the play API for the boards (``run --play``); None: not served."""
     play_origins: tuple[str, ...] = ()
     """Origins whose pages may open the play API besides lichess, chess.com and localhost."""
+    broadcast: BroadcastConfig | None = None
 
 
 DEFAULT_PLAY_PORT = 1982
@@ -267,6 +319,26 @@ def check_files(config: ServiceConfig, text: str, path: str | Path) -> None:
         if problem is not None:
             line = lines.line(("service", key))
             raise ConfigError(f"{path}:{line}: [service] {key}: {problem}")
+    broadcast = config.broadcast
+    if broadcast is not None and broadcast.token_file is not None:
+        problem = _lichess_token_problem(broadcast.token_file)
+        if problem is not None:
+            line = lines.line(("broadcast", "token_file"))
+            raise ConfigError(f"{path}:{line}: [broadcast] token_file: {problem}")
+
+
+def _lichess_token_problem(file: Path) -> str | None:
+    try:
+        if not file.is_file():
+            return f"{file} is not a file (put the lichess token with scope study:write in it)"
+        token = file.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        return f"{file} is not UTF-8 text"
+    except OSError as exc:
+        return f"cannot read {file}: {exc.strerror or exc}"
+    if not token or any(c.isspace() for c in token):
+        return f"{file} must hold the token alone on one line"
+    return None
 
 
 def _database_problem(db: Path) -> str | None:
@@ -351,11 +423,13 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
             where = (*where, key)
         return ConfigError(f"{path}:{lines.line(where)}: {message}")
 
-    unknown_top = set(data) - {"service", "defaults", "table"}
+    unknown_top = set(data) - {"service", "defaults", "table", "broadcast"}
     if unknown_top:
         name = sorted(unknown_top)[0]
         raise fail(
-            f"unknown section or key {_show(name)} (expected service, defaults, [[table]])", name
+            f"unknown section or key {_show(name)} (expected service, defaults, [[table]], "
+            "broadcast)",
+            name,
         )
     service = data.get("service", {})
     if not isinstance(service, dict):
@@ -433,6 +507,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
     ids: dict[str, int] = {}
     bus_lines: dict[str, dict[int, int]] = {}  # port -> bus address -> table number
     single_ports: dict[str, int] = {}  # port of a table without a bus address -> its number
+    boards: dict[int, int] = {}  # board number -> table number
     for index, raw in enumerate(raw_tables):
         label = f"table {index + 1}"
         if not isinstance(raw, dict):
@@ -535,6 +610,24 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
                 "table",
                 index,
             )
+        board = raw.get("board", index + 1)
+        if not isinstance(board, int) or isinstance(board, bool) or not 1 <= board <= MAX_BOARD:
+            raise fail(
+                f"[[table]] {label}: board must be a board number 1-{MAX_BOARD}, not "
+                f"{_show(board)}",
+                "board",
+                "table",
+                index,
+            )
+        if board in boards:
+            raise fail(
+                f"[[table]] {label}: board {board} is already the board of table "
+                f"{boards[board]} (give each table its own board = N)",
+                "board" if "board" in raw else None,
+                "table",
+                index,
+            )
+        boards[board] = index + 1
         settings = dict(checked_defaults)
         for key in ("white", "black", *sorted(_SETTING_KEYS)):
             if key not in raw:
@@ -551,7 +644,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
                 raise fail(
                     f"[[table]] {label}: options: {exc}", "options", section, index
                 ) from None
-        tables.append(TableConfig(table_id, port_text, bus, settings, read_memory))
+        tables.append(TableConfig(table_id, port_text, bus, settings, read_memory, board))
     return ServiceConfig(
         bind=bind,
         port=port,
@@ -561,6 +654,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         hosts=tuple(hosts),
         play=play,
         play_origins=play_origins,
+        broadcast=_broadcast(data.get("broadcast"), lines, path),
     )
 
 
@@ -595,6 +689,112 @@ def _play_keys(
         except ValueError as exc:
             raise fail(f"[service] play_origins: {exc}", "play_origins", "service") from None
     return play, tuple(checked)
+
+
+def _broadcast(raw: object, lines: KeyLines, path: Path) -> BroadcastConfig | None:
+    """The ``[broadcast]`` section (None without one).  Raises :class:`ConfigError`."""
+    if raw is None:
+        return None
+
+    def fail(message: str, *where: str | int) -> ConfigError:
+        return ConfigError(f"{path}:{lines.line(('broadcast', *where))}: [broadcast] {message}")
+
+    if not isinstance(raw, dict):
+        raise fail("must be a table ([broadcast])")
+    for key in raw:
+        if key not in _BROADCAST_KEYS:
+            raise fail(
+                f"unknown key {_show(key)} (known: {', '.join(sorted(_BROADCAST_KEYS))})", key
+            )
+    url = raw.get("url", LICHESS_URL)
+    if not isinstance(url, str) or not _BASE_URL.match(url):
+        raise fail(f"url: must be like https://lichess.org, not {_show(url)}", "url")
+    token_file: Path | None = None
+    value = raw.get("token_file")
+    if value is not None:
+        if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 for c in value):
+            raise fail(f"token_file: must be a file name, not {_show(value)}", "token_file")
+        token_file = path.parent / value
+    token_env = raw.get("token_env")
+    if token_env is not None and (not isinstance(token_env, str) or not _ENV_NAME.match(token_env)):
+        raise fail(
+            f"token_env: must be an environment variable's name, not {_show(token_env)}",
+            "token_env",
+        )
+    if (token_file is None) == (token_env is None):
+        raise fail(
+            "give the lichess token (scope study:write) as token_file = FILE or "
+            "token_env = NAME (one of them)",
+            "token_file" if token_file is not None else "token_env",
+        )
+    interval = raw.get("interval", 3.0)
+    low, high = PUSH_INTERVAL
+    if (
+        not isinstance(interval, int | float)
+        or isinstance(interval, bool)
+        or not low <= interval <= high
+    ):
+        raise fail(
+            f"interval: must be {low:g} to {high:g} seconds, not {_show(interval)}", "interval"
+        )
+    raw_rounds = raw.get("round", [])
+    if not isinstance(raw_rounds, list) or not raw_rounds:
+        raise fail(
+            'round: give each round pushed as [[broadcast.round]] with round = "1" and '
+            'id = "LICHESS8"',
+            "round",
+        )
+    rounds: list[BroadcastRound] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(raw_rounds):
+        label = f"round {index + 1}"
+        if not isinstance(item, dict):
+            raise fail(f"{label}: must be a table of keys", "round", index)
+        for key in item:
+            if key not in _ROUND_KEYS:
+                raise fail(
+                    f"{label}: unknown key {_show(key)} (known: {', '.join(sorted(_ROUND_KEYS))})",
+                    "round",
+                    index,
+                    key,
+                )
+        try:
+            name = check_setting("round", item.get("round"))
+        except ValueError as exc:
+            raise fail(f"{label}: {exc}", "round", index, "round") from None
+        if not name:
+            raise fail(f"{label}: round is empty", "round", index, "round")
+        if name in seen:
+            raise fail(
+                f"{label}: round {name!r} is already pushed by round {seen[name]}",
+                "round",
+                index,
+                "round",
+            )
+        seen[name] = index + 1
+        lichess_id = item.get("id")
+        if not isinstance(lichess_id, str) or not _ROUND_ID.match(lichess_id):
+            raise fail(
+                f"{label}: id must be the lichess round id (8 letters or digits, from the "
+                f"round's URL), not {_show(lichess_id)}",
+                "round",
+                index,
+                "id",
+            )
+        delay = item.get("delay", 0)
+        if (
+            not isinstance(delay, int | float)
+            or isinstance(delay, bool)
+            or not (0 <= delay <= MAX_DELAY)
+        ):
+            raise fail(
+                f"{label}: delay must be 0 to {MAX_DELAY:g} seconds, not {_show(delay)}",
+                "round",
+                index,
+                "delay",
+            )
+        rounds.append(BroadcastRound(name, lichess_id, float(delay)))
+    return BroadcastConfig(tuple(rounds), url.rstrip("/"), token_file, token_env, float(interval))
 
 
 def settings_dict(settings: Mapping[str, Any]) -> dict[str, str]:

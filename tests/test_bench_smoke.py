@@ -69,6 +69,15 @@ SCRIPTS: dict[str, list[str]] = {
         r"^  piece-identity +2 games, \d+ moves: sent twice \d+, before completion \d+",
         r"^  presence-only +2 games, \d+ moves: sent twice \d+, before completion \d+",
     ],
+    "broadcast.py": [
+        r"^6 boards at speed 10, 8 s, push interval 1 s",
+        r"^pushes: [\d,]+ \([\d.]+ per minute\)$",
+        r"^bytes per push: mean [\d,]+  max [\d,]+",
+        r"^commit -> push leaving: p50 [\d,]+ ms  p99 [\d,]+ ms",
+        r"^reading the round on the hall's loop: p50 [\d.]+ ms  p99 [\d.]+ ms",
+        r"^feed polls: \d+, reorders: 0 \(goal 0\)$",
+        r"^push reorders: 0 \(goal 0\)$",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 

@@ -16,6 +16,7 @@ import chess
 
 from dgt.emulator.board import VirtualBoard
 from dgt.transports.emulator import EmulatorTransport
+from service.broadcast.lichess_pgn import with_tags
 from service.commands.demo import TransportLine
 from service.config import TableConfig
 from service.hall import Hall
@@ -139,7 +140,9 @@ async def test_admin_and_pgn_with_the_real_table(tmp_path: Path) -> None:
     assert len(runner.games) == 2
     archived = runner.games[0].pgn  # archived again by the replay
     assert archived is not None
-    assert archived.strip() + "\n\n" == finished_pgn  # the feed ends each game so
+    # the feed adds the relay's Board and GameId tags and ends each game so
+    feed_form = with_tags(archived, {"Board": "1", "GameId": "1-1"})
+    assert feed_form.strip() + "\n\n" == finished_pgn
     assert runner.game_pgn(runner.games[0]) == archived
     assert runner.games[1].pgn is None  # in progress
     store.close()

@@ -27,9 +27,11 @@ from dgt.emulator.pty import EmulatorServer
 from dgt.emulator.replay import read_games, replay_games
 from dgt.transports.emulator import EmulatorTransport
 from service.commands.run import (
+    Outputs,
     add_play_options,
     add_service_options,
     check_listen,
+    check_pgn_dir,
     play_option,
     resolve_token,
     serve,
@@ -178,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     check_listen(bind, port, args.seconds)
     play_api = play_option(args, ServiceConfig())
     token, generated = resolve_token(args)
+    pgn_dir = check_pgn_dir(args.pgn_dir)
     rng = random.Random(args.seed)
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if args.db:
@@ -249,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
             after_start=start_replays,
             durable=args.durable,
             play=play_api,
+            outputs=Outputs(pgn_dir),
         )
     finally:
         if tmp is not None:

@@ -21,14 +21,18 @@ import secrets
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from service import event_loop
+from service.broadcast.folder import FolderWriter
+from service.broadcast.hall_feeds import hall_feeds
+from service.broadcast.push import LichessClient, Pusher, read_token
 from service.collector_pacer import CollectorPacer
 from service.config import (
     DEFAULT_PLAY_PORT,
+    BroadcastConfig,
     ServiceConfig,
     TableConfig,
     check_origin,
@@ -90,6 +94,12 @@ def add_service_options(p: argparse.ArgumentParser) -> None:
         help="read the admin token from FILE (created with a new token if missing)",
     )
     p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
+    p.add_argument(
+        "--pgn-dir",
+        metavar="DIR",
+        help="keep DIR in the DGT LiveChess layout (round-N/game-M.pgn, round-N/games.pgn, "
+        "index.json) for the lichess Broadcaster app and other tools",
+    )
     p.add_argument(
         "--durable",
         action="store_true",
@@ -186,6 +196,20 @@ def resolve_token(args: argparse.Namespace, config_file: Path | None = None) -> 
     return secrets.token_urlsafe(24), True
 
 
+def check_pgn_dir(value: str | None) -> Path | None:
+    """``--pgn-dir``: a directory, or a path one can be made at."""
+    if value is None:
+        return None
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--pgn-dir {value}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--pgn-dir {value}: cannot make it: {exc.strerror or exc}") from None
+    return path
+
+
 def _tables_from_args(args: argparse.Namespace) -> list[TableConfig]:
     settings: dict[str, str] = {}
     for key in ("event", "site", "round", "time_control", "rules", "variant"):
@@ -215,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
     port = config.port if args.port is None else args.port
     check_listen(bind, port, args.seconds)
     play = play_option(args, config)
+    pgn_dir = check_pgn_dir(args.pgn_dir)
+    lichess_token = read_token(config.broadcast) if config.broadcast is not None else None
 
     async def setup(hall: Hall) -> None:
         for table in tables:
@@ -232,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
         durable=args.durable,
         hosts=config.hosts,
         play=play,
+        outputs=Outputs(pgn_dir, config.broadcast, lichess_token),
     )
 
 
@@ -256,6 +283,7 @@ def serve(
     durable: bool = False,
     hosts: tuple[str, ...] = (),
     play: PlayOption | None = None,
+    outputs: Outputs | None = None,
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
     synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
@@ -288,6 +316,7 @@ def serve(
                         durable,
                         hosts,
                         play,
+                        outputs or Outputs(),
                     )
                 )
         except StoreError as exc:  # a damaged row found while rebuilding the tables
@@ -302,6 +331,31 @@ def serve(
     finally:
         lock.release()
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Outputs:
+    """Where the games go besides the web: the LiveChess folder, the lichess pushes."""
+
+    pgn_dir: Path | None = None
+    broadcast: BroadcastConfig | None = None
+    lichess_token: str | None = field(default=None, repr=False)
+
+    def start(self, hall: Hall) -> list[FolderWriter | Pusher]:
+        running: list[FolderWriter | Pusher] = []
+        if self.pgn_dir is not None:
+            writer = FolderWriter(hall, self.pgn_dir)
+            writer.start()
+            running.append(writer)
+            print(f"PGN folder (LiveChess layout): {self.pgn_dir}", flush=True)
+        if self.broadcast is not None and self.lichess_token is not None:
+            client = LichessClient(self.broadcast.url, self.lichess_token)
+            pusher = Pusher(hall, self.broadcast, client)
+            pusher.start()
+            running.append(pusher)
+            rounds = ", ".join(f"{r.round} -> {r.lichess_id}" for r in self.broadcast.rounds)
+            print(f"pushing to {self.broadcast.url}: round {rounds}", flush=True)
+        return running
 
 
 async def _retry_store(hall: Hall) -> None:
@@ -327,12 +381,15 @@ async def _serve(
     durable: bool = False,
     hosts: tuple[str, ...] = (),
     play: PlayOption | None = None,
+    outputs: Outputs | None = None,
 ) -> None:
     hall = Hall(store)
     try:
         await setup(hall)
     except HallError as exc:
         raise UsageError(str(exc)) from None
+    outputs = outputs or Outputs()
+    hall_feeds(hall)  # the feeds' order starts with the games rebuilt now
     server = WebServer(hall, token, bind=bind, port=port, hosts=hosts)
     url = await server.start()
     stop = asyncio.Event()
@@ -342,6 +399,7 @@ async def _serve(
             loop.add_signal_handler(sig, stop.set)
     play_api: HallPlay | None = None
     play_address = ""
+    running: list[FolderWriter | Pusher] = []
     try:
         if play is not None:
             from service.play.hall_feed import HallPlay
@@ -351,6 +409,7 @@ async def _serve(
             play_address = await play_api.start()
         CollectorPacer.settled()  # built: the long collection of start-up comes now
         await hall.start()
+        running = outputs.start(hall)
         mode = " (durable: synchronous=FULL)" if durable else ""
         print(f"dgt-service: {what}, store {store.path}{mode}", flush=True)
         print(f"open {url} (a page per table at {url}tables/ID)", flush=True)
@@ -387,3 +446,5 @@ async def _serve(
         if play_api is not None:
             await play_api.close()
         await hall.close()
+        for output in running:
+            await output.close()

@@ -18,11 +18,11 @@ from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, HallTable
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
+from service.web import feeds
 from service.web.edge import (
     HostPolicy,
     check_scalar,
     check_unicode,
-    content_disposition,
     token_matches,
 )
 from service.web.limits import (
@@ -308,46 +308,16 @@ async def api_games(request: web.Request) -> web.StreamResponse:
 # --- PGN ----------------------------------------------------------------------------
 
 
-def _pgn_response(text: str, name: str) -> web.Response:
-    return web.Response(
-        text=text,
-        content_type="application/x-chess-pgn",
-        headers={"Content-Disposition": content_disposition(name), "Cache-Control": "no-cache"},
-    )
-
-
-def _joined(pgns: list[str]) -> str:
-    return "".join(p.strip() + "\n\n" for p in pgns if p.strip())
-
-
-async def pgn_all(request: web.Request) -> web.StreamResponse:
-    hall = _hall(request)
-    hall.settle()
-    return _pgn_response(_joined([r.game_pgn(e) for r, e in hall.games()]), "games.pgn")
-
-
-async def pgn_round(request: web.Request) -> web.StreamResponse:
-    hall = _hall(request)
-    hall.settle()
-    wanted = request.match_info["round"]
-    pgns = [r.game_pgn(e) for r, e in hall.games() if _game_info(r, e)["round"] == wanted]
-    if not pgns:
-        raise HallError(f"no games in round {wanted[:20]!r}", 404)
-    return _pgn_response(_joined(pgns), f"round-{wanted}.pgn")
-
-
 async def pgn_game(request: web.Request) -> web.StreamResponse:
     hall = _hall(request)
     match = _GAME_ID.match(request.match_info["game"])
     if match is None:
         raise HallError("a game id is TABLE-NUMBER, like 3-1", 404)
     number = int(match["number"])
-    hall.settle()
-    found = hall.game(match["table"], number)
-    if found is None:
+    text = feeds.game_text(hall, match["table"], number)
+    if text is None:
         raise HallError("no such game", 404)
-    runner, entry = found
-    return _pgn_response(_joined([runner.game_pgn(entry)]), f"{runner.id}-{number}.pgn")
+    return feeds.pgn_response(text, f"{match['table']}-{number}.pgn")
 
 
 # --- the stream ---------------------------------------------------------------------
@@ -503,6 +473,7 @@ def create_app(
             errors_middleware,
             host_middleware,
             unmatched_middleware,
+            feeds.conditional_middleware,
         ],
         client_max_size=MAX_BODY,
     )
@@ -529,9 +500,11 @@ def create_app(
     r.add_get("/api/games", api_games)
     r.add_get("/api/status", api_status)
     r.add_get("/api/stream", stream)
+    pgn_all, pgn_round = feeds.make_handlers(_hall)
     r.add_get("/games.pgn", pgn_all)
     r.add_get("/games/{game}.pgn", pgn_game)
     r.add_get("/rounds/{round}.pgn", pgn_round)
+    r.add_get("/api/broadcast", feeds.broadcast_handler(_hall, _check_token))
     r.add_get("/api/admin/options", admin_options)
     r.add_post("/api/admin/tables/{table}/{command}", admin_command)
     return app

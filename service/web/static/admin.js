@@ -95,9 +95,55 @@ async function useToken(candidate) {
   $("desk").hidden = false;
   fillOptions();
   connectOverview();
+  watchBroadcast();
+}
+
+// --- the lichess pushes (GET /api/broadcast): refusals and flagged games -------------
+
+let broadcastTimer = null;
+
+function gameLine(game, why) {
+  const li = document.createElement("li");
+  li.textContent = "board " + game.board + " (" + game.game + "): " + (game.white || "?") + " \u2013 " + (game.black || "?") + ": " + why;
+  return li;
+}
+
+function renderBroadcast(status) {
+  const panel = $("broadcast");
+  panel.hidden = !status.configured;
+  const box = $("broadcast-rounds");
+  box.textContent = "";
+  for (const round of status.rounds || []) {
+    const h = document.createElement("h3");
+    h.textContent = "Round " + round.round + " \u2192 " + round.lichess_id + ": " + round.state + ", " + round.pushes + " pushes" + (round.error ? " (" + oneLine(round.error) + ")" : "");
+    box.appendChild(h);
+    const list = document.createElement("ul");
+    list.className = "items";
+    for (const game of round.refused || []) list.appendChild(gameLine(game, "refused by lichess: " + oneLine(game.error)));
+    for (const game of round.flagged || []) list.appendChild(gameLine(game, "not pushed: " + game.why.join(", ")));
+    if (!list.children.length) {
+      const p = document.createElement("p");
+      p.className = "hint";
+      p.textContent = "Every game of the round is taken.";
+      box.appendChild(p);
+    } else {
+      box.appendChild(list);
+    }
+  }
+}
+
+async function watchBroadcast() {
+  if (broadcastTimer) clearTimeout(broadcastTimer);
+  if (!token) return;
+  const answer = await call("GET", "/api/broadcast");
+  if (answer.ok) renderBroadcast(answer.data);
+  broadcastTimer = setTimeout(watchBroadcast, 5000);
 }
 
 function forgetToken() {
+  if (broadcastTimer) clearTimeout(broadcastTimer);
+  broadcastTimer = null;
+  $("broadcast").hidden = true;
   token = "";
   sessionStorage.removeItem(TOKEN_KEY);
   if (overviewStream) overviewStream.close();
