@@ -257,3 +257,41 @@ def test_the_admin_commands_are_one_registry_the_tables_and_the_web_read() -> No
         realtime.admin(AdminCommand.CORRECT, {}, 0.0)
     with pytest.raises(TableError, match="admin arguments must be a mapping"):
         realtime.admin("end", [], 0.0)  # type: ignore[arg-type]
+
+
+def test_players_of_a_game_with_moves_or_finished_apply_to_the_next_game() -> None:
+    hands = Hands()
+    hands.admin("players", white="Ann", black="Bob")  # no move yet: this game
+    assert hands.table.settings.white == "Ann"
+    hands.play("e2e4", "P", True)
+    [event] = hands.admin("players", white="Cy")
+    assert event.to_json()["applies"] == "next game"
+    assert event.to_json()["message"] == "applies to the next game: the game under way has moves"
+    assert (event.data["white"], event.data["black"]) == ("Cy", "Bob")
+    assert '[White "Ann"]' in hands.table.pgn()
+    hands.admin("end", result="1-0", reason="resignation")
+    [event] = hands.admin("players", black="Dee")
+    assert event.data["message"] == "applies to the next game: the game under way is finished"
+    finished = hands.table.pgn()
+    assert '[White "Ann"]' in finished
+    assert '[Black "Bob"]' in finished
+    hands.admin("start")
+    assert hands.table.take_ended_games() == [finished]
+    assert (hands.table.settings.white, hands.table.settings.black) == ("Cy", "Dee")
+    assert '[White "Cy"]' in hands.table.pgn()
+
+
+def test_players_named_for_the_next_game_take_their_seats_when_the_board_starts_it() -> None:
+    hands = Hands()
+    hands.play("e2e4", "P", True)
+    hands.play("e7e5", "p", False)
+    hands.admin("end", result="1-0")
+    hands.admin("players", white="Next", black="Other")
+    finished = hands.table.pgn()
+    hands.move("e4e2", "P")  # the pieces set up again: the board starts the next game
+    hands.move("e5e7", "p")
+    hands.wait(5)
+    assert hands.table.phase == "playing"
+    assert hands.table.moves() == []
+    assert hands.table.take_ended_games() == [finished]
+    assert '[White "Next"]' in hands.table.pgn()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, Literal
 
+from service.table.events import Phase, TableEvent
 from service.table.settings import RESULTS, TableError, TableSettings
 
 __all__ = [
@@ -32,7 +33,9 @@ __all__ = [
     "correct_arguments",
     "drop_kind_arguments",
     "end_arguments",
+    "next_players_event",
     "player_changes",
+    "players_wait",
     "rule_arguments",
     "start_changes",
 ]
@@ -124,6 +127,23 @@ def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
     if not changes or set(args) - {"white", "black"}:
         raise TableError("players takes white and/or black")
     return changes
+
+
+def players_wait(phase: Phase, moves: int) -> str | None:
+    """Why a change of the players waits for the table's next game, or None when it
+    applies to the game under way (set-up, or a game with no move yet).  A finished game
+    and a game with moves are the record: their tags never change by a command."""
+    if phase is Phase.FINISHED:
+        return "applies to the next game: the game under way is finished"
+    if moves:
+        return "applies to the next game: the game under way has moves"
+    return None
+
+
+def next_players_event(now: float, white: str, black: str, wait: str) -> TableEvent:
+    """The ``players`` event of a change that waits for the next game (``wait``: why)."""
+    data = {"white": white, "black": black, "applies": "next game", "message": wait}
+    return TableEvent(now, "players", data)
 
 
 @dataclass(frozen=True, slots=True)

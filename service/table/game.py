@@ -54,7 +54,9 @@ from service.table.admin import (
     correct_arguments,
     drop_kind_arguments,
     end_arguments,
+    next_players_event,
     player_changes,
+    players_wait,
     rule_arguments,
     start_changes,
 )
@@ -138,6 +140,9 @@ class Table:
         self._recognizer = self._new_recognizer()
         self._arbiter = Arbiter(self._rules, self)
         self._reset_game()
+        self._next_players: dict[str, Any] = {}
+        """Players named while the game under way was the record (it had moves or was
+        finished): they play the next game."""
         self._start_pending = settings.start is not None
         """A start FEN in the settings: the first game starts from it once the board is
         read (as a ``start`` command would), not from a start position seen on the board."""
@@ -419,6 +424,7 @@ class Table:
     def _begin(self, start: StartPosition, t: float, event: NewGame | None) -> list[TableEvent]:
         """A new game from ``start``: the record, the arbiter and the clocks start afresh."""
         self._reset_game()
+        self._take_next_players()
         variant = variant_for_start(self._variant, start)
         self._game = variant.new_game(start)
         self._position_version += 1
@@ -753,8 +759,9 @@ class Table:
 
     def _start_anew(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         self._start_pending = False
-        settings = replace(self.settings, **start_changes(args))
+        settings = replace(self.settings, **{**self._next_players, **start_changes(args)})
         rules, variant, control = check_settings(settings)
+        self._next_players = {}
         self._ending_tags = (self.settings, self._clock.control.text)
         self._rules, self._variant, self._clock.control = rules, variant, control
         self.settings = settings
@@ -790,10 +797,25 @@ class Table:
         return self._end(result, reason, now, "admin")
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        settings = replace(self.settings, **player_changes(args))
+        """The players of the game under way if it has no move yet, else of the next game
+        (the event says so): a game with moves or finished is the record."""
+        changes = player_changes(args)
+        wait = players_wait(self._phase, len(self._record))
+        if wait is None:
+            settings = replace(self.settings, **changes)
+            check_settings(settings)
+            self.settings = settings
+            return [players_event(now, settings.white, settings.black)]
+        settings = replace(self.settings, **{**self._next_players, **changes})
         check_settings(settings)
-        self.settings = settings
-        return [players_event(now, settings.white, settings.black)]
+        self._next_players = {"white": settings.white, "black": settings.black}
+        return [next_players_event(now, settings.white, settings.black, wait)]
+
+    def _take_next_players(self) -> None:
+        """A new game begins: the players named for it (if any) take their seats."""
+        if self._next_players:
+            self.settings = replace(self.settings, **self._next_players)
+            self._next_players = {}
 
     def _admin_rule(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         rule = rule_arguments(args)

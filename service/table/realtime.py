@@ -62,7 +62,9 @@ from service.table.admin import (
     AdminCommand,
     admin_command,
     end_arguments,
+    next_players_event,
     player_changes,
+    players_wait,
 )
 from service.table.clock_keeper import TEXT_WIDTH, ClockOrder, OrderKind, result_text
 from service.table.events import (
@@ -174,6 +176,8 @@ class RealtimeTable:
         )
         self._record: list[_Entry] = []
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._next_players: dict[str, Any] = {}
+        """Players named while the game under way was the record: they play the next."""
         self._ending: str | None = None
         """The PGN of the game a ``start`` command replaces, as it read before the command
         changed the settings."""
@@ -555,6 +559,7 @@ class RealtimeTable:
 
     def _begin(self, t: float, data: dict[str, Any]) -> list[TableEvent]:
         self._reset()
+        self._take_next_players()
         self._phase = Phase.PLAYING
         self._date = pgn_date(self._epoch, t)
         self._shown = None
@@ -588,7 +593,8 @@ class RealtimeTable:
     # -- admin commands ------------------------------------------------------------------------
 
     def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        settings = realtime_settings(self.settings, **dict(args))
+        settings = realtime_settings(self.settings, **{**self._next_players, **dict(args)})
+        self._next_players = {}
         self._ending = self.pgn() if self._record else None
         try:
             return self._start_with(settings, now)
@@ -624,5 +630,19 @@ class RealtimeTable:
         return out + self._end(result, reason, now)
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        self.settings = realtime_settings(replace(self.settings, **player_changes(args)))
-        return [players_event(now, self.settings.white, self.settings.black)]
+        """The players of the game under way if it has no move yet, else of the next game
+        (the event says so): a game with moves or finished is the record."""
+        changes = player_changes(args)
+        wait = players_wait(self._phase, len(self._record))
+        if wait is None:
+            self.settings = realtime_settings(replace(self.settings, **changes))
+            return [players_event(now, self.settings.white, self.settings.black)]
+        settings = realtime_settings(replace(self.settings, **{**self._next_players, **changes}))
+        self._next_players = {"white": settings.white, "black": settings.black}
+        return [next_players_event(now, settings.white, settings.black, wait)]
+
+    def _take_next_players(self) -> None:
+        """A new game begins: the players named for it (if any) take their seats."""
+        if self._next_players:
+            self.settings = replace(self.settings, **self._next_players)
+            self._next_players = {}
