@@ -295,3 +295,54 @@ def test_players_named_for_the_next_game_take_their_seats_when_the_board_starts_
     assert hands.table.moves() == []
     assert hands.table.take_ended_games() == [finished]
     assert '[White "Next"]' in hands.table.pgn()
+
+
+def scotch() -> Hands:
+    hands = Hands()
+    for uci, symbol, color in [("e2e4", "P", True), ("e7e5", "p", False),
+                               ("g1f3", "N", True), ("b8c6", "n", False),
+                               ("d2d4", "P", True)]:  # fmt: skip
+        hands.play(uci, symbol, color)
+    return hands
+
+
+def test_a_correction_that_would_drop_later_moves_is_refused_unless_confirmed() -> None:
+    hands = scotch()
+    before = hands.table.moves()
+    with pytest.raises(TableError) as refused:
+        hands.admin("correct", ply=1, uci="g1h3")  # 2. Nf3 is then illegal, and all after it
+    assert str(refused.value) == (
+        "correcting move 1 to g1h3 drops the 3 later moves it makes illegal: "
+        "2. Nf3 Nc6 3. d4; send confirm: true to correct anyway"
+    )
+    assert hands.table.moves() == before
+    with pytest.raises(TableError, match=r"drops the 1 later move it makes illegal: 3\. d4;"):
+        hands.admin("correct", ply=3, uci="d2d4", confirm=False)
+    with pytest.raises(TableError, match=r"^confirm must be true or false$"):
+        hands.admin("correct", ply=1, uci="g1h3", confirm="yes")
+    [ruling] = of_type(hands.admin("correct", ply=1, uci="g1h3", confirm=True), "ruling")
+    assert ruling["message"] == (
+        "move 1 corrected to g1h3; the game is rewritten; "
+        "dropped the 3 later moves: 2. Nf3 Nc6 3. d4"
+    )
+    assert [m["san"] for m in ruling["dropped"]] == ["Nf3", "Nc6", "d4"]
+    assert [m["san"] for m in ruling["moves"]] == ["Nh3", "e5"]
+
+
+def test_a_correction_that_drops_nothing_answers_as_before() -> None:
+    hands = scotch()
+    [ruling] = of_type(hands.admin("correct", ply=5, uci="f1c4"), "ruling")
+    assert "dropped" not in ruling
+    assert ruling["message"] == "move 5 corrected to f1c4; the game is rewritten"
+
+
+def test_a_stored_correction_without_confirm_replays_as_it_was_taken() -> None:
+    from service.store import Input, apply_input
+
+    hands = scotch()
+    args = {"ply": 1, "uci": "g1h3"}
+    stored = Input(1, "admin", hands.time, {"command": "correct", "args": args}, ())
+    [ruling] = of_type(list(apply_input(hands.table, stored)), "ruling")
+    assert ruling["message"] == "move 1 corrected to g1h3; the game is rewritten"
+    assert "dropped" not in ruling
+    assert [m["san"] for m in ruling["moves"]] == ["Nh3", "e5"]

@@ -36,6 +36,7 @@ __all__ = [
     "next_players_event",
     "player_changes",
     "players_wait",
+    "replayed_admin_args",
     "rule_arguments",
     "start_changes",
 ]
@@ -184,15 +185,37 @@ def claim_arguments(args: Mapping[str, Any]) -> ClaimArgs:
 class CorrectArgs:
     ply: int
     uci: str
+    confirm: bool | None = False
+    """Whether the request confirms dropping later moves; None: a correction stored before
+    corrections were confirmed (it dropped them unasked, and replays so)."""
+
+
+STORED_UNCONFIRMED = "stored-unconfirmed"
+"""The ``confirm`` a replay gives a stored ``correct`` command that had none."""
+
+
+def replayed_admin_args(command: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments a stored admin command is replayed with: a ``correct`` stored without
+    ``confirm`` was taken when it was stored (a refused command is never stored), so it is
+    replayed as taken then, even if it dropped later moves."""
+    if command == AdminCommand.CORRECT and "confirm" not in args:
+        return {**args, "confirm": STORED_UNCONFIRMED}
+    return dict(args)
 
 
 def correct_arguments(args: Mapping[str, Any]) -> CorrectArgs:
-    """The ``correct`` command's ``ply`` (an integer) and ``uci``."""
+    """The ``correct`` command's ``ply`` (an integer), ``uci`` and optional ``confirm``
+    (true: drop the later moves the correction makes illegal)."""
     ply = args.get("ply")
     uci = args.get("uci")
     if not isinstance(ply, int) or isinstance(ply, bool) or not isinstance(uci, str):
         raise TableError("correct takes ply (an integer) and uci (a move)")
-    return CorrectArgs(ply, uci)
+    confirm = args.get("confirm", False)
+    if confirm == STORED_UNCONFIRMED:
+        return CorrectArgs(ply, uci, None)
+    if not isinstance(confirm, bool):
+        raise TableError("confirm must be true or false")
+    return CorrectArgs(ply, uci, confirm)
 
 
 @dataclass(frozen=True, slots=True)

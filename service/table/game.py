@@ -61,7 +61,13 @@ from service.table.admin import (
     start_changes,
 )
 from service.table.clock_keeper import SHORT_TEXTS, ClockKeeper, ClockOrder
-from service.table.corrections import corrected_game, drop_to_correct, redo_drop
+from service.table.corrections import (
+    corrected_game,
+    correction_refusal,
+    drop_to_correct,
+    dropped_moves,
+    redo_drop,
+)
 from service.table.events import (
     Link,
     Phase,
@@ -881,6 +887,9 @@ class Table:
                 "20-chess moves cannot be corrected by command: take them back on the board"
             )
         game, record = corrected_game(self._start, self._record, ply, uci)
+        dropped = self._record[len(record):]
+        if dropped and correction.confirm is False:
+            raise TableError(correction_refusal(ply, uci, dropped))
         self._game = game
         self._position_version += 1
         self._record = record
@@ -888,13 +897,14 @@ class Table:
         current = squares_of(board) if board is not None else game.squares
         start = StartPosition(game.variant.id, game.fen(), current)
         restarted = self._restart_recognition(start, now)
-        return [*restarted,
-            TableEvent(now, "ruling", {
-                "kind": "correction", "article": "arbiter", "ply": ply, "uci": uci,
-                "message": f"move {ply} corrected to {uci}; the game is rewritten",
-                "moves": [e.to_json() for e in record],
-            })
-        ]  # fmt: skip
+        ruling = {
+            "kind": "correction", "article": "arbiter", "ply": ply, "uci": uci,
+            "message": f"move {ply} corrected to {uci}; the game is rewritten",
+            "moves": [e.to_json() for e in record],
+        }  # fmt: skip
+        if dropped and correction.confirm:
+            ruling = dropped_moves(ruling, dropped)
+        return [*restarted, TableEvent(now, "ruling", ruling)]
 
     def _admin_drop_kind(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """20-chess on a presence-only board: the captured piece dropped at ``ply`` (an

@@ -502,6 +502,15 @@ async function send(command, args, answer, button) {
       // Kept in memory and retried by the service; shown once it is stored.
       say(answer, false, result.error);
       if (typeof storeBanner !== "undefined") storeBanner.check();
+    } else if (needsConfirm(command, args, result)) {
+      // The correction would drop later moves: the arbiter sees which, and decides.
+      say(answer, false, "not sent: " + result.error);
+      if (window.confirm(dropQuestion(result.error))) {
+        if (button) button.disabled = false;
+        await send(command, { ...args, confirm: true }, answer, button);
+      } else {
+        say(answer, false, "not corrected: nothing was changed");
+      }
     } else {
       say(answer, false, "refused (" + (result.status || "no answer") + "): " + result.error);
       if (result.status === 401) showLogin(result.error);
@@ -509,6 +518,21 @@ async function send(command, args, answer, button) {
   } finally {
     if (button) button.disabled = false;
   }
+}
+
+// A correction refused because it would drop later moves: the refusal names them and asks
+// for "confirm: true".
+function needsConfirm(command, args, result) {
+  return command === "correct" && args.confirm !== true && result.status === 400
+    && typeof result.error === "string" && result.error.includes("send confirm: true");
+}
+
+// "correcting move 1 to g1h3 drops the 3 later moves it makes illegal: 2. Nf3 Nc6 3. d4;
+// send confirm: true ..." as a question.
+function dropQuestion(error) {
+  const cut = error.indexOf("; send confirm: true");
+  const what = cut >= 0 ? error.slice(0, cut) : error;
+  return what.charAt(0).toUpperCase() + what.slice(1) + ".\n\nCorrect the move and drop them?";
 }
 
 // The forms show the table's settings again after they changed.
