@@ -887,7 +887,7 @@ class Table:
                 "20-chess moves cannot be corrected by command: take them back on the board"
             )
         game, record = corrected_game(self._start, self._record, ply, uci)
-        dropped = self._record[len(record):]
+        dropped = self._record[len(record) :]
         if dropped and correction.confirm is False:
             raise TableError(correction_refusal(ply, uci, dropped))
         self._game = game
