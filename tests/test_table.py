@@ -346,3 +346,26 @@ def test_a_stored_correction_without_confirm_replays_as_it_was_taken() -> None:
     assert ruling["message"] == "move 1 corrected to g1h3; the game is rewritten"
     assert "dropped" not in ruling
     assert [m["san"] for m in ruling["moves"]] == ["Nh3", "e5"]
+
+
+def test_every_change_to_the_game_is_kept_in_its_change_log() -> None:
+    hands = scotch()
+    t0 = hands.time
+    hands.admin("correct", ply=5, uci="f1c4")
+    hands.admin("correct", ply=1, uci="g1h3", confirm=True)
+    hands.admin("end", result="0-1", reason="resignation")
+    hands.admin("players", white="Next")  # the next game's: not a change to this one
+    assert hands.table.change_log() == [
+        {"time": t0, "what": "correction", "ply": 5, "old": "3. d4", "new": "3. Bc4"},
+        {"time": t0, "what": "correction", "ply": 1, "old": "1. e4", "new": "1. Nh3",
+         "dropped": ["2. Nf3", "2... Nc6", "3. Bc4"]},
+        {"time": t0, "what": "result", "old": {"result": "*", "reason": ""},
+         "new": {"result": "0-1", "reason": "resignation"}},
+    ]  # fmt: skip
+    hands.admin("start")
+    assert hands.table.change_log() == []  # a new game, a new log
+    hands.admin("players", black="Bea")
+    assert hands.table.change_log() == [
+        {"time": t0, "what": "players", "old": {"white": "Next", "black": "?"},
+         "new": {"white": "Next", "black": "Bea"}},
+    ]  # fmt: skip

@@ -387,3 +387,10 @@ async def test_a_correction_that_drops_moves_is_sent_only_once_the_arbiter_confi
     )
     assert len(asked) == 2
     assert [m["san"] for m in site.hall.state("1")["moves"]][:2] == ["Nh3", "e5"]
+    # the game's change log shows it, with the moves it dropped
+    changes = page.locator("#changes li")
+    await expect(changes).to_have_count(1)
+    await expect(changes).to_contain_text(
+        "correction at ply 1: 1. e4 \u2192 1. Nh3; dropped 2. Nf3 2... Nc6 3. d4"
+    )
+    await expect(page.locator("#no-changes")).to_be_hidden()

@@ -60,6 +60,7 @@ from service.table.admin import (
     rule_arguments,
     start_changes,
 )
+from service.table.change_log import ChangeLog
 from service.table.clock_keeper import SHORT_TEXTS, ClockKeeper, ClockOrder
 from service.table.corrections import (
     corrected_game,
@@ -146,6 +147,8 @@ class Table:
         self._recognizer = self._new_recognizer()
         self._arbiter = Arbiter(self._rules, self)
         self._reset_game()
+        self._change_log = ChangeLog()
+        """What admin commands changed in the game under way (cleared at a new game)."""
         self._next_players: dict[str, Any] = {}
         """Players named while the game under way was the record (it had moves or was
         finished): they play the next game."""
@@ -335,6 +338,12 @@ class Table:
         record = tuple(self._record)
         return self._pgn_memo.pgn(self._pgn_source(record), self._game, record, table_pgn)
 
+    def change_log(self) -> list[dict[str, Any]]:
+        """What admin commands changed in the game at the table (a corrected move or drop,
+        its players, its result by ``end``), oldest first, each with its time, the old
+        and the new value."""
+        return self._change_log.to_json()
+
     def take_ended_games(self) -> list[str]:
         """The PGN of each game with moves that a new game replaced since the last call,
         oldest first, as it read when it was replaced (under the settings it was played
@@ -430,7 +439,7 @@ class Table:
     def _begin(self, start: StartPosition, t: float, event: NewGame | None) -> list[TableEvent]:
         """A new game from ``start``: the record, the arbiter and the clocks start afresh."""
         self._reset_game()
-        self._take_next_players()
+        self._admin_new_game()
         variant = variant_for_start(self._variant, start)
         self._game = variant.new_game(start)
         self._position_version += 1
@@ -800,7 +809,10 @@ class Table:
         result, reason = end_arguments(args)
         if self._phase is not Phase.PLAYING:
             raise TableError("no game in progress")
-        return self._end(result, reason, now, "admin")
+        old = (self._result, self._reason)
+        out = self._end(result, reason, now, "admin")
+        self._change_log.result(now, old, (result, reason))
+        return out
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """The players of the game under way if it has no move yet, else of the next game
@@ -810,15 +822,20 @@ class Table:
         if wait is None:
             settings = replace(self.settings, **changes)
             check_settings(settings)
+            old = (self.settings.white, self.settings.black)
             self.settings = settings
+            if self._game is not None:
+                self._change_log.players(now, old, (settings.white, settings.black))
             return [players_event(now, settings.white, settings.black)]
         settings = replace(self.settings, **{**self._next_players, **changes})
         check_settings(settings)
         self._next_players = {"white": settings.white, "black": settings.black}
         return [next_players_event(now, settings.white, settings.black, wait)]
 
-    def _take_next_players(self) -> None:
-        """A new game begins: the players named for it (if any) take their seats."""
+    def _admin_new_game(self) -> None:
+        """A new game begins: its change log starts empty, the players named for it (if
+        any) take their seats."""
+        self._change_log.clear()
         if self._next_players:
             self.settings = replace(self.settings, **self._next_players)
             self._next_players = {}
@@ -890,6 +907,7 @@ class Table:
         dropped = self._record[len(record) :]
         if dropped and correction.confirm is False:
             raise TableError(correction_refusal(ply, uci, dropped))
+        self._change_log.correction(now, self._record[ply - 1], record[ply - 1], dropped)
         self._game = game
         self._position_version += 1
         self._record = record
@@ -946,6 +964,7 @@ class Table:
             later = self._record[ply - 1 + offset]
             later.uci, later.san = uci, san
         entry.notes.append(f"(drop corrected by the arbiter: was {old_san})")
+        self._change_log.drop_kind(now, ply, old_san, entry.san)
         self._position_version += 1
         side = "White" if entry.side == WHITE else "Black"
         return [TableEvent(now, "ruling", {

@@ -262,6 +262,16 @@ async def api_table_log(request: web.Request) -> web.StreamResponse:
     return json_response({"table": runner.id, "events": [{"seq": s, **e} for s, e in rows]})
 
 
+async def api_table_corrections(request: web.Request) -> web.StreamResponse:
+    """The change log of the game at the table (corrections, players, result), as of the
+    last commit."""
+    runner = _runner(request)
+    hall = _hall(request)
+    hall.settle()
+    changes = hall.shown(runner.id).table.change_log()
+    return json_response({"table": runner.id, "corrections": changes})
+
+
 def _int_query(request: web.Request, key: str, default: int) -> int:
     value = request.query.get(key)
     if value is None:
@@ -526,6 +536,7 @@ def create_app(
     r.add_get("/api/tables", api_tables)
     r.add_get("/api/tables/{table}", api_table)
     r.add_get("/api/tables/{table}/log", api_table_log)
+    r.add_get("/api/tables/{table}/corrections", api_table_corrections)
     r.add_get("/api/games", api_games)
     r.add_get("/api/status", api_status)
     r.add_get("/api/stream", stream)

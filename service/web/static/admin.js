@@ -15,6 +15,7 @@ let selected = null;
 let prefilled = false;
 let chooseAnswered = false;
 let drawnChoice = "";
+let changesDrawn = null;
 const summaries = new Map();
 const rows = new Map();
 
@@ -267,6 +268,12 @@ function renderDetail(state) {
   renderClaims(Array.isArray(state.claims) ? state.claims : []);
   renderIrregularities(Array.isArray(state.irregularities) ? state.irregularities : []);
   renderMoves(Array.isArray(state.moves) ? state.moves : []);
+  const changeKey = [selected, state.result, settings.white, settings.black,
+    JSON.stringify((state.moves || []).map((m) => m.san))].join("|");
+  if (changeKey !== changesDrawn) {
+    changesDrawn = changeKey;
+    loadChanges(selected);
+  }
   renderChoice(panel);
   $("drop-kind-form").hidden = !(panel && panel.variant === "twenty-chess");
   if (!prefilled) {
@@ -329,6 +336,38 @@ function renderClaims(claims) {
       button.addEventListener("click", () => rule(claim.id, decision));
       li.appendChild(button);
     }
+    list.appendChild(li);
+  }
+}
+
+// The change log of the game at the table (corrections, players, result), from
+// /api/tables/ID/corrections: fetched again whenever the moves, players or result change.
+async function loadChanges(table) {
+  if (table === null) return;
+  const answer = await call("GET", "/api/tables/" + encodeURIComponent(table) + "/corrections");
+  if (!answer.ok || table !== selected) return;
+  renderChanges(Array.isArray(answer.data.corrections) ? answer.data.corrections : []);
+}
+
+function changeValue(value) {
+  if (value && typeof value === "object") {
+    if ("result" in value) return value.result + (value.reason ? " (" + value.reason + ")" : "");
+    if ("white" in value) return value.white + " \u2013 " + value.black;
+  }
+  return String(value);
+}
+
+function renderChanges(items) {
+  const list = $("changes");
+  list.textContent = "";
+  $("no-changes").hidden = items.length > 0;
+  for (const item of items) {
+    const li = document.createElement("li");
+    const when = new Date(item.time * 1000).toLocaleTimeString();
+    const ply = item.ply ? " at ply " + item.ply : "";
+    let text = when + " " + item.what + ply + ": " + changeValue(item.old) + " \u2192 " + changeValue(item.new);
+    if (Array.isArray(item.dropped) && item.dropped.length) text += "; dropped " + item.dropped.join(" ");
+    li.textContent = text;
     list.appendChild(li);
   }
 }
