@@ -744,7 +744,8 @@ def apply_input(table: Replayable, item: Input) -> Sequence[Any]:
     if item.kind == "tick":
         return table.tick(item.t)
     command = str(item.data["command"])
-    return table.admin(command, replayed_admin_args(command, item.data.get("args", {})), item.t)
+    args = replayed_admin_args(command, item.data.get("args", {}), item.outputs)
+    return table.admin(command, args, item.t)
 
 
 def rebuild(

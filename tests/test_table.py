@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import chess.pgn
 import pytest
@@ -369,3 +370,27 @@ def test_every_change_to_the_game_is_kept_in_its_change_log() -> None:
         {"time": t0, "what": "players", "old": {"white": "Next", "black": "?"},
          "new": {"white": "Next", "black": "Bea"}},
     ]  # fmt: skip
+
+
+def test_a_stored_players_command_replays_as_it_was_taken() -> None:
+    """A log written before the record was kept apart renamed a finished game: replayed,
+    it still does (the table reads as it did); a command whose stored answer says it waits
+    for the next game waits on replay too."""
+    from service.store import Input, apply_input
+
+    def replayed(outputs: tuple[dict[str, Any], ...]) -> Hands:
+        hands = Hands()
+        hands.play("e2e4", "P", True)
+        hands.admin("end", result="1-0")
+        data = {"command": "players", "args": {"white": "Renamed"}}
+        apply_input(hands.table, Input(1, "admin", hands.time, data, outputs))
+        return hands
+
+    old = replayed(({"time": 0.0, "type": "players", "white": "Renamed", "black": "?"},))
+    assert old.table.settings.white == "Renamed"
+    assert '[White "Renamed"]' in old.table.pgn()
+    new = replayed(({"time": 0.0, "type": "players", "white": "Renamed", "black": "?",
+                     "applies": "next game", "message": "..."},))  # fmt: skip
+    assert new.table.settings.white == "?"
+    with pytest.raises(TableError, match=r"^players takes white and/or black$"):
+        new.admin("players", white="X", applies="now")

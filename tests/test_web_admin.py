@@ -394,3 +394,18 @@ async def test_a_correction_that_drops_moves_is_sent_only_once_the_arbiter_confi
         "correction at ply 1: 1. e4 \u2192 1. Nh3; dropped 2. Nf3 2... Nc6 3. d4"
     )
     await expect(page.locator("#no-changes")).to_be_hidden()
+
+
+async def test_a_request_may_not_carry_a_replay_s_own_arguments(site: Site) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    for command, args in [
+        ("players", {"white": "X", "applies": "stored-now"}),
+        ("correct", {"ply": 1, "uci": "e2e4", "confirm": "stored-unconfirmed"}),
+    ]:
+        async with site.session.post(
+            f"{site.url}/api/admin/tables/1/{command}", json=args, headers=headers
+        ) as response:
+            assert response.status == 400
+            error = (await response.json())["error"]
+        assert error.endswith(": only a replay of the stored log gives that argument")
+    assert site.hall.state("1")["settings"]["white"] == "?"

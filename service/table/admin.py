@@ -35,7 +35,9 @@ __all__ = [
     "end_arguments",
     "next_players_event",
     "player_changes",
+    "players_now",
     "players_wait",
+    "replay_only",
     "replayed_admin_args",
     "rule_arguments",
     "start_changes",
@@ -125,7 +127,8 @@ def end_arguments(args: Mapping[str, Any]) -> tuple[str, str]:
 def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
     """The ``players`` command's changes: ``white`` and/or ``black``, nothing else."""
     changes = {k: args[k] for k in ("white", "black") if k in args}
-    if not changes or set(args) - {"white", "black"}:
+    allowed = {"white", "black", "applies"} if players_now(args) else {"white", "black"}
+    if not changes or set(args) - allowed:
         raise TableError("players takes white and/or black")
     return changes
 
@@ -194,13 +197,41 @@ STORED_UNCONFIRMED = "stored-unconfirmed"
 """The ``confirm`` a replay gives a stored ``correct`` command that had none."""
 
 
-def replayed_admin_args(command: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments a stored admin command is replayed with: a ``correct`` stored without
-    ``confirm`` was taken when it was stored (a refused command is never stored), so it is
-    replayed as taken then, even if it dropped later moves."""
+STORED_NOW = "stored-now"
+"""The ``applies`` a replay gives a stored ``players`` command that named the players of the
+game under way (a command stored before the record was kept apart did so even for a game
+with moves or finished)."""
+
+
+def replayed_admin_args(
+    command: str, args: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The arguments a stored admin command is replayed with (``outputs``: what it gave when
+    it was stored).  A refused command is never stored, so each is replayed as it was
+    taken then: a ``correct`` stored without ``confirm`` even if it dropped later moves, a
+    ``players`` whose answer did not say it waits for the next game on the game under way
+    (a log written before the record was kept apart)."""
     if command == AdminCommand.CORRECT and "confirm" not in args:
         return {**args, "confirm": STORED_UNCONFIRMED}
+    if command == AdminCommand.PLAYERS and not any(
+        out.get("type") == "players" and "applies" in out for out in outputs
+    ):
+        return {**args, "applies": STORED_NOW}
     return dict(args)
+
+
+def replay_only(args: Mapping[str, Any]) -> str | None:
+    """The argument of ``args`` only a replay may give (a request with it is refused)."""
+    if args.get("confirm") == STORED_UNCONFIRMED:
+        return "confirm"
+    if "applies" in args:
+        return "applies"
+    return None
+
+
+def players_now(args: Mapping[str, Any]) -> bool:
+    """Whether a replayed ``players`` command named the players of the game under way."""
+    return args.get("applies") == STORED_NOW
 
 
 def correct_arguments(args: Mapping[str, Any]) -> CorrectArgs:

@@ -56,6 +56,7 @@ from service.table.admin import (
     end_arguments,
     next_players_event,
     player_changes,
+    players_now,
     players_wait,
     rule_arguments,
     start_changes,
@@ -818,7 +819,7 @@ class Table:
         """The players of the game under way if it has no move yet, else of the next game
         (the event says so): a game with moves or finished is the record."""
         changes = player_changes(args)
-        wait = players_wait(self._phase, len(self._record))
+        wait = None if players_now(args) else players_wait(self._phase, len(self._record))
         if wait is None:
             settings = replace(self.settings, **changes)
             check_settings(settings)

@@ -64,6 +64,7 @@ from service.table.admin import (
     end_arguments,
     next_players_event,
     player_changes,
+    players_now,
     players_wait,
 )
 from service.table.change_log import ChangeLog
@@ -644,7 +645,7 @@ class RealtimeTable:
         """The players of the game under way if it has no move yet, else of the next game
         (the event says so): a game with moves or finished is the record."""
         changes = player_changes(args)
-        wait = players_wait(self._phase, len(self._record))
+        wait = None if players_now(args) else players_wait(self._phase, len(self._record))
         if wait is None:
             old = (self.settings.white, self.settings.black)
             self.settings = realtime_settings(replace(self.settings, **changes))

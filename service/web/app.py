@@ -18,6 +18,7 @@ from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, HallTable
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
+from service.table.admin import replay_only
 from service.web.edge import (
     HostPolicy,
     check_scalar,
@@ -480,6 +481,9 @@ async def admin_command(request: web.Request) -> web.StreamResponse:
     except ValueError as exc:  # bad UTF-8, bad JSON, a number of too many digits
         raise HallError(f"the body is not valid JSON: {exc}", 400) from None
     args = _clean_args(command, body)
+    replayed = replay_only(args)
+    if replayed is not None:
+        raise HallError(f"{replayed}: only a replay of the stored log gives that argument", 400)
     events = await _hall(request).admin(runner.id, command, args)
     return json_response({"table": runner.id, "command": command, "events": events})
 
