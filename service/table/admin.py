@@ -213,11 +213,20 @@ def replayed_admin_args(
     (a log written before the record was kept apart)."""
     if command == AdminCommand.CORRECT and "confirm" not in args:
         return {**args, "confirm": STORED_UNCONFIRMED}
-    if command == AdminCommand.PLAYERS and not any(
-        out.get("type") == "players" and "applies" in out for out in outputs
-    ):
+    if command == AdminCommand.PLAYERS and any(_named_at_once(out) for out in outputs):
         return {**args, "applies": STORED_NOW}
     return dict(args)
+
+
+def _named_at_once(output: Mapping[str, Any]) -> bool:
+    """A table's ``players`` answer (its ``white`` and ``black``) that does not say the
+    players wait for the next game."""
+    return (
+        output.get("type") == "players"
+        and "white" in output
+        and "black" in output
+        and "applies" not in output
+    )
 
 
 def replay_only(args: Mapping[str, Any]) -> str | None:
