@@ -512,3 +512,12 @@ async def test_a_forbidden_drop_is_named_whatever_legal_action_follows_it_in_the
             [restore] = [r for r in rulings if r["kind"] == "restore"]
             assert restore["restore_ply"] == len(before)  # before the drop
         assert s.ucis(final=False) == before
+
+
+async def test_a_move_made_while_a_drop_is_due_is_ruled_as_that_move() -> None:
+    async with twenty("schedule=1,1,4", rules="fide-standard") as s:
+        await s.play("e2e4 | d7d5 | e4d5 | d8d5 |")
+        await s.play("a2a3 |")  # a pawn in the hand, but no piece came from it
+        wrong = s.irregularities()[-1]
+        assert wrong["squares"] == ["a2", "a3"]
+        assert wrong["message"].startswith("illegal move a2-a3 completed by the clock press")

@@ -511,6 +511,9 @@ class Arbiter:
             return None
         expected = _expected(game)
         physical = self.view.physical()
+        own_now = sum(1 for symbol in physical if _colour(symbol) == side)
+        if own_now <= sum(1 for symbol in expected if _colour(symbol) == side):
+            return None  # no piece came from the hand (a move, a promotion, a capture)
         diff = [sq for sq in range(64) if expected[sq] != physical[sq]]
         for square in diff:
             symbol = physical[square]
