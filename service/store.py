@@ -62,6 +62,7 @@ from service.store_recovery import (
     remove_recovery,
     write_recovery,
 )
+from service.table.admin import replayed_admin_args
 
 logger = logging.getLogger(__name__)
 
@@ -742,7 +743,9 @@ def apply_input(table: Replayable, item: Input) -> Sequence[Any]:
         return table.feed(event_from_json(item.t, item.data))
     if item.kind == "tick":
         return table.tick(item.t)
-    return table.admin(str(item.data["command"]), dict(item.data.get("args", {})), item.t)
+    command = str(item.data["command"])
+    args = replayed_admin_args(command, item.data.get("args", {}), item.outputs)
+    return table.admin(command, args, item.t)
 
 
 def rebuild(

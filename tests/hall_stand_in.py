@@ -78,6 +78,9 @@ class EchoTable:
     def take_ended_games(self) -> list[str]:
         return []
 
+    def change_log(self) -> list[dict[str, Any]]:
+        return []
+
     @property
     def phase(self) -> Phase:
         return Phase.PLAYING

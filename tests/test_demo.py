@@ -8,6 +8,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import random
 import re
 import signal
 import sys
@@ -204,3 +205,52 @@ async def test_demo_on_pseudo_terminals_ends_without_link_warnings(tmp_path: Pat
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 0
     assert b"link lost" not in err, err.decode(errors="replace")
+
+
+async def test_the_demo_records_the_time_control_its_clocks_run_and_the_date_played(
+    tmp_path: Path,
+) -> None:
+    """One demo table in-process: the PGN's ``TimeControl`` is the one the board's clock was
+    set to (its readings start from 7:00 and gain 17 s a move), ``Date`` the day it began."""
+    from datetime import UTC, datetime
+
+    from service.commands.demo import TIME_CONTROL, emulated_tables, load_games, play
+    from service.hall import Hall
+    from service.store import Store
+
+    assert TIME_CONTROL == "420+17"
+    store = Store(tmp_path / "d.db")
+    hall = Hall(store, tick_interval=0.2)
+    [(runner, line)] = emulated_tables(hall, 1, time_control=TIME_CONTROL)
+    await hall.start()
+    replay = asyncio.create_task(
+        play(hall, runner, line, load_games(None), speed=20, rng=random.Random(3), pause=0.1)
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while sum(1 for m in runner.table.moves() if m["final"]) < 6:
+            assert time.monotonic() < deadline, "no moves"
+            await asyncio.sleep(0.1)
+        pgn = runner.table.pgn()
+        today = datetime.now(UTC).strftime("%Y.%m.%d")
+        assert '[TimeControl "420+17"]' in pgn
+        assert f'[Date "{today}"]' in pgn
+        clocks = [m["clock_seconds"] for m in runner.table.moves() if m["final"]]
+        assert all(300 < c <= 420 + 17 * 3 for c in clocks[:6]), clocks
+    finally:
+        replay.cancel()
+        await asyncio.gather(replay, return_exceptions=True)
+        await hall.close()
+        store.close()
+
+
+def test_the_demo_time_control_is_base_plus_increment() -> None:
+    from service.commands.demo import check_time_control
+    from service.errors import UsageError
+
+    assert check_time_control("300+5") == "300+5"
+    assert check_time_control("-") == "-"
+    with pytest.raises(UsageError, match=r"^--time-control: the demo sets base\+increment"):
+        check_time_control("40/5400+30:1800+30")
+    with pytest.raises(UsageError, match=r"^--time-control: bad time control"):
+        check_time_control("fast")

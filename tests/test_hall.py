@@ -355,3 +355,50 @@ async def test_pgn_is_written_only_when_a_game_is_archived_or_asked_for(
     finally:
         await hall.close()
         store.close()
+
+
+async def test_a_rebuilt_table_shows_the_same_change_log(tmp_path: Path) -> None:
+    """The change log is rebuilt from the stored admin commands: a restart shows it as it
+    was, and the web serves it (``/api/tables/ID/corrections``)."""
+    from service.web.app import create_app
+
+    db = tmp_path / "hall.db"
+    store = Store(db)
+    hall = Hall(store, tick_interval=0)
+    transport = EmulatorTransport(VirtualBoard(now=time.monotonic(), clock=None), name="emu")
+    runner = hall.add_table(TableConfig("1", "emu", None, {"rules": "casual"}), transport)
+    await hall.start()
+    line = TransportLine(transport)
+    try:
+        assert await runner.wait_ready(5)
+        for uci in ("e2e4", "e7e5", "g1f3"):
+            move = chess.Move.from_uci(uci)
+            piece = line.device.squares[move.from_square]
+            line.act(lambda now, m=move: line.device.lift(m.from_square, now))
+            line.act(lambda now, m=move, p=piece: line.device.place(m.to_square, p, now))
+            await asyncio.sleep(0.1)
+        await wait_for(lambda: len(runner.table.moves()) == 3)
+        await hall.admin("1", "correct", {"ply": 3, "uci": "b1c3"})
+        await hall.admin("1", "end", {"result": "1-0", "reason": "resignation"})
+        log = runner.table.change_log()
+        assert [c["what"] for c in log] == ["correction", "result"]
+        assert log[0]["old"] == "2. Nf3"
+        assert log[0]["new"] == "2. Nc3"
+    finally:
+        await hall.close()
+        store.close()
+    store = Store(db)
+    again = Hall(store, tick_interval=0)
+    rebuilt = again.add_table(TableConfig("1", "emu", None, {"rules": "casual"}))
+    try:
+        assert rebuilt.replay_divergences == 0
+        assert rebuilt.table.change_log() == log
+        from aiohttp.test_utils import TestClient, TestServer
+
+        async with TestClient(TestServer(create_app(again, "admin-token-1"))) as client:
+            response = await client.get("/api/tables/1/corrections")
+            assert response.status == 200
+            assert await response.json() == {"table": "1", "corrections": log}
+    finally:
+        await again.close()
+        store.close()

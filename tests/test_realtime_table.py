@@ -113,12 +113,25 @@ def test_admin_commands() -> None:
     with pytest.raises(TableError, match="result must be"):
         table.admin("end", {"result": "2-0"}, 6.0)
     [players] = table.admin("players", {"white": "Cy"}, 6.0)
-    assert players.data == {"white": "Cy", "black": "?"}
+    assert players.data == {  # the game has moves: the record keeps its players
+        "white": "Cy", "black": "?", "applies": "next game",
+        "message": "applies to the next game: the game under way has moves",
+    }  # fmt: skip
+    assert table.settings.white == "?"
     [result] = table.admin("end", {"result": "1/2-1/2", "reason": "agreement"}, 6.0)
     assert (result.type, table.phase, table.result) == ("result", "finished", "1/2-1/2")
     assert '[Termination "agreement"]' in table.pgn()
+    assert '[White "?"]' in table.pgn()
+    assert table.change_log() == [  # the players named were the next game's
+        {"time": 6.0, "what": "result", "old": {"result": "*", "reason": ""},
+         "new": {"result": "1/2-1/2", "reason": "agreement"}},
+    ]  # fmt: skip
     events = table.admin("start", {"tick": "0.1"}, 7.0)
     assert events[0].type == "new_game"
+    assert table.settings.white == "Cy"
+    [players] = table.admin("players", {"black": "Di"}, 7.5)  # no move yet: this game
+    assert players.data == {"white": "Cy", "black": "Di"}
+    assert [c["what"] for c in table.change_log()] == ["players"]  # a new game, a new log
     assert table.phase == "playing"
     assert table.moves() == []
     assert "move P from e4 to e2" in [c["text"] for c in table.corrections()]

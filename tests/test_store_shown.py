@@ -275,19 +275,21 @@ async def check_failing_then_writing(
     said = json.loads(text.split("event: status\ndata: ", 1)[1].split("\n", 1)[0])
     assert said["store"]["state"] == "failing"
 
-    # an admin command: 503, kept, not shown
+    # an admin command: 503, kept, not shown (the result: the players of a game with
+    # moves are the next game's, and the record is what is shown)
     async with site.session.post(
-        f"{site.url}/api/admin/tables/1/players",
-        json={"white": "Carla"},
+        f"{site.url}/api/admin/tables/1/end",
+        json={"result": "1/2-1/2", "reason": "agreement"},
         headers={"Authorization": f"Bearer {TOKEN}"},
     ) as response:
         assert response.status == 503
         error = (await response.json())["error"]
     assert error.startswith("not stored yet: kept in memory and retried")
-    assert hall.runners["1"].table.settings.white == "Carla"  # taken by the table...
-    assert hall.state("1")["settings"]["white"] == "Ann"  # ...shown once stored
+    assert hall.runners["1"].table.result == "1/2-1/2"  # taken by the table...
+    assert hall.state("1")["result"] == "*"  # ...shown once stored
     status, pgn = await site.get("/games/1-1.pgn")
     assert '[White "Ann"]' in pgn
+    assert '[Result "*"]' in pgn
 
     free()
     site.clock.now += 100  # the store's back-off is over
@@ -295,7 +297,7 @@ async def check_failing_then_writing(
     assert store.healthy
     assert committed_moves(db, "1") == OPENING[:played]
     assert await shown_everywhere(site, "1") == expected(OPENING[:played])
-    assert hall.state("1")["settings"]["white"] == "Carla"
+    assert hall.state("1")["result"] == "1/2-1/2"
     assert site.statuses[-1]["state"] == "ok"
     assert site.statuses[-1]["unstored"] == 0
     status, answer = await site.get("/api/status")

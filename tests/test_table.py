@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import chess.pgn
 import pytest
@@ -257,3 +258,139 @@ def test_the_admin_commands_are_one_registry_the_tables_and_the_web_read() -> No
         realtime.admin(AdminCommand.CORRECT, {}, 0.0)
     with pytest.raises(TableError, match="admin arguments must be a mapping"):
         realtime.admin("end", [], 0.0)  # type: ignore[arg-type]
+
+
+def test_players_of_a_game_with_moves_or_finished_apply_to_the_next_game() -> None:
+    hands = Hands()
+    hands.admin("players", white="Ann", black="Bob")  # no move yet: this game
+    assert hands.table.settings.white == "Ann"
+    hands.play("e2e4", "P", True)
+    [event] = hands.admin("players", white="Cy")
+    assert event.to_json()["applies"] == "next game"
+    assert event.to_json()["message"] == "applies to the next game: the game under way has moves"
+    assert (event.data["white"], event.data["black"]) == ("Cy", "Bob")
+    assert '[White "Ann"]' in hands.table.pgn()
+    hands.admin("end", result="1-0", reason="resignation")
+    [event] = hands.admin("players", black="Dee")
+    assert event.data["message"] == "applies to the next game: the game under way is finished"
+    finished = hands.table.pgn()
+    assert '[White "Ann"]' in finished
+    assert '[Black "Bob"]' in finished
+    hands.admin("start")
+    assert hands.table.take_ended_games() == [finished]
+    assert (hands.table.settings.white, hands.table.settings.black) == ("Cy", "Dee")
+    assert '[White "Cy"]' in hands.table.pgn()
+
+
+def test_players_named_for_the_next_game_take_their_seats_when_the_board_starts_it() -> None:
+    hands = Hands()
+    hands.play("e2e4", "P", True)
+    hands.play("e7e5", "p", False)
+    hands.admin("end", result="1-0")
+    hands.admin("players", white="Next", black="Other")
+    finished = hands.table.pgn()
+    hands.move("e4e2", "P")  # the pieces set up again: the board starts the next game
+    hands.move("e5e7", "p")
+    hands.wait(5)
+    assert hands.table.phase == "playing"
+    assert hands.table.moves() == []
+    assert hands.table.take_ended_games() == [finished]
+    assert '[White "Next"]' in hands.table.pgn()
+
+
+def scotch() -> Hands:
+    hands = Hands()
+    for uci, symbol, color in [("e2e4", "P", True), ("e7e5", "p", False),
+                               ("g1f3", "N", True), ("b8c6", "n", False),
+                               ("d2d4", "P", True)]:  # fmt: skip
+        hands.play(uci, symbol, color)
+    return hands
+
+
+def test_a_correction_that_would_drop_later_moves_is_refused_unless_confirmed() -> None:
+    hands = scotch()
+    before = hands.table.moves()
+    with pytest.raises(TableError) as refused:
+        hands.admin("correct", ply=1, uci="g1h3")  # 2. Nf3 is then illegal, and all after it
+    assert str(refused.value) == (
+        "correcting move 1 to g1h3 drops the 3 later moves it makes illegal: "
+        "2. Nf3 Nc6 3. d4; send confirm: true to correct anyway"
+    )
+    assert hands.table.moves() == before
+    with pytest.raises(TableError, match=r"drops the 1 later move it makes illegal: 3\. d4;"):
+        hands.admin("correct", ply=3, uci="d2d4", confirm=False)
+    with pytest.raises(TableError, match=r"^confirm must be true or false$"):
+        hands.admin("correct", ply=1, uci="g1h3", confirm="yes")
+    [ruling] = of_type(hands.admin("correct", ply=1, uci="g1h3", confirm=True), "ruling")
+    assert ruling["message"] == (
+        "move 1 corrected to g1h3; the game is rewritten; "
+        "dropped the 3 later moves: 2. Nf3 Nc6 3. d4"
+    )
+    assert [m["san"] for m in ruling["dropped"]] == ["Nf3", "Nc6", "d4"]
+    assert [m["san"] for m in ruling["moves"]] == ["Nh3", "e5"]
+
+
+def test_a_correction_that_drops_nothing_answers_as_before() -> None:
+    hands = scotch()
+    [ruling] = of_type(hands.admin("correct", ply=5, uci="f1c4"), "ruling")
+    assert "dropped" not in ruling
+    assert ruling["message"] == "move 5 corrected to f1c4; the game is rewritten"
+
+
+def test_a_stored_correction_without_confirm_replays_as_it_was_taken() -> None:
+    from service.store import Input, apply_input
+
+    hands = scotch()
+    args = {"ply": 1, "uci": "g1h3"}
+    stored = Input(1, "admin", hands.time, {"command": "correct", "args": args}, ())
+    [ruling] = of_type(list(apply_input(hands.table, stored)), "ruling")
+    assert ruling["message"] == "move 1 corrected to g1h3; the game is rewritten"
+    assert "dropped" not in ruling
+    assert [m["san"] for m in ruling["moves"]] == ["Nh3", "e5"]
+
+
+def test_every_change_to_the_game_is_kept_in_its_change_log() -> None:
+    hands = scotch()
+    t0 = hands.time
+    hands.admin("correct", ply=5, uci="f1c4")
+    hands.admin("correct", ply=1, uci="g1h3", confirm=True)
+    hands.admin("end", result="0-1", reason="resignation")
+    hands.admin("players", white="Next")  # the next game's: not a change to this one
+    assert hands.table.change_log() == [
+        {"time": t0, "what": "correction", "ply": 5, "old": "3. d4", "new": "3. Bc4"},
+        {"time": t0, "what": "correction", "ply": 1, "old": "1. e4", "new": "1. Nh3",
+         "dropped": ["2. Nf3", "2... Nc6", "3. Bc4"]},
+        {"time": t0, "what": "result", "old": {"result": "*", "reason": ""},
+         "new": {"result": "0-1", "reason": "resignation"}},
+    ]  # fmt: skip
+    hands.admin("start")
+    assert hands.table.change_log() == []  # a new game, a new log
+    hands.admin("players", black="Bea")
+    assert hands.table.change_log() == [
+        {"time": t0, "what": "players", "old": {"white": "Next", "black": "?"},
+         "new": {"white": "Next", "black": "Bea"}},
+    ]  # fmt: skip
+
+
+def test_a_stored_players_command_replays_as_it_was_taken() -> None:
+    """A log written before the record was kept apart renamed a finished game: replayed,
+    it still does (the table reads as it did); a command whose stored answer says it waits
+    for the next game waits on replay too."""
+    from service.store import Input, apply_input
+
+    def replayed(outputs: tuple[dict[str, Any], ...]) -> Hands:
+        hands = Hands()
+        hands.play("e2e4", "P", True)
+        hands.admin("end", result="1-0")
+        data = {"command": "players", "args": {"white": "Renamed"}}
+        apply_input(hands.table, Input(1, "admin", hands.time, data, outputs))
+        return hands
+
+    old = replayed(({"time": 0.0, "type": "players", "white": "Renamed", "black": "?"},))
+    assert old.table.settings.white == "Renamed"
+    assert '[White "Renamed"]' in old.table.pgn()
+    new = replayed(({"time": 0.0, "type": "players", "white": "Renamed", "black": "?",
+                     "applies": "next game", "message": "..."},))  # fmt: skip
+    assert new.table.settings.white == "?"
+    with pytest.raises(TableError, match=r"^players takes white and/or black$"):
+        new.admin("players", white="X", applies="now")

@@ -93,7 +93,7 @@ def test_state_after_every_input_matches_a_fresh_table(variant: str) -> None:
         lambda: hands.play("d2d4", "P", True),
         lambda: hands.play("e5d4", "p", False),  # a capture
         lambda: hands.admin("players", white="Ann", black="Bob"),
-        lambda: hands.admin("correct", ply=3, uci="d2d3"),
+        lambda: hands.admin("correct", ply=3, uci="d2d3", confirm=True),
         lambda: hands.wait(3),
         lambda: hands.admin("start"),
         lambda: hands.admin("players", white="Cy"),
@@ -122,6 +122,10 @@ def test_move_entries_follow_their_changes() -> None:
 
 def test_the_pgn_is_written_once_per_change_of_the_record() -> None:
     hands = Hands()
+    hands.wait(1)
+    assert '[White "?"]' in hands.table.pgn()
+    hands.admin("players", white="Ann")  # no move yet: the game under way's players
+    assert '[White "Ann"]' in hands.table.pgn()
     hands.move("e2e4", "P")
     first = hands.table.pgn()
     assert hands.table.pgn() is first  # nothing changed: the same text, not written again
@@ -130,8 +134,8 @@ def test_the_pgn_is_written_once_per_change_of_the_record() -> None:
     assert second is not first
     assert "1. e4" in second
     assert "1. e4" not in first
-    hands.admin("players", white="Ann")
-    assert '[White "Ann"]' in hands.table.pgn()
+    hands.admin("players", white="Bea")  # the next game's: this record is kept as it is
+    assert hands.table.pgn() is second
 
 
 def test_a_replaced_game_is_kept_as_it_was_played() -> None:

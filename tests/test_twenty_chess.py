@@ -474,3 +474,14 @@ def test_panel_for_the_mirror() -> None:
     }
     assert panel["placement"] == "4k3/8/8/8/3F4/8/8/4K3"
     assert "turn 1, rule 12" in game.rule_hint()
+
+
+def test_a_forbidden_drop_says_which_rule_forbids_it() -> None:
+    game = game_for(4, KINGS, hands={WHITE: "np", BLACK: "r"})
+    assert game.forbidden_drop("N", sq("d6")) == "rule 4: a drop may not give check"
+    assert game.forbidden_drop("P", sq("a8")) == "rule 4: no pawn on the last row"
+    assert game.forbidden_drop("N", sq("c4")) is None  # legal
+    assert game.forbidden_drop("Q", sq("c4")) is None  # no queen in the hand: no drop
+    assert game.forbidden_drop("r", sq("a5")) is None  # not Black's part
+    play(game, Drop("N", sq("c4")))
+    assert game.forbidden_drop("P", sq("a8")) is None  # the drop is made: a move is due

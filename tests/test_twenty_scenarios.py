@@ -475,3 +475,49 @@ async def test_presence_only_board_swap_drop_and_gift() -> None:
         await s.until(lambda: len(s.ucis()) == 12, 3)
         assert s.ucis() == ["b1<>c1", "e2e4", "f8<>g8", "e7e5", "F@d4", "g1f3", "f@d5",
                             "b8c6", "-a2", "f1e2", "-h7", "d7d6"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("options", "prefix", "script", "named"),
+    [
+        ("schedule=1,1,4", "e2e4 | d7d5 | e4d5 | d8d5 |", "P@d8 a2a3 |",
+         "drop P@d8 (rule 4: no pawn on the last row)"),
+        ("schedule=1,1,1,1,4", PREFIX, "Q@e6 g1f3 |",
+         "drop Q@e6 (rule 4: a drop may not give check)"),
+        ("schedule=1,1,1,1,5", PREFIX + " =p", "Q@d3 g1f3 |",
+         "drop Q@d3 (rule 5: drop the piece the opponent picked (p))"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("rules", ["casual", "fide-standard"])
+async def test_a_forbidden_drop_is_named_whatever_legal_action_follows_it_in_the_part(
+    options: str, prefix: str, script: str, named: str, rules: str
+) -> None:
+    async with twenty(options, rules=rules) as s:
+        pick = prefix.endswith("=p")
+        await s.play(prefix.removesuffix(" =p"))
+        if pick:
+            s.admin("choose", value="p")
+        before = s.ucis(final=False)
+        seen = len(s.link.events)
+        await s.play(script)
+        drop_square = script[2:4]
+        [wrong] = [e.to_json() for e in s.link.events[seen:] if e.type == "irregularity"]
+        assert wrong["kind"] == "illegal-move"
+        assert wrong["squares"] == [drop_square]
+        assert named in wrong["message"]
+        assert wrong["move"] == named
+        rulings = [e.to_json() for e in s.link.events[seen:] if e.type == "ruling"]
+        assert "must-move" not in [r["kind"] for r in rulings]  # a drop has no piece to move
+        if rules == "fide-standard":
+            [restore] = [r for r in rulings if r["kind"] == "restore"]
+            assert restore["restore_ply"] == len(before)  # before the drop
+        assert s.ucis(final=False) == before
+
+
+async def test_a_move_made_while_a_drop_is_due_is_ruled_as_that_move() -> None:
+    async with twenty("schedule=1,1,4", rules="fide-standard") as s:
+        await s.play("e2e4 | d7d5 | e4d5 | d8d5 |")
+        await s.play("a2a3 |")  # a pawn in the hand, but no piece came from it
+        wrong = s.irregularities()[-1]
+        assert wrong["squares"] == ["a2", "a3"]
+        assert wrong["message"].startswith("illegal move a2-a3 completed by the clock press")

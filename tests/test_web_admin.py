@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import chess
 import pytest
 from chromium import Watched, chromium, hall_site, open_page
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Dialog, Page, expect
 
 import service.commands.run as run_command
+from dgt.transports.emulator import EmulatorTransport
 from service.cli import main
 from service.hall import Hall
 from service.store import Store
@@ -339,3 +341,71 @@ def test_durable_is_explained_in_the_help(capsys: pytest.CaptureFixture[str]) ->
         assert "--durable" in help_text
         assert "synchronous=FULL" in help_text
         assert "power cut" in help_text
+
+
+@pytest.mark.slow
+async def test_a_correction_that_drops_moves_is_sent_only_once_the_arbiter_confirms(
+    site: Site, browser: Browser
+) -> None:
+    board = site.hall.runners["1"].transport
+    assert isinstance(board, EmulatorTransport)
+    for uci in ("e2e4", "e7e5", "g1f3", "b8c6", "d2d4"):
+        move = chess.Move.from_uci(uci)
+        piece = board.board.squares[move.from_square]
+        board.lift(move.from_square)
+        await asyncio.sleep(0.05)
+        board.place(move.to_square, piece)
+        await asyncio.sleep(0.3)
+    await settled(lambda: len(site.hall.state("1")["moves"]) == 5)
+    admin = await open_admin(browser, site.url)
+    page = admin.page
+    await page.fill("#token", TOKEN)
+    await page.click("#token-form button[type=submit]")
+    await page.click('#table-rows tr[data-table="1"] button.pick')
+    await expect(page.locator("#detail-title")).to_have_text("Table 1")
+    asked: list[str] = []
+
+    async def answer(dialog: Dialog, accept: bool) -> None:
+        asked.append(dialog.message)
+        await (dialog.accept() if accept else dialog.dismiss())
+
+    await page.fill("#correct-ply", "1")
+    await page.fill("#correct-uci", "g1h3")
+    page.once("dialog", lambda d: answer(d, False))
+    await page.click("#correct-form button[type=submit]")
+    reply = page.locator("#correct-form .answer")
+    await expect(reply).to_have_text("not corrected: nothing was changed")
+    assert asked == [
+        "Correcting move 1 to g1h3 drops the 3 later moves it makes illegal: 2. Nf3 Nc6 3. d4."
+        "\n\nCorrect the move and drop them?"
+    ]
+    assert len(site.hall.state("1")["moves"]) == 5
+    page.once("dialog", lambda d: answer(d, True))
+    await page.click("#correct-form button[type=submit]")
+    await expect(reply).to_have_text(
+        re.compile(r"^correct on table 1: done .*dropped the 3 later moves: 2\. Nf3 Nc6 3\. d4")
+    )
+    assert len(asked) == 2
+    assert [m["san"] for m in site.hall.state("1")["moves"]][:2] == ["Nh3", "e5"]
+    # the game's change log shows it, with the moves it dropped
+    changes = page.locator("#changes li")
+    await expect(changes).to_have_count(1)
+    await expect(changes).to_contain_text(
+        "correction at ply 1: 1. e4 \u2192 1. Nh3; dropped 2. Nf3 2... Nc6 3. d4"
+    )
+    await expect(page.locator("#no-changes")).to_be_hidden()
+
+
+async def test_a_request_may_not_carry_a_replay_s_own_arguments(site: Site) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    for command, args in [
+        ("players", {"white": "X", "applies": "stored-now"}),
+        ("correct", {"ply": 1, "uci": "e2e4", "confirm": "stored-unconfirmed"}),
+    ]:
+        async with site.session.post(
+            f"{site.url}/api/admin/tables/1/{command}", json=args, headers=headers
+        ) as response:
+            assert response.status == 400
+            error = (await response.json())["error"]
+        assert error.endswith(": only a replay of the stored log gives that argument")
+    assert site.hall.state("1")["settings"]["white"] == "?"

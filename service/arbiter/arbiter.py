@@ -383,6 +383,9 @@ class Arbiter:
         mover = self._mover()
         if mover is None or mover != presser:
             return out
+        dropped = self._forbidden_drop(game, presser)
+        if dropped is not None:  # the drop broke the rule, whatever came after it
+            return out + self._illegal(time, presser, *dropped)
         reading = read_difference(
             _expected(game), self.view.physical(), presser,
             presence_only=self.view.presence_only, placed=[sq for _, sq in self._placed],
@@ -498,14 +501,56 @@ class Arbiter:
             )
         ]  # fmt: skip
 
-    def _illegal(self, time: float, side: Color, reading: Reading) -> list[ArbiterEvent]:
-        squares = (_name(reading.from_square), _name(reading.to_square))
-        detail = {"uci": reading.uci, "move": reading.describe()}
+    def _forbidden_drop(self, game: VariantGame, side: Color) -> tuple[Reading, str] | None:
+        """A piece of ``side``'s hand the board shows set down where the rule of the moment
+        forbids it (20-chess: a pawn on the last row, a checking drop, another piece than
+        the one picked), as a reading of its square and the words naming the action: the
+        drop is ruled on, not a legal action made after it in the same part.  Only a
+        piece-identity board tells which piece was set down."""
+        if self.view.presence_only or not game.variant.drops_from_hand:
+            return None
+        expected = _expected(game)
+        physical = self.view.physical()
+        own_now = sum(1 for symbol in physical if _colour(symbol) == side)
+        if own_now <= sum(1 for symbol in expected if _colour(symbol) == side):
+            return None  # no piece came from the hand (a move, a promotion, a capture)
+        diff = [sq for sq in range(64) if expected[sq] != physical[sq]]
+        for square in diff:
+            symbol = physical[square]
+            if expected[square] != EMPTY or _colour(symbol) != side:
+                continue
+            surplus = sum(1 for sq in diff if physical[sq] == symbol) - sum(
+                1 for sq in diff if expected[sq] == symbol
+            )
+            if surplus <= 0:  # as many of its kind left a square: a piece moved there
+                continue
+            why = game.forbidden_drop(symbol, square)
+            if why is not None:
+                reading = Reading(ReadingKind.UNKNOWN, to_square=square, piece=symbol,
+                                  extra=(square,), squares=(square,))  # fmt: skip
+                return reading, f"drop {symbol.upper()}@{_name(square)} ({why})"
+        return None
+
+    def _illegal(
+        self, time: float, side: Color, reading: Reading, what: str | None = None
+    ) -> list[ArbiterEvent]:
+        """An illegal action completed by the clock press: ``reading`` a move, or ``what``
+        names another action (a drop) on the squares of ``reading``."""
+        squares: tuple[str, ...]
+        if what is None:
+            squares = (_name(reading.from_square), _name(reading.to_square))
+            detail = {"uci": reading.uci, "move": reading.describe()}
+            action = f"move {reading.describe()}"
+            shown = f"move ({reading.describe()})"
+        else:
+            squares = tuple(_name(sq) for sq in reading.squares)
+            detail = {"uci": None, "move": what}
+            action = shown = what
         policy = self.rules.illegal_move
         if policy is IllegalMovePolicy.PENALTY:
             irregularity = Irregularity(
                 time, IrregularityKind.ILLEGAL_MOVE, side, self._a("7.5.1"),
-                f"illegal move {reading.describe()} completed by the clock press"
+                f"illegal {action} completed by the clock press"
                 f"{_hint(self.view.game)}", squares, detail,
             )  # fmt: skip
             out: list[ArbiterEvent] = [irregularity]
@@ -524,7 +569,7 @@ class Arbiter:
         if policy is IllegalMovePolicy.CLAIM:
             irregularity = Irregularity(
                 time, IrregularityKind.ILLEGAL_MOVE, side, self._a("11"),
-                f"illegal move {reading.describe()} completed by the clock press", squares, detail,
+                f"illegal {action} completed by the clock press", squares, detail,
             )  # fmt: skip
             king = _king_after(self.view.game.squares if self.view.game else (), reading, side)
             claim = self.claims.offer(
@@ -541,7 +586,7 @@ class Arbiter:
         return [
             Irregularity(
                 time, IrregularityKind.ILLEGAL_MOVE, side, self._a("board"),
-                f"the board shows an illegal move ({reading.describe()}){_hint(self.view.game)}: "
+                f"the board shows an illegal {shown}{_hint(self.view.game)}: "
                 "the clock goes back", squares, detail,
             ),
             Ruling(time, RulingKind.CLOCK, self._a("board"), "the clock runs again for the player",

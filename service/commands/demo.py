@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import copy
 import logging
 import random
 import tempfile
@@ -39,12 +40,15 @@ from service.commands.run import (
 from service.config import ServiceConfig, TableConfig
 from service.errors import UsageError
 from service.hall import Hall, HallError, HallTable
+from service.time_control import TimeControl, TimeControlError
 
 log = logging.getLogger(__name__)
 
 MAX_BOARDS = 1000
 READY_TIMEOUT = 20.0
 """Seconds a replay waits for its board to be connected before it starts anyway."""
+TIME_CONTROL = "420+17"
+"""The time control of every demo table: the clocks are set to it and the PGN says it."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,6 +66,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--seed", type=int, help="seed of the human-handling model")
     p.add_argument("--rules", default="casual", help="rule set of every table (default casual)")
+    p.add_argument(
+        "--time-control",
+        default=TIME_CONTROL,
+        help=f"base+increment seconds of every table, set on its clock (default {TIME_CONTROL})",
+    )
     add_service_options(p)
     add_play_options(p)
     p.set_defaults(run=run)
@@ -83,6 +92,31 @@ def load_games(extra: list[str] | None) -> list[chess.pgn.Game]:
     if not games:
         raise UsageError("no games to replay")
     return games
+
+
+def check_time_control(text: str) -> str:
+    """``text`` if it is a time control the demo's clocks can be set to: base+increment
+    seconds (one period), or ``-`` for none."""
+    try:
+        control = TimeControl.parse_playable(text)
+    except TimeControlError as exc:
+        raise UsageError(f"--time-control: {exc}") from None
+    if len(control.periods) > 1 or (control.periods and control.periods[0].moves is not None):
+        raise UsageError("--time-control: the demo sets base+increment seconds, e.g. 420+17")
+    return control.text
+
+
+def under_time_control(game: chess.pgn.Game, control: str) -> chess.pgn.Game:
+    """``game`` replayed under the table's time control: the replay sets the board's clock
+    from the ``TimeControl`` tag, so the clock and the table's record say the same (an
+    untimed table: no tag, the clock is left alone).  The game itself is not changed."""
+    replayed = copy.copy(game)
+    replayed.headers = game.headers.copy()
+    if TimeControl.parse(control).timed:
+        replayed.headers["TimeControl"] = control
+    else:
+        replayed.headers.pop("TimeControl", None)
+    return replayed
 
 
 class TransportLine:
@@ -126,7 +160,9 @@ async def play(
     pause: float = 5.0,
 ) -> None:
     """Replay ``games`` at ``runner``'s board forever, starting with game ``first``; the
-    players of each game are set through the admin API (so they are in the log)."""
+    players of each game are set through the admin API (so they are in the log; named
+    while the previous game is the record, they play the next game) and its clock is set
+    to the table's time control."""
     rng = rng or random.Random()
     await runner.wait_ready(READY_TIMEOUT)
     index = first
@@ -141,13 +177,20 @@ async def play(
             await hall.admin(runner.id, "players", players)
         except HallError as exc:
             log.debug("table %s: players not set: %s", runner.id, exc)
-        await replay_games(line, [game], board=line.device, speed=speed, rng=rng, pause=pause)  # type: ignore[arg-type]
+        replayed = under_time_control(game, runner.table.settings.time_control)
+        await replay_games(line, [replayed], board=line.device, speed=speed, rng=rng, pause=pause)  # type: ignore[arg-type]
 
 
 def emulated_tables(
-    hall: Hall, count: int, *, rules: str = "casual", prefix: str = ""
+    hall: Hall,
+    count: int,
+    *,
+    rules: str = "casual",
+    prefix: str = "",
+    time_control: str | None = None,
 ) -> list[tuple[HallTable, TransportLine]]:
-    """``count`` tables on in-process emulated boards, added to ``hall``."""
+    """``count`` tables on in-process emulated boards, added to ``hall`` (``time_control``:
+    theirs, the table's default when None)."""
     out = []
     for i in range(1, count + 1):
         transport = EmulatorTransport(
@@ -158,11 +201,19 @@ def emulated_tables(
             f"{prefix}{i}",
             transport.name,
             None,
-            {"event": "dgt-service demo", "round": "1", "rules": rules},
+            table_settings(rules, time_control),
         )
         runner = hall.add_table(config, transport)
         out.append((runner, TransportLine(transport)))
     return out
+
+
+def table_settings(rules: str, time_control: str | None) -> dict[str, str]:
+    """The settings of a demo table."""
+    settings = {"event": "dgt-service demo", "round": "1", "rules": rules}
+    if time_control is not None:
+        settings["time_control"] = time_control
+    return settings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rules not in RULE_SETS:
         raise UsageError(f"--rules must be one of {', '.join(RULE_SETS)}")
+    time_control = check_time_control(args.time_control)
     games = load_games(args.games)
     port = 8080 if args.port is None else args.port
     bind = args.bind or "127.0.0.1"
@@ -203,11 +255,13 @@ def run(args: argparse.Namespace) -> int:
                     str(i),
                     path,
                     None,
-                    {"event": "dgt-service demo", "round": "1", "rules": args.rules},
+                    table_settings(args.rules, time_control),
                 )
                 plays.append((hall.add_table(config), server))
         else:
-            plays.extend(emulated_tables(hall, args.boards, rules=args.rules))
+            plays.extend(
+                emulated_tables(hall, args.boards, rules=args.rules, time_control=time_control)
+            )
 
     async def start_replays(hall: Hall) -> None:
         tasks = [

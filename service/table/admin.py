@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, Literal
 
+from service.table.events import Phase, TableEvent
 from service.table.settings import RESULTS, TableError, TableSettings
 
 __all__ = [
@@ -32,7 +33,12 @@ __all__ = [
     "correct_arguments",
     "drop_kind_arguments",
     "end_arguments",
+    "next_players_event",
     "player_changes",
+    "players_now",
+    "players_wait",
+    "replay_only",
+    "replayed_admin_args",
     "rule_arguments",
     "start_changes",
 ]
@@ -121,9 +127,27 @@ def end_arguments(args: Mapping[str, Any]) -> tuple[str, str]:
 def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
     """The ``players`` command's changes: ``white`` and/or ``black``, nothing else."""
     changes = {k: args[k] for k in ("white", "black") if k in args}
-    if not changes or set(args) - {"white", "black"}:
+    allowed = {"white", "black", "applies"} if players_now(args) else {"white", "black"}
+    if not changes or set(args) - allowed:
         raise TableError("players takes white and/or black")
     return changes
+
+
+def players_wait(phase: Phase, moves: int) -> str | None:
+    """Why a change of the players waits for the table's next game, or None when it
+    applies to the game under way (set-up, or a game with no move yet).  A finished game
+    and a game with moves are the record: their tags never change by a command."""
+    if phase is Phase.FINISHED:
+        return "applies to the next game: the game under way is finished"
+    if moves:
+        return "applies to the next game: the game under way has moves"
+    return None
+
+
+def next_players_event(now: float, white: str, black: str, wait: str) -> TableEvent:
+    """The ``players`` event of a change that waits for the next game (``wait``: why)."""
+    data = {"white": white, "black": black, "applies": "next game", "message": wait}
+    return TableEvent(now, "players", data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,15 +188,74 @@ def claim_arguments(args: Mapping[str, Any]) -> ClaimArgs:
 class CorrectArgs:
     ply: int
     uci: str
+    confirm: bool | None = False
+    """Whether the request confirms dropping later moves; None: a correction stored before
+    corrections were confirmed (it dropped them unasked, and replays so)."""
+
+
+STORED_UNCONFIRMED = "stored-unconfirmed"
+"""The ``confirm`` a replay gives a stored ``correct`` command that had none."""
+
+
+STORED_NOW = "stored-now"
+"""The ``applies`` a replay gives a stored ``players`` command that named the players of the
+game under way (a command stored before the record was kept apart did so even for a game
+with moves or finished)."""
+
+
+def replayed_admin_args(
+    command: str, args: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The arguments a stored admin command is replayed with (``outputs``: what it gave when
+    it was stored).  A refused command is never stored, so each is replayed as it was
+    taken then: a ``correct`` stored without ``confirm`` even if it dropped later moves, a
+    ``players`` whose answer did not say it waits for the next game on the game under way
+    (a log written before the record was kept apart)."""
+    if command == AdminCommand.CORRECT and "confirm" not in args:
+        return {**args, "confirm": STORED_UNCONFIRMED}
+    if command == AdminCommand.PLAYERS and any(_named_at_once(out) for out in outputs):
+        return {**args, "applies": STORED_NOW}
+    return dict(args)
+
+
+def _named_at_once(output: Mapping[str, Any]) -> bool:
+    """A table's ``players`` answer (its ``white`` and ``black``) that does not say the
+    players wait for the next game."""
+    return (
+        output.get("type") == "players"
+        and "white" in output
+        and "black" in output
+        and "applies" not in output
+    )
+
+
+def replay_only(args: Mapping[str, Any]) -> str | None:
+    """The argument of ``args`` only a replay may give (a request with it is refused)."""
+    if args.get("confirm") == STORED_UNCONFIRMED:
+        return "confirm"
+    if "applies" in args:
+        return "applies"
+    return None
+
+
+def players_now(args: Mapping[str, Any]) -> bool:
+    """Whether a replayed ``players`` command named the players of the game under way."""
+    return args.get("applies") == STORED_NOW
 
 
 def correct_arguments(args: Mapping[str, Any]) -> CorrectArgs:
-    """The ``correct`` command's ``ply`` (an integer) and ``uci``."""
+    """The ``correct`` command's ``ply`` (an integer), ``uci`` and optional ``confirm``
+    (true: drop the later moves the correction makes illegal)."""
     ply = args.get("ply")
     uci = args.get("uci")
     if not isinstance(ply, int) or isinstance(ply, bool) or not isinstance(uci, str):
         raise TableError("correct takes ply (an integer) and uci (a move)")
-    return CorrectArgs(ply, uci)
+    confirm = args.get("confirm", False)
+    if confirm == STORED_UNCONFIRMED:
+        return CorrectArgs(ply, uci, None)
+    if not isinstance(confirm, bool):
+        raise TableError("confirm must be true or false")
+    return CorrectArgs(ply, uci, confirm)
 
 
 @dataclass(frozen=True, slots=True)

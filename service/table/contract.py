@@ -107,6 +107,11 @@ class TableLike(Protocol):
         """The game at the table as PGN."""
         ...
 
+    def change_log(self) -> list[dict[str, Any]]:
+        """What admin commands changed in the game at the table, oldest first
+        (:mod:`service.table.change_log`)."""
+        ...
+
     # -- the board, for the LEDs ---------------------------------------------------------------
 
     @property

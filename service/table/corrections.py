@@ -13,6 +13,7 @@ Each refusal is a :class:`~service.table.settings.TableError` with a one-line me
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import chess
 
@@ -22,7 +23,14 @@ from service.table.settings import TableError
 from service.variants import get_variant
 from service.variants.base import Action, Drop, StartPosition, VariantGame
 
-__all__ = ["corrected_game", "drop_to_correct", "redo_drop"]
+__all__ = [
+    "corrected_game",
+    "correction_refusal",
+    "drop_to_correct",
+    "dropped_moves",
+    "movetext",
+    "redo_drop",
+]
 
 
 def corrected_game(
@@ -51,6 +59,35 @@ def corrected_game(
             entry.alternatives = previous.alternatives
         record.append(entry)
     return game, record
+
+
+def movetext(entries: Sequence[MoveEntry]) -> str:
+    """``entries`` as numbered moves: ``2... e5 3. Nf3 Nc6``."""
+    words: list[str] = []
+    for index, entry in enumerate(entries):
+        if entry.side:
+            words.append(f"{entry.number}.")
+        elif index == 0:
+            words.append(f"{entry.number}...")
+        words.append(entry.san)
+    return " ".join(words)
+
+
+def correction_refusal(ply: int, uci: str, dropped: Sequence[MoveEntry]) -> str:
+    """Why a correction that would drop later moves waits for a confirmation."""
+    count = f"{len(dropped)} later move{'s' if len(dropped) != 1 else ''}"
+    return (
+        f"correcting move {ply} to {uci} drops the {count} it makes illegal: "
+        f"{movetext(dropped)}; send confirm: true to correct anyway"
+    )
+
+
+def dropped_moves(ruling: dict[str, Any], dropped: Sequence[MoveEntry]) -> dict[str, Any]:
+    """The ruling of a confirmed correction with the moves it dropped: listed, and named
+    in its message."""
+    count = f"{len(dropped)} later move{'s' if len(dropped) != 1 else ''}"
+    message = f"{ruling['message']}; dropped the {count}: {movetext(dropped)}"
+    return {**ruling, "message": message, "dropped": [entry.to_json() for entry in dropped]}
 
 
 def drop_to_correct(record: Sequence[MoveEntry], request: DropKindArgs) -> tuple[int, str]:

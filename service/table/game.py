@@ -54,12 +54,22 @@ from service.table.admin import (
     correct_arguments,
     drop_kind_arguments,
     end_arguments,
+    next_players_event,
     player_changes,
+    players_now,
+    players_wait,
     rule_arguments,
     start_changes,
 )
+from service.table.change_log import ChangeLog
 from service.table.clock_keeper import SHORT_TEXTS, ClockKeeper, ClockOrder
-from service.table.corrections import corrected_game, drop_to_correct, redo_drop
+from service.table.corrections import (
+    corrected_game,
+    correction_refusal,
+    drop_to_correct,
+    dropped_moves,
+    redo_drop,
+)
 from service.table.events import (
     Link,
     Phase,
@@ -151,6 +161,11 @@ class Table:
         self._recognizer = self._new_recognizer()
         self._arbiter = Arbiter(self._rules, self)
         self._reset_game()
+        self._change_log = ChangeLog()
+        """What admin commands changed in the game under way (cleared at a new game)."""
+        self._next_players: dict[str, Any] = {}
+        """Players named while the game under way was the record (it had moves or was
+        finished): they play the next game."""
         self._start_pending = settings.start is not None
         """A start FEN in the settings: the first game starts from it once the board is
         read (as a ``start`` command would), not from a start position seen on the board."""
@@ -341,6 +356,12 @@ class Table:
         record = tuple(self._record)
         return self._pgn_memo.pgn(self._pgn_source(record), self._game, record, table_pgn)
 
+    def change_log(self) -> list[dict[str, Any]]:
+        """What admin commands changed in the game at the table (a corrected move or drop,
+        its players, its result by ``end``), oldest first, each with its time, the old
+        and the new value."""
+        return self._change_log.to_json()
+
     def take_ended_games(self) -> list[str]:
         """The PGN of each game with moves that a new game replaced since the last call,
         oldest first, as it read when it was replaced (under the settings it was played
@@ -437,6 +458,7 @@ class Table:
     def _begin(self, start: StartPosition, t: float, event: NewGame | None) -> list[TableEvent]:
         """A new game from ``start``: the record, the arbiter and the clocks start afresh."""
         self._reset_game()
+        self._admin_new_game()
         variant = variant_for_start(self._variant, start)
         self._game = variant.new_game(start)
         self._position_version += 1
@@ -771,8 +793,9 @@ class Table:
 
     def _start_anew(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         self._start_pending = False
-        settings = replace(self.settings, **start_changes(args))
+        settings = replace(self.settings, **{**self._next_players, **start_changes(args)})
         rules, variant, control = check_settings(settings)
+        self._next_players = {}
         self._ending_tags = (self.settings, self._clock.control.text)
         self._rules, self._variant, self._clock.control = rules, variant, control
         self.settings = settings
@@ -896,13 +919,36 @@ class Table:
         result, reason = end_arguments(args)
         if self._phase is not Phase.PLAYING:
             raise TableError("no game in progress")
-        return self._end(result, reason, now, "admin")
+        old = (self._result, self._reason)
+        out = self._end(result, reason, now, "admin")
+        self._change_log.result(now, old, (result, reason))
+        return out
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        settings = replace(self.settings, **player_changes(args))
+        """The players of the game under way if it has no move yet, else of the next game
+        (the event says so): a game with moves or finished is the record."""
+        changes = player_changes(args)
+        wait = None if players_now(args) else players_wait(self._phase, len(self._record))
+        if wait is None:
+            settings = replace(self.settings, **changes)
+            check_settings(settings)
+            old = (self.settings.white, self.settings.black)
+            self.settings = settings
+            if self._game is not None:
+                self._change_log.players(now, old, (settings.white, settings.black))
+            return [players_event(now, settings.white, settings.black)]
+        settings = replace(self.settings, **{**self._next_players, **changes})
         check_settings(settings)
-        self.settings = settings
-        return [players_event(now, settings.white, settings.black)]
+        self._next_players = {"white": settings.white, "black": settings.black}
+        return [next_players_event(now, settings.white, settings.black, wait)]
+
+    def _admin_new_game(self) -> None:
+        """A new game begins: its change log starts empty, the players named for it (if
+        any) take their seats."""
+        self._change_log.clear()
+        if self._next_players:
+            self.settings = replace(self.settings, **self._next_players)
+            self._next_players = {}
 
     def _admin_rule(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         rule = rule_arguments(args)
@@ -968,6 +1014,10 @@ class Table:
                 "20-chess moves cannot be corrected by command: take them back on the board"
             )
         game, record = corrected_game(self._start, self._record, ply, uci)
+        dropped = self._record[len(record) :]
+        if dropped and correction.confirm is False:
+            raise TableError(correction_refusal(ply, uci, dropped))
+        self._change_log.correction(now, self._record[ply - 1], record[ply - 1], dropped)
         self._game = game
         self._position_version += 1
         self._record = record
@@ -975,13 +1025,14 @@ class Table:
         current = squares_of(board) if board is not None else game.squares
         start = StartPosition(game.variant.id, game.fen(), current)
         restarted = self._restart_recognition(start, now)
-        return [*restarted,
-            TableEvent(now, "ruling", {
-                "kind": "correction", "article": "arbiter", "ply": ply, "uci": uci,
-                "message": f"move {ply} corrected to {uci}; the game is rewritten",
-                "moves": [e.to_json() for e in record],
-            })
-        ]  # fmt: skip
+        ruling = {
+            "kind": "correction", "article": "arbiter", "ply": ply, "uci": uci,
+            "message": f"move {ply} corrected to {uci}; the game is rewritten",
+            "moves": [e.to_json() for e in record],
+        }  # fmt: skip
+        if dropped and correction.confirm:
+            ruling = dropped_moves(ruling, dropped)
+        return [*restarted, TableEvent(now, "ruling", ruling)]
 
     def _admin_drop_kind(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         """20-chess on a presence-only board: the captured piece dropped at ``ply`` (an
@@ -1023,6 +1074,7 @@ class Table:
             later = self._record[ply - 1 + offset]
             later.uci, later.san = uci, san
         entry.notes.append(f"(drop corrected by the arbiter: was {old_san})")
+        self._change_log.drop_kind(now, ply, old_san, entry.san)
         self._position_version += 1
         side = "White" if entry.side == WHITE else "Black"
         return [TableEvent(now, "ruling", {

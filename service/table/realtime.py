@@ -62,8 +62,12 @@ from service.table.admin import (
     AdminCommand,
     admin_command,
     end_arguments,
+    next_players_event,
     player_changes,
+    players_now,
+    players_wait,
 )
+from service.table.change_log import ChangeLog
 from service.table.clock_keeper import TEXT_WIDTH, ClockOrder, OrderKind, result_text
 from service.table.events import (
     Link,
@@ -174,6 +178,10 @@ class RealtimeTable:
         )
         self._record: list[_Entry] = []
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._next_players: dict[str, Any] = {}
+        """Players named while the game under way was the record: they play the next."""
+        self._change_log = ChangeLog()
+        """What admin commands changed in the game under way (cleared at a new game)."""
         self._ending: str | None = None
         """The PGN of the game a ``start`` command replaces, as it read before the command
         changed the settings."""
@@ -284,6 +292,11 @@ class RealtimeTable:
         out = handler(args, now)
         self._show_correction()
         return out
+
+    def change_log(self) -> list[dict[str, Any]]:
+        """What admin commands changed in the game at the table (its players, its result
+        by ``end``), oldest first, each with its time, the old and the new value."""
+        return self._change_log.to_json()
 
     def take_ended_games(self) -> list[str]:
         """The PGN of each game with moves that a new game replaced since the last call,
@@ -555,6 +568,7 @@ class RealtimeTable:
 
     def _begin(self, t: float, data: dict[str, Any]) -> list[TableEvent]:
         self._reset()
+        self._admin_new_game()
         self._phase = Phase.PLAYING
         self._date = pgn_date(self._epoch, t)
         self._shown = None
@@ -588,7 +602,8 @@ class RealtimeTable:
     # -- admin commands ------------------------------------------------------------------------
 
     def _admin_start(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        settings = realtime_settings(self.settings, **dict(args))
+        settings = realtime_settings(self.settings, **{**self._next_players, **dict(args)})
+        self._next_players = {}
         self._ending = self.pgn() if self._record else None
         try:
             return self._start_with(settings, now)
@@ -621,8 +636,31 @@ class RealtimeTable:
         if self._phase is not Phase.PLAYING:  # the game ended on the board first
             raise TableError(f"the game is already over: {self._result} ({self._reason})")
         self._recognizer.stop()
-        return out + self._end(result, reason, now)
+        old = (self._result, self._reason)
+        out += self._end(result, reason, now)
+        self._change_log.result(now, old, (result, reason))
+        return out
 
     def _admin_players(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
-        self.settings = realtime_settings(replace(self.settings, **player_changes(args)))
-        return [players_event(now, self.settings.white, self.settings.black)]
+        """The players of the game under way if it has no move yet, else of the next game
+        (the event says so): a game with moves or finished is the record."""
+        changes = player_changes(args)
+        wait = None if players_now(args) else players_wait(self._phase, len(self._record))
+        if wait is None:
+            old = (self.settings.white, self.settings.black)
+            self.settings = realtime_settings(replace(self.settings, **changes))
+            new = (self.settings.white, self.settings.black)
+            if self._phase is Phase.PLAYING:
+                self._change_log.players(now, old, new)
+            return [players_event(now, *new)]
+        settings = realtime_settings(replace(self.settings, **{**self._next_players, **changes}))
+        self._next_players = {"white": settings.white, "black": settings.black}
+        return [next_players_event(now, settings.white, settings.black, wait)]
+
+    def _admin_new_game(self) -> None:
+        """A new game begins: its change log starts empty, the players named for it (if
+        any) take their seats."""
+        self._change_log.clear()
+        if self._next_players:
+            self.settings = replace(self.settings, **self._next_players)
+            self._next_players = {}

@@ -446,6 +446,13 @@ class VariantGame(ABC):
         :class:`VariantError` when none is due or the value is not one of the options."""
         raise NoDecisionError(f"no decision is due in {self.variant.id}")
 
+    def forbidden_drop(self, symbol: str, square: int) -> str | None:
+        """Why a drop from the hand of ``symbol`` on ``square``, due now, is forbidden (20-chess:
+        ``rule 4: no pawn on the last row``), for a ruling to name the action; None when it
+        is legal, no drop is due or ``symbol`` is not in the hand (no drop at all: a move).
+        Variants without drops: always None."""
+        return None
+
     def rule_hint(self) -> str | None:
         """A few words on what the rules of the moment allow, for a ruling's message
         (20-chess: the turn's rule and the step); None where the rules never change."""

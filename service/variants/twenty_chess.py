@@ -655,6 +655,41 @@ class TwentyChessGame(VariantGame):
             self._skip_impossible(state)
         self._cache = None
 
+    def forbidden_drop(self, symbol: str, square: int) -> str | None:
+        """Why dropping ``symbol`` (a captured piece of the side to act) on the empty
+        ``square`` breaks the rule of the turn: a pawn on its last row or a checking drop
+        (rule 4-6), another kind than the opponent picked (rule 5), a drop leaving the own
+        king in check.  None when the drop is legal, no drop is due, or ``symbol`` is no
+        kind in the side's hand (then it is no drop)."""
+        state = self._state
+        if self.outcome() is not None or state.step >= len(state.steps):
+            return None
+        step = state.steps[state.step]
+        side = state.side
+        kind = symbol.lower()
+        if (
+            step not in (Step.DROP, Step.CHOOSE)
+            or not symbol.isalpha()
+            or _color(symbol) != side
+            or kind not in state.hands[side]
+            or not 0 <= square < 64
+            or state.cells[square]
+        ):
+            return None
+        if Drop(symbol, square) in self._generate()[1]:
+            return None
+        rule = f"rule {state.rule}"
+        if state.rule == 5 and step == Step.DROP and state.choice not in (None, kind):
+            return f"{rule}: drop the piece the opponent picked ({state.choice})"
+        if kind == "p" and square >> 3 == _last_rank(side):
+            return f"{rule}: no pawn on the last row"
+        enemy_king = _king_square(state.cells, not side)
+        if enemy_king is not None and enemy_king in _targets(
+            state.cells, square, kind, side, _ORTHODOX_POWERS, fool=False
+        ):
+            return f"{rule}: a drop may not give check"
+        return "it leaves the own king in check"
+
     def rule_text(self, rule: int | None = None) -> str:
         """What rule ``rule`` (default: the rule of the turn under way) asks of a player."""
         rule = self._state.rule if rule is None else rule

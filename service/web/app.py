@@ -18,6 +18,7 @@ from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, HallTable
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
+from service.table.admin import replay_only
 from service.web import feeds
 from service.web.edge import (
     HostPolicy,
@@ -262,6 +263,16 @@ async def api_table_log(request: web.Request) -> web.StreamResponse:
     return json_response({"table": runner.id, "events": [{"seq": s, **e} for s, e in rows]})
 
 
+async def api_table_corrections(request: web.Request) -> web.StreamResponse:
+    """The change log of the game at the table (corrections, players, result), as of the
+    last commit."""
+    runner = _runner(request)
+    hall = _hall(request)
+    hall.settle()
+    changes = hall.shown(runner.id).table.change_log()
+    return json_response({"table": runner.id, "corrections": changes})
+
+
 def _int_query(request: web.Request, key: str, default: int) -> int:
     value = request.query.get(key)
     if value is None:
@@ -440,6 +451,9 @@ async def admin_command(request: web.Request) -> web.StreamResponse:
     except ValueError as exc:  # bad UTF-8, bad JSON, a number of too many digits
         raise HallError(f"the body is not valid JSON: {exc}", 400) from None
     args = _clean_args(command, body)
+    replayed = replay_only(args)
+    if replayed is not None:
+        raise HallError(f"{replayed}: only a replay of the stored log gives that argument", 400)
     events = await _hall(request).admin(runner.id, command, args)
     return json_response({"table": runner.id, "command": command, "events": events})
 
@@ -497,6 +511,7 @@ def create_app(
     r.add_get("/api/tables", api_tables)
     r.add_get("/api/tables/{table}", api_table)
     r.add_get("/api/tables/{table}/log", api_table_log)
+    r.add_get("/api/tables/{table}/corrections", api_table_corrections)
     r.add_get("/api/games", api_games)
     r.add_get("/api/status", api_status)
     r.add_get("/api/stream", stream)

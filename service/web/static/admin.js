@@ -15,6 +15,7 @@ let selected = null;
 let prefilled = false;
 let chooseAnswered = false;
 let drawnChoice = "";
+let changesDrawn = null;
 const summaries = new Map();
 const rows = new Map();
 
@@ -317,6 +318,12 @@ function renderDetail(state) {
   renderClaims(Array.isArray(state.claims) ? state.claims : []);
   renderIrregularities(Array.isArray(state.irregularities) ? state.irregularities : []);
   renderMoves(Array.isArray(state.moves) ? state.moves : []);
+  const changeKey = [selected, state.result, settings.white, settings.black,
+    JSON.stringify((state.moves || []).map((m) => m.san))].join("|");
+  if (changeKey !== changesDrawn) {
+    changesDrawn = changeKey;
+    loadChanges(selected);
+  }
   renderChoice(panel);
   $("drop-kind-form").hidden = !(panel && panel.variant === "twenty-chess");
   if (!prefilled) {
@@ -379,6 +386,38 @@ function renderClaims(claims) {
       button.addEventListener("click", () => rule(claim.id, decision));
       li.appendChild(button);
     }
+    list.appendChild(li);
+  }
+}
+
+// The change log of the game at the table (corrections, players, result), from
+// /api/tables/ID/corrections: fetched again whenever the moves, players or result change.
+async function loadChanges(table) {
+  if (table === null) return;
+  const answer = await call("GET", "/api/tables/" + encodeURIComponent(table) + "/corrections");
+  if (!answer.ok || table !== selected) return;
+  renderChanges(Array.isArray(answer.data.corrections) ? answer.data.corrections : []);
+}
+
+function changeValue(value) {
+  if (value && typeof value === "object") {
+    if ("result" in value) return value.result + (value.reason ? " (" + value.reason + ")" : "");
+    if ("white" in value) return value.white + " \u2013 " + value.black;
+  }
+  return String(value);
+}
+
+function renderChanges(items) {
+  const list = $("changes");
+  list.textContent = "";
+  $("no-changes").hidden = items.length > 0;
+  for (const item of items) {
+    const li = document.createElement("li");
+    const when = new Date(item.time * 1000).toLocaleTimeString();
+    const ply = item.ply ? " at ply " + item.ply : "";
+    let text = when + " " + item.what + ply + ": " + changeValue(item.old) + " \u2192 " + changeValue(item.new);
+    if (Array.isArray(item.dropped) && item.dropped.length) text += "; dropped " + item.dropped.join(" ");
+    li.textContent = text;
     list.appendChild(li);
   }
 }
@@ -552,6 +591,15 @@ async function send(command, args, answer, button) {
       // Kept in memory and retried by the service; shown once it is stored.
       say(answer, false, result.error);
       if (typeof storeBanner !== "undefined") storeBanner.check();
+    } else if (needsConfirm(command, args, result)) {
+      // The correction would drop later moves: the arbiter sees which, and decides.
+      say(answer, false, "not sent: " + result.error);
+      if (window.confirm(dropQuestion(result.error))) {
+        if (button) button.disabled = false;
+        await send(command, { ...args, confirm: true }, answer, button);
+      } else {
+        say(answer, false, "not corrected: nothing was changed");
+      }
     } else {
       say(answer, false, "refused (" + (result.status || "no answer") + "): " + result.error);
       if (result.status === 401) showLogin(result.error);
@@ -559,6 +607,21 @@ async function send(command, args, answer, button) {
   } finally {
     if (button) button.disabled = false;
   }
+}
+
+// A correction refused because it would drop later moves: the refusal names them and asks
+// for "confirm: true".
+function needsConfirm(command, args, result) {
+  return command === "correct" && args.confirm !== true && result.status === 400
+    && typeof result.error === "string" && result.error.includes("send confirm: true");
+}
+
+// "correcting move 1 to g1h3 drops the 3 later moves it makes illegal: 2. Nf3 Nc6 3. d4;
+// send confirm: true ..." as a question.
+function dropQuestion(error) {
+  const cut = error.indexOf("; send confirm: true");
+  const what = cut >= 0 ? error.slice(0, cut) : error;
+  return what.charAt(0).toUpperCase() + what.slice(1) + ".\n\nCorrect the move and drop them?";
 }
 
 // The forms show the table's settings again after they changed.
