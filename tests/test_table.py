@@ -363,11 +363,17 @@ def test_every_change_to_the_game_is_kept_in_its_change_log() -> None:
         {"time": t0, "what": "result", "old": {"result": "*", "reason": ""},
          "new": {"result": "0-1", "reason": "resignation"}},
     ]  # fmt: skip
-    hands.admin("start")
+    hands.admin("start")  # the board still shows the old game: the new one waits in set-up
+    assert hands.table.phase == "setup"
     assert hands.table.change_log() == []  # a new game, a new log
+    for uci, symbol in [("d4d2", "P"), ("c6b8", "n"), ("f3g1", "N"), ("e5e7", "p"),
+                        ("e4e2", "P")]:  # fmt: skip
+        hands.move(uci, symbol)
+    assert hands.table.phase == "playing"
+    t1 = hands.time
     hands.admin("players", black="Bea")
     assert hands.table.change_log() == [
-        {"time": t0, "what": "players", "old": {"white": "Next", "black": "?"},
+        {"time": t1, "what": "players", "old": {"white": "Next", "black": "?"},
          "new": {"white": "Next", "black": "Bea"}},
     ]  # fmt: skip
 

@@ -160,9 +160,9 @@ class Table:
         self._record: list[MoveEntry] = []
         self._recognizer = self._new_recognizer()
         self._arbiter = Arbiter(self._rules, self)
-        self._reset_game()
         self._change_log = ChangeLog()
-        """What admin commands changed in the game under way (cleared at a new game)."""
+        """What admin commands changed in the game under way (cleared when it is replaced)."""
+        self._reset_game()
         self._next_players: dict[str, Any] = {}
         """Players named while the game under way was the record (it had moves or was
         finished): they play the next game."""
@@ -433,6 +433,7 @@ class Table:
         if self._record:  # a game with moves is replaced: keep its PGN
             self._ended.append(self.pgn())
         self._ending_tags = None
+        self._change_log.clear()  # the replaced game's changes are in its kept PGN's past
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
         self._position_version += 1
         self._phase = Phase.SETUP
@@ -943,9 +944,8 @@ class Table:
         return [next_players_event(now, settings.white, settings.black, wait)]
 
     def _admin_new_game(self) -> None:
-        """A new game begins: its change log starts empty, the players named for it (if
-        any) take their seats."""
-        self._change_log.clear()
+        """A new game begins: the players named for it (if any) take their seats (its
+        change log was emptied when the game before was replaced)."""
         if self._next_players:
             self.settings = replace(self.settings, **self._next_players)
             self._next_players = {}
