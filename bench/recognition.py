@@ -163,6 +163,8 @@ class Tally:
     phantom: int = 0
     missed: int = 0
     offered: int = 0
+    matched: int = 0  # moves read right before the first one read wrong
+    lost: int = 0  # games whose read game ends where the board does not (lost their way)
     indistinguishable: int = 0
     relabelled: int = 0  # games read exactly, relabelled with their own moves (--check-relabel)
     relabelled_right: int = 0  # of them, read the same on a piece-identity board
@@ -175,6 +177,8 @@ class Tally:
         self.phantom += other.phantom
         self.missed += other.missed
         self.offered += other.offered
+        self.matched += other.matched
+        self.lost += other.lost
         self.indistinguishable += other.indistinguishable
         self.relabelled += other.relabelled
         self.relabelled_right += other.relabelled_right
@@ -186,14 +190,21 @@ class Tally:
         expected: Sequence[str],
         got: Sequence[str],
         alternatives: Mapping[int, frozenset[str]] | None = None,
+        lost: bool = False,
     ) -> None:
         """One game: ``alternatives`` are the UCI of the moves each ply's completed move
-        event named as read the same (by ply, from 1)."""
+        event named as read the same (by ply, from 1); ``lost``: the game read ends on
+        another board than the game played (:func:`lost_its_way`)."""
         self.games += 1
         self.moves += len(expected)
+        self.lost += lost
         if list(got) == list(expected):
             self.exact += 1
+            self.matched += len(expected)
             return
+        self.matched += next(
+            n for n, (want, read) in enumerate(zip([*expected, None], [*got, None])) if want != read
+        )
         self.wrong.append(name)
         if alternatives is not None and len(got) == len(expected):
             plies = enumerate(zip(expected, got, strict=True), 1)
@@ -204,6 +215,25 @@ class Tally:
             if tag != "equal":
                 self.missed += i2 - i1
                 self.phantom += j2 - j1
+
+
+def lost_its_way(game: Game, got: Sequence[str], presence: bool) -> bool:
+    """Whether the game read from ``game``'s stream ends on another board than the game
+    played: what the board shows at the end (occupancy on a presence-only board, the pieces
+    on a piece-identity board) is not the read game's final position, so the reading stopped
+    following the board somewhere.  (A capture read on the wrong piece with the same
+    occupancy has not lost its way: it is a move read wrong.)"""
+    played, read = game.board(), game.board()
+    for move in game.moves:
+        played.push(move)
+    try:
+        for uci in got:
+            read.push_uci(uci)
+    except ValueError:
+        return True
+    if presence:
+        return played.occupied != read.occupied
+    return played.board_fen() != read.board_fen()
 
 
 def select_games(sources: Sequence[str], quick: bool, both_wings: bool = False) -> list[Game]:
@@ -289,7 +319,7 @@ def _run(
             least = list(map(min, least, recognise(item, timed=True, clock=clock).costs))
         costs += least
         name = f"{game.name}/seed{seed}"
-        ours.add(name, expected, result.ucis, offered)
+        ours.add(name, expected, result.ucis, offered, lost_its_way(game, result.ucis, presence))
         if presence and (check or result.ucis != expected):
             # the proof that no recogniser could tell: the same sensor readings are a
             # handling of the game read, which a piece-identity board reads so
@@ -300,7 +330,8 @@ def _run(
             else:
                 ours.relabelled += 1
                 ours.relabelled_right += same
-        usual.add(name, expected, stable_board_moves(item, settle))
+        theirs = stable_board_moves(item, settle)
+        usual.add(name, expected, theirs, lost=lost_its_way(game, theirs, presence))
     return ours, usual, costs
 
 
@@ -380,6 +411,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"{family} {label}: games: {tally.games} moves: {tally.moves} "
                 f"exact: {tally.exact} phantom: {tally.phantom} missed: {tally.missed}{offered}"
+            )
+            print(
+                f"  {family} {label}: moves matched (up to the first wrong one): "
+                f"{tally.matched} of {tally.moves}, games that lost their way: {tally.lost}"
+                + (" (goal 0)" if tally is ours else "")
             )
             if args.list_wrong and tally.wrong:
                 print(f"  read wrong: {' '.join(tally.wrong[:40])}")
