@@ -202,9 +202,8 @@ class Tally:
             self.exact += 1
             self.matched += len(expected)
             return
-        self.matched += next(
-            n for n, (want, read) in enumerate(zip([*expected, None], [*got, None])) if want != read
-        )
+        pairs = zip([*expected, None], [*got, None], strict=False)
+        self.matched += next(n for n, (want, read) in enumerate(pairs) if want != read)
         self.wrong.append(name)
         if alternatives is not None and len(got) == len(expected):
             plies = enumerate(zip(expected, got, strict=True), 1)
@@ -268,14 +267,17 @@ def _streams(
     time: a full run has many)."""
     games = select_games(sources.split(","), quick, both_wings)
     for index, game in enumerate(games):
-        yield game, stream(
+        yield (
             game,
-            seed=seed * 100_003 + index,
-            handling=Handling.noisy(),
-            presence_only=presence,
-            clock=index % 2 == 0,
-            sweep=sweep,
-            takeback=takeback,
+            stream(
+                game,
+                seed=seed * 100_003 + index,
+                handling=Handling.noisy(),
+                presence_only=presence,
+                clock=index % 2 == 0,
+                sweep=sweep,
+                takeback=takeback,
+            ),
         )
 
 

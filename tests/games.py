@@ -146,8 +146,10 @@ def fetch_sdist_pgns(cache_dir: Path = CACHE) -> Path:
         prefix = f"{name}-{version}/data/pgn/"
         with tarfile.open(archives[0]) as archive:
             for member in archive.getmembers():
-                if member.isfile() and member.name.startswith(prefix) and member.name.endswith(
-                    ".pgn"
+                if (
+                    member.isfile()
+                    and member.name.startswith(prefix)
+                    and member.name.endswith(".pgn")
                 ):
                     data = archive.extractfile(member)
                     assert data is not None
@@ -286,9 +288,7 @@ def special_games(count: int = 20, seed: int = 7) -> list[Game]:
     games = []
     for index in range(count):
         board = chess.Board()
-        games.append(
-            Game(f"special#{index}", board.fen(), tuple(random_game(rng, board, 120)))
-        )
+        games.append(Game(f"special#{index}", board.fen(), tuple(random_game(rng, board, 120))))
     return games
 
 
@@ -320,9 +320,11 @@ class Stream:
     takebacks: int = 0
 
 
-def _sweep(steps: list[Step], target: int) -> list[Step]:
+def _sweep(steps: list[Step], target: int) -> tuple[list[Step], float]:
     """The captured piece swept off as the mover lands: on a presence-only board the target
-    square then never changes; the delays of the dropped steps go to the next step."""
+    square then never changes; the delays of the dropped steps go to the next step (the
+    second value: what is left for the next move's first step, the time the hand took to
+    land)."""
     result: list[Step] = []
     carried = 0.0
     for step in steps:
@@ -331,7 +333,7 @@ def _sweep(steps: list[Step], target: int) -> list[Step]:
             continue
         result.append(Step(step.delay + carried, step.square, step.piece))
         carried = 0.0
-    return result
+    return result, carried
 
 
 def stream(
@@ -378,6 +380,7 @@ def stream(
     position = board.copy()
     history: list[dict[int, Piece]] = [dict(squares)]
     index = 0
+    landing = 0.0  # the end of a swept capture: the hand landing, which no sensor saw
     moves = game.moves
     while index < len(moves):
         move = moves[index]
@@ -386,6 +389,9 @@ def stream(
             steps[0] = Step(
                 round(rng.uniform(*handling.quick_reply_time), 4), steps[0].square, steps[0].piece
             )
+        if landing and steps:
+            steps[0] = Step(steps[0].delay + landing, steps[0].square, steps[0].piece)
+        landing = 0.0
         if (
             presence_only
             and sweep
@@ -393,7 +399,7 @@ def stream(
             and not position.is_en_passant(move)
             and rng.random() < sweep
         ):
-            steps = _sweep(steps, move.to_square)
+            steps, landing = _sweep(steps, move.to_square)
         if presence_only and move.promotion:
             out.promotions[len(out.events)] = chess.piece_symbol(move.promotion)
         play(steps)

@@ -143,6 +143,7 @@ from dgt.events import (
     SquareChanged,
 )
 from dgt.protocol.constants import Piece
+from service.recognize.ahead import AHEAD_PLIES, Handled, Reading, other_captures, readings
 from service.recognize.events import (
     Amend,
     Lift,
@@ -424,6 +425,11 @@ def _copy_handling(source: _Ref, target: _Ref) -> None:
     target.lift_before.update(source.lift_before)
 
 
+def _handled(ref: _Ref) -> Handled:
+    """The handling seen since ``ref`` was made, for reading ahead."""
+    return Handled(ref.first_lift, ref.last_lift, ref.last_place)
+
+
 def _reading(piece: Piece, presence_only: bool) -> str:
     if piece is Piece.EMPTY:
         return EMPTY
@@ -479,6 +485,7 @@ class Recognizer:
         self._counts: Counter[int] = Counter()  # pieces per node: spares most view lookups
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
+        self._sure: _Ref | None = None  # the position the last reading ahead started from
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
@@ -540,6 +547,8 @@ class Recognizer:
                 return out
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
+                return out
+            if self._follow(now, out):
                 return out
         self._report_mismatch(now, out)
         return out
@@ -772,8 +781,9 @@ class Recognizer:
             and self._top is not None
             and self._top.diff
             and not self._reread(event.time, out)  # a move is complete: explain it
+            and not self._read_swept(event.time, out)
         ):
-            self._read_swept(event.time, out)
+            self._follow(event.time, out)
         if self._played and not self._played[-1].final:
             side = self._played[-1].action.side
             known = self._lever.get(event.high)
@@ -808,7 +818,8 @@ class Recognizer:
         self._occupied += bool(reading and reading != UNREADABLE) - bool(
             before and before != UNREADABLE
         )
-        for ref in (self._top, self._prev):
+        top, prev, sure = self._top, self._prev, self._sure
+        for ref in (top, prev, None if sure is top or sure is prev else sure):
             if ref is None:
                 continue
             if reading == ref.node.view[square]:
@@ -903,8 +914,130 @@ class Recognizer:
             if ply is not None:
                 self._take_back(ply, time, out)
                 return
-        if self.presence_only and self._placing is not None:
-            self._reread(time, out)
+        if self.presence_only and self._placing is not None and not self._reread(time, out):
+            self._follow(time, out, self._placing)
+
+    def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
+        """Presence-only, no action explains the board: read ahead (:mod:`.ahead`) for the
+        sequences of legal actions from the current position that end in what the board
+        shows (at least two after a place, which must complete the last of them: one is
+        read by the place itself), else for those from the position before a provisional
+        last action that replace it; make the likeliest, naming the other captures the
+        board reads the same.  Returns whether it did."""
+        top, game = self._top, self._game
+        if top is None or game is None or not top.diff:
+            return False
+        board = self._board
+        if any(board[sq] == UNREADABLE for sq in top.diff):
+            return False
+        found = readings(
+            game,
+            top.node.view,
+            list(top.diff),
+            _handled(top),
+            promotion=self._promotion,
+            slack=SCAN_SLACK,
+            shortest=2,
+            placed=placed,
+        )
+        if found and (placed is None or not found[0].rank[0]):
+            self._read_ahead(found, top, time, out)
+            return True
+        return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+
+    def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+        """:meth:`_follow` from the position before a provisional last action."""
+        game, prev, board = self._game, self._prev, self._board
+        assert game is not None
+        if prev is None or not self._played or not prev.diff:
+            return False
+        last = self._played[-1]
+        if last.final or any(board[sq] == UNREADABLE for sq in prev.diff):
+            return False
+        game.undo()
+        try:
+            found = readings(
+                game,
+                prev.node.view,
+                list(prev.diff),
+                _handled(prev),
+                promotion=self._promotion,
+                slack=SCAN_SLACK,
+                shortest=1 if placed is None else 2,
+                placed=placed,
+                not_first=last.action,
+            )
+        finally:
+            game.apply(last.action.action)
+        if not found or (placed is not None and found[0].rank[0]):
+            return False
+        self._read_ahead(found, prev, time, out, replace=True)
+        return True
+
+    def _follow_sure(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+        """:meth:`_follow` from the position the last reading ahead started from (its
+        actions were a guess: the board may now show what else happened): a takeback to it
+        and the actions read from there."""
+        sure, game, board = self._sure, self._game, self._board
+        assert game is not None
+        if sure is None:
+            return False
+        index = sure.node.ply
+        count = len(self._played)
+        if (
+            count - index > AHEAD_PLIES + 2
+            or index >= count - 1
+            or self._nodes[index] is not sure.node
+        ):
+            self._sure = None
+            return False
+        if not sure.diff or any(board[sq] == UNREADABLE for sq in sure.diff):
+            return False
+        saved, nodes = self._take_back_from(index)
+        try:
+            found = readings(
+                game,
+                sure.node.view,
+                list(sure.diff),
+                _handled(sure),
+                promotion=self._promotion,
+                slack=SCAN_SLACK,
+                placed=placed,
+            )
+        finally:
+            self._restore_from(index, saved, nodes)
+        if not found or (placed is not None and found[0].rank[0]):
+            return False
+        self._takeback_to(index, time, out)
+        self._read_ahead(found, sure, time, out)
+        return True
+
+    def _read_ahead(
+        self,
+        found: Sequence[Reading],
+        ref: _Ref,
+        time: float,
+        out: list[RecognizerEvent],
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Make the likeliest of ``found`` (readings from ``ref``; ``replace``: its first
+        action replaces the last one)."""
+        best = found[0]
+        if self._sure is None or self._sure.node.ply > ref.node.ply:
+            self._sure = ref
+        named = other_captures(best, found)
+        touched = ref.first_lift.keys() | ref.last_place.keys()
+        view = ref.node.view
+        logger.debug("read ahead: %s", " ".join(la.uci for la in best.actions))
+        for index, (la, others) in enumerate(zip(best.actions, named, strict=True)):
+            if index == 0 and replace:
+                self._replace(la, time, out, others)
+            else:
+                self._advance(la, time, out, others)
+            self._played[-1].swept = any(
+                symbol and view[sq] and sq not in touched for sq, symbol in la.changes
+            )
 
     def _read_swept(
         self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
@@ -1660,6 +1793,7 @@ class Recognizer:
         self._push_node(_Node(0, squares, self._view(squares)))
         self._top = self._new_ref(self._nodes[0])
         self._prev = None
+        self._sure = None
         self._result = None
         self._reported = ()
         out.append(NewGame(time, variant.id, start.fen, start.number, self.rotated))
