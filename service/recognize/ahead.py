@@ -45,10 +45,12 @@ class Handled:
 class Reading:
     """A sequence of legal actions that ends in what the board shows, with its rank (lower is
     likelier): handled squares it leaves unexplained, promotions to a kind not chosen, its
-    length, captures whose captured square was never handled (swept off)."""
+    length, captures other than on the square the action before set a piece down on (most
+    captures in a game take the piece that just moved), captures whose captured square was
+    never handled (swept off)."""
 
     actions: tuple[LegalAction, ...]
-    rank: tuple[int, int, int, int]
+    rank: tuple[int, int, int, int, int]
 
 
 @cache
@@ -197,15 +199,16 @@ def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> 
             placed = handled.last_place.get(square)
             if not symbol or placed is None:
                 continue
-            # the last place of a square that a later action takes the piece off again (its
-            # last lift after that action started) and sets down is that action's
+            # the last place of a square that a later action sets down again, its piece
+            # taken off (the last lift) after this action started, is that action's (the
+            # captured piece may come off before the capturing piece is lifted)
             taken = handled.last_lift.get(square)
-            if taken is not None and any(
-                square in other.changed_squares
-                and start is not None
-                and taken + slack >= start
+            began = starts[index]
+            if (
+                taken is not None
                 and placed >= taken
-                for other, start in zip(actions[index + 1 :], starts[index + 1 :], strict=True)
+                and (began is None or taken + slack >= began)
+                and any(square in other.changed_squares for other in actions[index + 1 :])
             ):
                 continue
             for start in starts[index + 1 :]:
@@ -215,30 +218,41 @@ def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> 
 
 
 def rank(
-    actions: Sequence[LegalAction], view: Sequence[str], handled: Handled, promotion: str
-) -> tuple[int, int, int, int]:
+    actions: Sequence[LegalAction],
+    view: Sequence[str],
+    handled: Handled,
+    promotion: str,
+    last: Sequence[int] = (),
+) -> tuple[int, int, int, int, int]:
     """The rank of a reading (see :class:`Reading`); ``view`` is the occupancy of the
-    position searched from (truthy: occupied), ``promotion`` the kind chosen."""
+    position searched from (truthy: occupied), ``promotion`` the kind chosen, ``last`` the
+    squares the action before that position set a piece down on."""
     touched = handled.first_lift.keys() | handled.last_place.keys()
     explained: set[int] = set()
     wrong_kind = 0
     swept = 0
+    elsewhere = 0
     occupied = {sq for sq in range(64) if view[sq]}
+    landed = set(last)
     for action in actions:
         move = action.action
+        set_down = set()
         for square, symbol in action.changes:
             explained.add(square)
-            if symbol and square in occupied and square not in touched:
-                swept += 1
+            if symbol and square in occupied:
+                swept += square not in touched
+                elsewhere += square not in landed
             if symbol:
                 occupied.add(square)
+                set_down.add(square)
             else:
                 occupied.discard(square)
+        landed = set_down
         if isinstance(move, Move):
             explained.update(_between(move.from_square, move.to_square))
             if move.promotion is not None and move.promotion != promotion:
                 wrong_kind += 1
-    return len(touched - explained), wrong_kind, len(actions), swept
+    return len(touched - explained), wrong_kind, len(actions), elsewhere, swept
 
 
 def readings(
@@ -252,10 +266,11 @@ def readings(
     shortest: int = 1,
     placed: int | None = None,
     not_first: LegalAction | None = None,
+    last: Sequence[int] = (),
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
-    handling's order, the likeliest first (see :func:`search`)."""
+    handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`)."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -274,7 +289,7 @@ def readings(
         slack=slack,
     )
     result = [
-        Reading(actions, rank(actions, view, handled, promotion))
+        Reading(actions, rank(actions, view, handled, promotion, last))
         for actions in found
         if in_order(actions, handled, slack)
     ]

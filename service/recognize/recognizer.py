@@ -939,6 +939,7 @@ class Recognizer:
             slack=SCAN_SLACK,
             shortest=2,
             placed=placed,
+            last=self._landed(len(self._played) - 1),
         )
         if found and (placed is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
@@ -966,6 +967,7 @@ class Recognizer:
                 shortest=1 if placed is None else 2,
                 placed=placed,
                 not_first=last.action,
+                last=self._landed(len(self._played) - 2),
             )
         finally:
             game.apply(last.action.action)
@@ -993,6 +995,7 @@ class Recognizer:
             return False
         if not sure.diff or any(board[sq] == UNREADABLE for sq in sure.diff):
             return False
+        landed = self._landed(index - 1)
         saved, nodes = self._take_back_from(index)
         try:
             found = readings(
@@ -1003,6 +1006,7 @@ class Recognizer:
                 promotion=self._promotion,
                 slack=SCAN_SLACK,
                 placed=placed,
+                last=landed,
             )
         finally:
             self._restore_from(index, saved, nodes)
@@ -1011,6 +1015,13 @@ class Recognizer:
         self._takeback_to(index, time, out)
         self._read_ahead(found, sure, time, out)
         return True
+
+    def _landed(self, index: int) -> tuple[int, ...]:
+        """The squares action ``index`` (from 0) set a piece down on (none before the
+        first)."""
+        if index < 0 or index >= len(self._played):
+            return ()
+        return tuple(sq for sq, symbol in self._played[index].action.changes if symbol)
 
     def _read_ahead(
         self,
@@ -1068,6 +1079,21 @@ class Recognizer:
         if not found:
             return False
         self._sort_likeliest(top, found)
+        landed = self._landed(len(self._played) - 1)
+        head = self._preference(top, found[0])[:3]
+        again = next(
+            (
+                c
+                for c in found
+                if self._preference(top, c)[:3] == head and set(c.same) & set(landed)
+            ),
+            None,
+        )
+        if again is not None and again is not found[0]:
+            # among captures the handling cannot tell apart, the one taking the piece that
+            # just moved (most captures in a game are)
+            found.remove(again)
+            found.insert(0, again)
         self._advance(found[0].action, time, out, _alternatives(found))
         played = self._played[-1]
         played.swept = True
