@@ -200,14 +200,14 @@ def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> 
             if not symbol or placed is None:
                 continue
             # the last place of a square that a later action sets down again, its piece
-            # taken off (the last lift) after this action started, is that action's (the
-            # captured piece may come off before the capturing piece is lifted)
+            # taken off (the last lift) more than a scan after this action started, is that
+            # action's (the captured piece may come off before the capturing piece is lifted)
             taken = handled.last_lift.get(square)
             began = starts[index]
             if (
                 taken is not None
                 and placed >= taken
-                and (began is None or taken + slack >= began)
+                and (began is None or taken > began + slack)
                 and any(square in other.changed_squares for other in actions[index + 1 :])
             ):
                 continue
