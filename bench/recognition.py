@@ -260,11 +260,12 @@ def _streams(
     sources: str,
     quick: bool,
     both_wings: bool,
-    sweep: float,
+    hands: tuple[float | None, float | None],
     takeback: float,
 ) -> Iterator[tuple[Game, Stream]]:
     """The event streams of one board family and one seed, one per game (made one at a
-    time: a full run has many)."""
+    time: a full run has many).  ``hands``: the chances of a swept capture and of a resting
+    slide before a capture (None: the harness's default, a third on presence-only boards)."""
     games = select_games(sources.split(","), quick, both_wings)
     for index, game in enumerate(games):
         yield (
@@ -275,7 +276,8 @@ def _streams(
                 handling=Handling.noisy(),
                 presence_only=presence,
                 clock=index % 2 == 0,
-                sweep=sweep,
+                sweep=hands[0],
+                rest=hands[1],
                 takeback=takeback,
             ),
         )
@@ -284,7 +286,8 @@ def _streams(
 def profile(args: argparse.Namespace, top: int) -> str:
     """The report of one untimed pass of the first seed's streams (both families) under
     ``cProfile``: the ``top`` functions by own time, then by inclusive time."""
-    options = (args.sources, args.quick, args.both_wings, args.sweep, args.takeback)
+    hands = (args.sweep, args.rest)
+    options = (args.sources, args.quick, args.both_wings, hands, args.takeback)
     profiler = cProfile.Profile()
     for presence in (False, True):
         for _, item in _streams(presence, args.seed, *options):
@@ -299,16 +302,18 @@ def profile(args: argparse.Namespace, top: int) -> str:
 
 
 def _run(
-    job: tuple[bool, int, str, bool, bool, float, float, float, bool, int, bool],
+    job: tuple[
+        bool, int, str, bool, bool, float, tuple[float | None, float | None], float, bool, int, bool
+    ],
 ) -> tuple[Tally, Tally, list[float]]:
     """One board family and one seed over every game: both approaches' tallies and the
     recogniser's costs per board event (each the least of ``repeat`` runs of the stream
     through a fresh recogniser)."""
-    presence, seed, sources, quick, both_wings, settle, sweep, takeback, wall, repeat, check = job
+    presence, seed, sources, quick, both_wings, settle, hands, takeback, wall, repeat, check = job
     clock = time.perf_counter if wall else time.thread_time
     ours, usual = Tally(), Tally()
     costs: list[float] = []
-    for game, item in _streams(presence, seed, sources, quick, both_wings, sweep, takeback):
+    for game, item in _streams(presence, seed, sources, quick, both_wings, hands, takeback):
         expected = game.ucis()
         result = recognise(item, timed=True, clock=clock)
         offered = {
@@ -353,8 +358,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the usual approach's settle time (default %(default)s s)",
     )  # fmt: skip
     parser.add_argument(
-        "--sweep", type=float, default=0.0,
-        help="presence-only: chance a capture sweeps the captured piece off",
+        "--sweep", type=float, default=None,
+        help="presence-only: chance a capture sweeps the captured piece off (default: a third)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rest", type=float, default=None,
+        help="presence-only: chance a capturing piece rests on a square of its slide first "
+        "(default: a third)",
     )  # fmt: skip
     parser.add_argument("--takeback", type=float, default=0.0,
                         help="chance of a takeback of one or two moves after a move")  # fmt: skip
@@ -384,7 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"usual approach settle: {args.settle} s")  # fmt: skip
     jobs = [(presence, seed) for presence in (False, True) for seed in seeds]
     options = (
-        args.sources, args.quick, args.both_wings, args.settle, args.sweep, args.takeback,
+        args.sources, args.quick, args.both_wings, args.settle, (args.sweep, args.rest),
+        args.takeback,
         args.wall, max(1, args.repeat), args.check_relabel,
     )  # fmt: skip
     if args.jobs > 1:

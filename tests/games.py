@@ -33,7 +33,7 @@ import tempfile
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -336,6 +336,12 @@ def _sweep(steps: list[Step], target: int) -> tuple[list[Step], float]:
     return result, carried
 
 
+FAST_HANDS = 1 / 3
+"""The share of captures that fast hands make in one motion on a presence-only board (the
+captured piece swept off, its square never read empty), and the share of captures whose
+sliding piece rests on a square of its path first: the default of :func:`stream`."""
+
+
 def stream(
     game: Game,
     *,
@@ -343,16 +349,24 @@ def stream(
     handling: Handling,
     presence_only: bool,
     clock: bool,
-    sweep: float = 0.0,
+    sweep: float | None = None,
+    rest: float | None = None,
     takeback: float = 0.0,
     rotated: bool = False,
 ) -> Stream:
     """The events a virtual board reports while a seeded human plays ``game``: a snapshot
     of the start, then square changes (and lever presses when ``clock``).  ``sweep``: the
-    chance that a capture on a presence-only board sweeps the captured piece off in one go.
+    chance that a capture on a presence-only board sweeps the captured piece off in one go;
+    ``rest``: the chance that the capturing piece, sliding, rests on a square of its path
+    first (both :data:`FAST_HANDS` by default on presence-only boards, 0 on the others).
     ``takeback``: the chance, after a move, that the last one or two moves are taken back by
     hand and then made again.  ``rotated``: the board stands turned round (it reports
     square ``63 - s`` for the game's ``s``)."""
+    if sweep is None:
+        sweep = FAST_HANDS if presence_only else 0.0
+    if rest is None:
+        rest = FAST_HANDS if presence_only else 0.0
+    resting = replace(handling, slide=1.0, slide_rest=1.0)
     rng = random.Random(seed)
     board = game.board()
     squares = squares_of(board, presence_only)
@@ -384,7 +398,10 @@ def stream(
     moves = game.moves
     while index < len(moves):
         move = moves[index]
-        ((_, steps),) = game_steps(position, [move], rng, handling, presence_only)
+        hand = handling
+        if presence_only and rest and position.is_capture(move) and rng.random() < rest:
+            hand = resting
+        ((_, steps),) = game_steps(position, [move], rng, hand, presence_only)
         if index and rng.random() < handling.quick_reply and steps:
             steps[0] = Step(
                 round(rng.uniform(*handling.quick_reply_time), 4), steps[0].square, steps[0].piece
