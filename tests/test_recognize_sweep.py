@@ -5,9 +5,18 @@ no legal play explains."""
 
 from __future__ import annotations
 
+import itertools
+import random
+from dataclasses import replace
+
+import chess
+import games
+import pytest
 from test_recognize_helpers import Desk, moves_in, of_type
 
-from dgt.events import Side
+from dgt.emulator.human import Handling, move_steps, timeline
+from dgt.events import LeverMoved, Side, SquareChanged
+from dgt.protocol.constants import Piece
 from service.recognize.events import MoveEvent
 
 ROOK_SWEEP = "4k2r/8/8/8/8/8/7P/4K3 b k - 0 1"
@@ -106,3 +115,107 @@ def test_a_stretch_no_legal_play_explains_is_a_mismatch_then_the_game_goes_on() 
     desk.move("e4e5", "*", 1.0)
     desk.wait(3)
     assert desk.final_ucis() == ["e4e5"]
+
+
+# -- a slide resting on a square of its path ---------------------------------------------------
+
+BISHOP_TAKES = "4k3/p7/8/6n1/8/8/P7/2B1K3 w - - 0 1"
+"""The bishop on c1 can take the knight on g5 (passing d2, e3, f4)."""
+
+
+@pytest.mark.parametrize("presence_only", [False, True], ids=["identity", "presence"])
+def test_slide_resting_on_its_path_then_taking_in_one_motion(presence_only: bool) -> None:
+    """Bc1 slides towards g5, rests on e3 for 0.8 s, moves on and takes the knight in one
+    motion (the knight swept off: on an identity board g5 changes from knight to bishop, on a
+    presence-only board it never changes).  Be3 is no move: the clock press reads Bxg5."""
+    desk = Desk(presence_only=presence_only, fen=BISHOP_TAKES, clock=True)
+    desk.lift("c1")
+    desk.put("e3", "B", 0.3)
+    desk.lift("e3", 0.8)
+    if not presence_only:
+        desk.put("g5", "B", 0.3)
+    desk.press(Side.LEFT, 0.4)
+    assert desk.final_ucis() == ["c1g5"]
+    assert [e.uci for e in desk.out if isinstance(e, MoveEvent) and e.final] == ["c1g5"]
+
+
+@pytest.mark.parametrize("presence_only", [False, True], ids=["identity", "presence"])
+def test_slide_resting_on_its_path_then_the_reply_at_once(presence_only: bool) -> None:
+    """The same without a clock, and Black's king answers within a second: the rest on e3
+    was no move, the reply tells the bishop went on."""
+    desk = Desk(presence_only=presence_only, fen=BISHOP_TAKES)
+    desk.lift("c1")
+    desk.put("e3", "B", 0.3)
+    desk.lift("e3", 0.8)
+    if not presence_only:
+        desk.put("g5", "B", 0.3)
+    desk.lift("e8", 0.8)
+    desk.put("d7", "k", 0.5)
+    desk.wait(3)
+    assert desk.final_ucis() == ["c1g5", "e8d7"]
+
+
+def test_slide_resting_on_its_path_stays_there() -> None:
+    """A piece set down on a square of its path that stays there is the move to it."""
+    desk = Desk(presence_only=True, fen=BISHOP_TAKES)
+    desk.lift("c1")
+    desk.put("e3", "*", 0.3)
+    desk.wait(3)
+    assert desk.final_ucis() == ["c1e3"]
+
+
+# -- the harness ---------------------------------------------------------------------------
+
+
+def test_presence_only_streams_model_fast_hands_by_default() -> None:
+    """``games.stream`` sweeps captured pieces off and rests capturing slides on presence-only
+    boards unless told otherwise; piece-identity streams are as they were."""
+    game = games.lichess_games()[1]
+    board = game.board()
+    captures = 0
+    for move in game.moves:
+        captures += board.is_capture(move)
+        board.push(move)
+
+    def swept(item: games.Stream) -> int:
+        """Captures whose captured square did not change during the move (the events of
+        each move end with its clock press)."""
+        moves: list[set[int]] = [set()]
+        for event in item.events:
+            if isinstance(event, SquareChanged):
+                moves[-1].add(event.square)
+            elif isinstance(event, LeverMoved):
+                moves.append(set())
+        position, count = game.board(), 0
+        for move, changed in zip(game.moves, moves, strict=False):
+            if position.is_capture(move) and not position.is_en_passant(move):
+                count += move.to_square not in changed
+            position.push(move)
+        return count
+
+    options = {"seed": 1, "handling": Handling.noisy(), "clock": True}
+    fast = games.stream(game, presence_only=True, **options)  # type: ignore[arg-type]
+    slow = games.stream(game, presence_only=True, sweep=0.0, rest=0.0, **options)  # type: ignore[arg-type]
+    identity = games.stream(game, presence_only=False, **options)  # type: ignore[arg-type]
+    same = games.stream(game, presence_only=False, sweep=0.0, rest=0.0, **options)  # type: ignore[arg-type]
+    assert captures >= 6
+    assert swept(slow) == 0
+    assert swept(fast) >= 1
+    assert identity.events == same.events
+
+
+def test_a_slide_rests_on_a_square_of_its_path() -> None:
+    """``Handling.slide_rest``: the piece stands on one square between for ``rest_time``."""
+    handling = replace(Handling.tidy(), slide=1.0, slide_rest=1.0, rest_time=(0.5, 0.6))
+    board = chess.Board(BISHOP_TAKES)
+    steps = move_steps(board, chess.Move.from_uci("c1g5"), random.Random(3), handling)
+    timed = timeline(steps)
+    between = {chess.D2, chess.E3, chess.F4}
+    rests = [
+        later[0] - earlier[0]
+        for earlier, later in itertools.pairwise(timed)
+        if earlier[1].square in between
+        and earlier[1].square == later[1].square
+        and later[1].piece is Piece.EMPTY
+    ]
+    assert any(0.5 <= rest <= 0.6 for rest in rests)
