@@ -986,13 +986,11 @@ class Recognizer:
             return False
         index = sure.node.ply
         count = len(self._played)
-        if (
-            count - index > AHEAD_PLIES + 2
-            or index >= count - 1
-            or self._nodes[index] is not sure.node
-        ):
-            self._sure = None
+        if count - index > AHEAD_PLIES + 2 or index >= count or self._nodes[index] is not sure.node:
+            self._sure = None  # the game went on, or was taken back or read again before it
             return False
+        if index >= count - 1:
+            return False  # the current or the previous position: tried already
         if not sure.diff or any(board[sq] == UNREADABLE for sq in sure.diff):
             return False
         landed = self._landed(index - 1)
@@ -1094,6 +1092,8 @@ class Recognizer:
             # just moved (most captures in a game are)
             found.remove(again)
             found.insert(0, again)
+        if self._sure is None or self._sure.node.ply > top.node.ply:
+            self._sure = top  # a guess: reading ahead may start again from before it
         self._advance(found[0].action, time, out, _alternatives(found))
         played = self._played[-1]
         played.swept = True
