@@ -107,6 +107,20 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   was not handled; it is completed only a further settle delay later.  A piece held still
   in the hand that long reads the same (ambiguous): the reading is replaced when the piece
   is set down elsewhere, and taken back when it is put back;
+* the board stands on something no action explains (after a place, at a clock press, or
+  still for the settle delay): the recogniser reads ahead (:mod:`service.recognize.ahead`)
+  for sequences of legal actions that end in what the board shows -- from the current
+  position (at least two actions after a place, the place completing the last), else
+  replacing a provisional last action (a slide that rested on a square of its path and went
+  on to take in one motion), else from where the last guess started (a swept capture read,
+  or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
+  after the move it answers was lifted, and is lifted after the move's piece was set down);
+  after a place, only a sequence explaining every square handled.  The likeliest is made
+  (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a capture
+  of the piece that just moved) with move events (an ``Amend``, or a ``Takeback`` and the
+  actions again, for what it read again), the other captures the board reads the same named
+  as ``alternatives``.  A stretch no legal play explains within :data:`AHEAD_PLIES` actions
+  is a mismatch; once the board is back on a position legal play reaches, the game goes on;
 * a takeback of several actions counts at once when the board holds more pieces than the
   game has (captured pieces came back: only a takeback does that), else once the board
   stands still on the earlier position for the settle delay;
@@ -423,6 +437,19 @@ def _copy_handling(source: _Ref, target: _Ref) -> None:
     target.last_place.update(source.last_place)
     target.last_lift.update(source.last_lift)
     target.lift_before.update(source.lift_before)
+
+
+def _legal_now(game: VariantGame, action: Action) -> LegalAction | None:
+    """``action`` as a legal action now, if it is legal: looked for among the actions
+    changing the square a move leaves first (far fewer to work out than all of them; a
+    Chess960 castling may leave the king where it stands)."""
+    if isinstance(action, Move):
+        found = next(
+            (la for la in game.actions_changing(action.from_square) if la.action == action), None
+        )
+        if found is not None or game.squares[action.from_square] not in ("K", "k"):
+            return found
+    return next((la for la in game.legal_actions() if la.action == action), None)
 
 
 def _handled(ref: _Ref) -> Handled:
@@ -1696,7 +1723,7 @@ class Recognizer:
             applied += 1
             if applied < len(saved):
                 action = saved[applied].action.action
-                reading = next((la for la in game.legal_actions() if la.action == action), None)
+                reading = _legal_now(game, action)
         if applied == len(saved):
             top = self._new_ref(self._nodes[-1])
             _copy_handling(old_top, top)
