@@ -1698,8 +1698,24 @@ class Recognizer:
         if self._game is None or self._top is None:
             return False
         count = len(self._played)
+        top = self._top
+        seen = top.diff.keys() | top.first_lift.keys() | top.last_place.keys()
         for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1):
-            for alternative, _ in self._played[index].alternatives:
+            played = self._played[index]
+            read = played.action.action
+            for alternative, san in played.alternatives:
+                other = alternative.action
+                if (
+                    isinstance(read, Move)
+                    and isinstance(other, Move)
+                    and read.to_square not in seen
+                    and other.to_square not in seen
+                    and not any(mark in text for text in (san, played.san) for mark in "+#")
+                ):
+                    # the readings differ in the pieces on those two squares only (and
+                    # neither gives check): what the board shows now tells them apart only
+                    # if one was handled since
+                    continue
                 if self._try_reading(index, alternative, time, out):
                     return True
         return False
