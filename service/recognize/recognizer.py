@@ -957,21 +957,37 @@ class Recognizer:
         board = self._board
         if any(board[sq] == UNREADABLE for sq in top.diff):
             return False
-        found = readings(
-            game,
-            top.node.view,
-            list(top.diff),
-            _handled(top),
-            promotion=self._promotion,
-            slack=SCAN_SLACK,
-            shortest=2,
-            placed=placed,
-            last=self._landed(len(self._played) - 1),
-        )
+        found: list[Reading] = []
+        if self._replied(top.node.squares, top.diff, game.sides_to_act()):
+            found = readings(
+                game,
+                top.node.view,
+                list(top.diff),
+                _handled(top),
+                promotion=self._promotion,
+                slack=SCAN_SLACK,
+                shortest=2,
+                placed=placed,
+                last=self._landed(len(self._played) - 1),
+            )
         if found and (placed is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+
+    def _replied(self, squares: SquareMap, diff: Iterable[int], sides: frozenset[Color]) -> bool:
+        """Whether, in turn-based play, the board shows a square of the side not to act
+        emptied since the position ``squares`` (its reply begun: no sequence of two or more
+        actions without it), or play is not turn-based."""
+        if len(sides) != 1:
+            return True
+        (side,) = sides
+        board = self._board
+        for square in diff:
+            symbol = squares[square]
+            if symbol and not board[square] and symbol.isupper() != side:
+                return True
+        return False
 
     def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
         """:meth:`_follow` from the position before a provisional last action."""
@@ -981,6 +997,10 @@ class Recognizer:
             return False
         last = self._played[-1]
         if last.final or any(board[sq] == UNREADABLE for sq in prev.diff):
+            return False
+        if placed is not None and not self._replied(
+            prev.node.squares, prev.diff, frozenset((last.action.side,))
+        ):
             return False
         game.undo()
         try:
