@@ -6,9 +6,10 @@ Every game of the replay harness (``tests/games.py``: the 100 lichess games in
 games from all 960 starts steering for every kind of castling, generated games with promotions,
 under-promotions and en passant) is played by the seeded human model
 (``dgt.emulator.human``, noisy handling: slides, hesitations, knocked pieces, bounces,
-place-before-lift, quick replies, jitter) for each seed and each board family (piece
-identity, presence only), half of the games with a clock pressed after each move.  The
-event stream goes through
+place-before-lift, quick replies, jitter; on presence-only boards also fast hands: a third of
+captures swept off in one motion, a third of capturing slides resting on their path) for each
+seed and each board family (piece identity, presence only), half of the games with a clock
+pressed after each move.  The event stream goes through
 
 * ``service.recognize.Recognizer`` (timed: ``tick`` + ``feed`` per board event), and
 * the usual approach (:func:`stable_board_moves`): wait until the board has not changed for
@@ -17,23 +18,25 @@ event stream goes through
 
 Prints per family and approach: games, moves, games reproduced exactly, phantom moves
 (recognised but not played) and missed moves (played but not recognised) -- a move read
-wrong counts once in each -- and, for the recogniser, ``offered``: the games read wrong where
-every move read wrong named the move played among its alternatives (the moves the board read
-the same, ``MoveEvent.alternatives``), so that a screen showed it and one correction per
-such move makes the game exact, and (presence only) ``indistinguishable``: the games read
-wrong whose sensor readings are also those of a handling of the game read -- proved by
-building that handling (``tests/games.py``: ``with_identities``, the same readings with
-the pieces of the game read) and reading it right with a piece-identity board -- which no
-recogniser can tell from the game played; then the recogniser's cost per board event, p50
-and p99: the CPU time of the thread (``time.thread_time``; ``--wall``: wall-clock time),
-each event's cost being the least of ``--repeat`` runs of the same stream (3 by default: the
-interruptions of a shared machine are not the recogniser's cost; ``--repeat 1`` times each
-event once).
-The same figures follow per board family.  ``--profile N``: afterwards, one more pass of
-the first seed's streams under ``cProfile``, untimed, printing the N functions with the most
-time of their own and the N with the most time inclusive of what they call.
-Goals: every game exact, 0 phantom, 0 missed, p99 under 200 us.  Exit status 1 only if a
-run raises; the figures never fail it.
+wrong counts once in each --, the moves matched (read right up to the first wrong one) and
+the games that lost their way (the game read ends on another board than the game played: the
+reading stopped following the board; goal 0), and, for the recogniser, ``offered``: the
+games read wrong where every move read wrong named the move played among its alternatives
+(the moves the board read the same, ``MoveEvent.alternatives``), so that a screen showed it
+and one correction per such move makes the game exact, and (presence only)
+``indistinguishable``: the games read wrong whose sensor readings are also those of a
+handling of the game read -- proved by building that handling (``tests/games.py``:
+``with_identities``, the same readings with the pieces of the game read) and reading it
+right with a piece-identity board -- which no recogniser can tell from the game played; then
+the recogniser's cost per board event, p50 and p99: the CPU time of the thread
+(``time.thread_time``; ``--wall``: wall-clock time), each event's cost being the least of
+``--repeat`` runs of the same stream (3 by default: the interruptions of a shared machine
+are not the recogniser's cost; ``--repeat 1`` times each event once). The same figures
+follow per board family. ``--profile N``: afterwards, one more pass of the first seed's
+streams under ``cProfile``, untimed, printing the N functions with the most time of their
+own and the N with the most time inclusive of what they call. Goals: every game exact, 0
+phantom, 0 missed, p99 under 200 us. Exit status 1 only if a run raises; the figures never
+fail it.
 
     .venv/bin/python bench/recognition.py             # all games, 5 seeds (long: minutes)
     .venv/bin/python bench/recognition.py --quick     # a few games, 1 seed (CI smoke run)
