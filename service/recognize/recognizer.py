@@ -157,7 +157,14 @@ from dgt.events import (
     SquareChanged,
 )
 from dgt.protocol.constants import Piece
-from service.recognize.ahead import AHEAD_PLIES, Handled, Reading, other_captures, readings
+from service.recognize.ahead import (
+    AHEAD_PLIES,
+    Handled,
+    Reading,
+    other_captures,
+    readings,
+    search,
+)
 from service.recognize.events import (
     Amend,
     Lift,
@@ -1747,6 +1754,8 @@ class Recognizer:
         :meth:`_reread`); else leave everything as it was."""
         game = self._game
         assert game is not None
+        if not self._may_read(index, alternative):
+            return False
         old_top, old_prev = self._top, self._prev
         assert old_top is not None
         saved, saved_nodes = self._take_back_from(index)
@@ -1773,6 +1782,44 @@ class Recognizer:
         self._restore_from(index, saved, saved_nodes)
         self._top, self._prev = old_top, old_prev
         return False
+
+    def _may_read(self, index: int, alternative: LegalAction) -> bool:
+        """A quick test before :meth:`_try_reading` (the game alone stepped, no events or
+        positions made): with action ``index`` read as ``alternative``, the later actions
+        stay legal and the board's occupancy is the last position's or one more legal
+        action's from it."""
+        game = self._game
+        assert game is not None
+        later = [played.action.action for played in self._played[index:]]
+        for _ in later:
+            game.undo()
+        made = 0
+        fits = False
+        try:
+            reading: LegalAction | None = alternative
+            for number in range(len(later)):
+                if reading is None:
+                    break
+                game.apply(reading.action)
+                made += 1
+                if number + 1 < len(later):
+                    reading = _legal_now(game, later[number + 1])
+            if made == len(later):
+                board, squares = self._board, game.squares
+                occupied = differ = 0
+                for square in _SQUARES:
+                    bit = 1 << square
+                    if squares[square]:
+                        occupied |= bit
+                    if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
+                        differ |= bit
+                fits = not differ or bool(search(game, occupied, differ, plies=1))
+        finally:
+            for _ in range(made):
+                game.undo()
+            for action in later:
+                game.apply(action)
+        return fits
 
     def _take_back_from(self, index: int) -> tuple[list[_Played], list[_Node]]:
         """Take the actions from ``index`` on back (to try another reading of them); returns
