@@ -520,6 +520,7 @@ class Recognizer:
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
         self._sure: _Ref | None = None  # the position the last reading ahead started from
+        self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
@@ -996,6 +997,22 @@ class Recognizer:
                 return True
         return False
 
+    def _within_reach(self, squares: SquareMap, diff: Iterable[int]) -> bool:
+        """Whether :data:`AHEAD_PLIES` actions can empty the squares of each side that the
+        board shows emptied since the position ``squares``: one a side's action (two for a
+        castling), each side acting every other ply."""
+        board = self._board
+        white = black = 0
+        for square in diff:
+            symbol = squares[square]
+            if symbol and not board[square]:
+                if symbol.isupper():
+                    white += 1
+                else:
+                    black += 1
+        most = (AHEAD_PLIES + 1) // 2 + 1
+        return white <= most and black <= most
+
     def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
         """:meth:`_follow` from the position before a provisional last action."""
         game, prev, board = self._game, self._prev, self._board
@@ -1047,6 +1064,11 @@ class Recognizer:
             return False  # the current or the previous position: tried already
         if not sure.diff or any(board[sq] == UNREADABLE for sq in sure.diff):
             return False
+        attempt = (index, tuple(sure.diff), placed)
+        if attempt == self._sure_failed:
+            return False  # the board shows what it showed when that search found nothing
+        if not self._within_reach(sure.node.squares, sure.diff):
+            return False
         landed = self._landed(index - 1)
         saved, nodes = self._take_back_from(index)
         try:
@@ -1063,6 +1085,7 @@ class Recognizer:
         finally:
             self._restore_from(index, saved, nodes)
         if not found or (placed is not None and found[0].rank[0]):
+            self._sure_failed = attempt
             return False
         self._takeback_to(index, time, out)
         self._read_ahead(found, sure, time, out)
