@@ -267,10 +267,13 @@ def readings(
     placed: int | None = None,
     not_first: LegalAction | None = None,
     last: Sequence[int] = (),
+    gap: float | None = None,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
-    handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`)."""
+    handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
+    ``gap``: how much later than the action before it an action's piece must be lifted
+    (default ``slack``; a move must be complete when the caller asks, so less may do)."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -286,7 +289,7 @@ def readings(
         placed=placed,
         not_first=not_first,
         lifted=handled.last_lift,
-        slack=slack,
+        slack=slack if gap is None else gap,
     )
     result = [
         Reading(actions, rank(actions, view, handled, promotion, last))

@@ -977,6 +977,7 @@ class Recognizer:
                 shortest=2,
                 placed=placed,
                 last=self._landed(len(self._played) - 1),
+                gap=None if placed is not None else 0.0,
             )
         if found and (placed is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
