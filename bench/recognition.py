@@ -6,9 +6,10 @@ Every game of the replay harness (``tests/games.py``: the 100 lichess games in
 games from all 960 starts steering for every kind of castling, generated games with promotions,
 under-promotions and en passant) is played by the seeded human model
 (``dgt.emulator.human``, noisy handling: slides, hesitations, knocked pieces, bounces,
-place-before-lift, quick replies, jitter) for each seed and each board family (piece
-identity, presence only), half of the games with a clock pressed after each move.  The
-event stream goes through
+place-before-lift, quick replies, jitter; on presence-only boards also fast hands: a third of
+captures swept off in one motion, a third of capturing slides resting on their path) for each
+seed and each board family (piece identity, presence only), half of the games with a clock
+pressed after each move.  The event stream goes through
 
 * ``service.recognize.Recognizer`` (timed: ``tick`` + ``feed`` per board event), and
 * the usual approach (:func:`stable_board_moves`): wait until the board has not changed for
@@ -17,23 +18,25 @@ event stream goes through
 
 Prints per family and approach: games, moves, games reproduced exactly, phantom moves
 (recognised but not played) and missed moves (played but not recognised) -- a move read
-wrong counts once in each -- and, for the recogniser, ``offered``: the games read wrong where
-every move read wrong named the move played among its alternatives (the moves the board read
-the same, ``MoveEvent.alternatives``), so that a screen showed it and one correction per
-such move makes the game exact, and (presence only) ``indistinguishable``: the games read
-wrong whose sensor readings are also those of a handling of the game read -- proved by
-building that handling (``tests/games.py``: ``with_identities``, the same readings with
-the pieces of the game read) and reading it right with a piece-identity board -- which no
-recogniser can tell from the game played; then the recogniser's cost per board event, p50
-and p99: the CPU time of the thread (``time.thread_time``; ``--wall``: wall-clock time),
-each event's cost being the least of ``--repeat`` runs of the same stream (3 by default: the
-interruptions of a shared machine are not the recogniser's cost; ``--repeat 1`` times each
-event once).
-The same figures follow per board family.  ``--profile N``: afterwards, one more pass of
-the first seed's streams under ``cProfile``, untimed, printing the N functions with the most
-time of their own and the N with the most time inclusive of what they call.
-Goals: every game exact, 0 phantom, 0 missed, p99 under 200 us.  Exit status 1 only if a
-run raises; the figures never fail it.
+wrong counts once in each --, the moves matched (read right up to the first wrong one) and
+the games that lost their way (the game read ends on another board than the game played: the
+reading stopped following the board; goal 0), and, for the recogniser, ``offered``: the
+games read wrong where every move read wrong named the move played among its alternatives
+(the moves the board read the same, ``MoveEvent.alternatives``), so that a screen showed it
+and one correction per such move makes the game exact, and (presence only)
+``indistinguishable``: the games read wrong whose sensor readings are also those of a
+handling of the game read -- proved by building that handling (``tests/games.py``:
+``with_identities``, the same readings with the pieces of the game read) and reading it
+right with a piece-identity board -- which no recogniser can tell from the game played; then
+the recogniser's cost per board event, p50 and p99: the CPU time of the thread
+(``time.thread_time``; ``--wall``: wall-clock time), each event's cost being the least of
+``--repeat`` runs of the same stream (3 by default: the interruptions of a shared machine
+are not the recogniser's cost; ``--repeat 1`` times each event once). The same figures
+follow per board family. ``--profile N``: afterwards, one more pass of the first seed's
+streams under ``cProfile``, untimed, printing the N functions with the most time of their
+own and the N with the most time inclusive of what they call. Goals: every game exact, 0
+phantom, 0 missed, p99 under 200 us. Exit status 1 only if a run raises; the figures never
+fail it.
 
     .venv/bin/python bench/recognition.py             # all games, 5 seeds (long: minutes)
     .venv/bin/python bench/recognition.py --quick     # a few games, 1 seed (CI smoke run)
@@ -163,6 +166,8 @@ class Tally:
     phantom: int = 0
     missed: int = 0
     offered: int = 0
+    matched: int = 0  # moves read right before the first one read wrong
+    lost: int = 0  # games whose read game ends where the board does not (lost their way)
     indistinguishable: int = 0
     relabelled: int = 0  # games read exactly, relabelled with their own moves (--check-relabel)
     relabelled_right: int = 0  # of them, read the same on a piece-identity board
@@ -175,6 +180,8 @@ class Tally:
         self.phantom += other.phantom
         self.missed += other.missed
         self.offered += other.offered
+        self.matched += other.matched
+        self.lost += other.lost
         self.indistinguishable += other.indistinguishable
         self.relabelled += other.relabelled
         self.relabelled_right += other.relabelled_right
@@ -186,14 +193,20 @@ class Tally:
         expected: Sequence[str],
         got: Sequence[str],
         alternatives: Mapping[int, frozenset[str]] | None = None,
+        lost: bool = False,
     ) -> None:
         """One game: ``alternatives`` are the UCI of the moves each ply's completed move
-        event named as read the same (by ply, from 1)."""
+        event named as read the same (by ply, from 1); ``lost``: the game read ends on
+        another board than the game played (:func:`lost_its_way`)."""
         self.games += 1
         self.moves += len(expected)
+        self.lost += lost
         if list(got) == list(expected):
             self.exact += 1
+            self.matched += len(expected)
             return
+        pairs = zip([*expected, None], [*got, None], strict=False)
+        self.matched += next(n for n, (want, read) in enumerate(pairs) if want != read)
         self.wrong.append(name)
         if alternatives is not None and len(got) == len(expected):
             plies = enumerate(zip(expected, got, strict=True), 1)
@@ -204,6 +217,25 @@ class Tally:
             if tag != "equal":
                 self.missed += i2 - i1
                 self.phantom += j2 - j1
+
+
+def lost_its_way(game: Game, got: Sequence[str], presence: bool) -> bool:
+    """Whether the game read from ``game``'s stream ends on another board than the game
+    played: what the board shows at the end (occupancy on a presence-only board, the pieces
+    on a piece-identity board) is not the read game's final position, so the reading stopped
+    following the board somewhere.  (A capture read on the wrong piece with the same
+    occupancy has not lost its way: it is a move read wrong.)"""
+    played, read = game.board(), game.board()
+    for move in game.moves:
+        played.push(move)
+    try:
+        for uci in got:
+            read.push_uci(uci)
+    except ValueError:
+        return True
+    if presence:
+        return played.occupied != read.occupied
+    return played.board_fen() != read.board_fen()
 
 
 def select_games(sources: Sequence[str], quick: bool, both_wings: bool = False) -> list[Game]:
@@ -231,28 +263,34 @@ def _streams(
     sources: str,
     quick: bool,
     both_wings: bool,
-    sweep: float,
+    hands: tuple[float | None, float | None],
     takeback: float,
 ) -> Iterator[tuple[Game, Stream]]:
     """The event streams of one board family and one seed, one per game (made one at a
-    time: a full run has many)."""
+    time: a full run has many).  ``hands``: the chances of a swept capture and of a resting
+    slide before a capture (None: the harness's default, a third on presence-only boards)."""
     games = select_games(sources.split(","), quick, both_wings)
     for index, game in enumerate(games):
-        yield game, stream(
+        yield (
             game,
-            seed=seed * 100_003 + index,
-            handling=Handling.noisy(),
-            presence_only=presence,
-            clock=index % 2 == 0,
-            sweep=sweep,
-            takeback=takeback,
+            stream(
+                game,
+                seed=seed * 100_003 + index,
+                handling=Handling.noisy(),
+                presence_only=presence,
+                clock=index % 2 == 0,
+                sweep=hands[0],
+                rest=hands[1],
+                takeback=takeback,
+            ),
         )
 
 
 def profile(args: argparse.Namespace, top: int) -> str:
     """The report of one untimed pass of the first seed's streams (both families) under
     ``cProfile``: the ``top`` functions by own time, then by inclusive time."""
-    options = (args.sources, args.quick, args.both_wings, args.sweep, args.takeback)
+    hands = (args.sweep, args.rest)
+    options = (args.sources, args.quick, args.both_wings, hands, args.takeback)
     profiler = cProfile.Profile()
     for presence in (False, True):
         for _, item in _streams(presence, args.seed, *options):
@@ -267,16 +305,18 @@ def profile(args: argparse.Namespace, top: int) -> str:
 
 
 def _run(
-    job: tuple[bool, int, str, bool, bool, float, float, float, bool, int, bool],
+    job: tuple[
+        bool, int, str, bool, bool, float, tuple[float | None, float | None], float, bool, int, bool
+    ],
 ) -> tuple[Tally, Tally, list[float]]:
     """One board family and one seed over every game: both approaches' tallies and the
     recogniser's costs per board event (each the least of ``repeat`` runs of the stream
     through a fresh recogniser)."""
-    presence, seed, sources, quick, both_wings, settle, sweep, takeback, wall, repeat, check = job
+    presence, seed, sources, quick, both_wings, settle, hands, takeback, wall, repeat, check = job
     clock = time.perf_counter if wall else time.thread_time
     ours, usual = Tally(), Tally()
     costs: list[float] = []
-    for game, item in _streams(presence, seed, sources, quick, both_wings, sweep, takeback):
+    for game, item in _streams(presence, seed, sources, quick, both_wings, hands, takeback):
         expected = game.ucis()
         result = recognise(item, timed=True, clock=clock)
         offered = {
@@ -289,7 +329,7 @@ def _run(
             least = list(map(min, least, recognise(item, timed=True, clock=clock).costs))
         costs += least
         name = f"{game.name}/seed{seed}"
-        ours.add(name, expected, result.ucis, offered)
+        ours.add(name, expected, result.ucis, offered, lost_its_way(game, result.ucis, presence))
         if presence and (check or result.ucis != expected):
             # the proof that no recogniser could tell: the same sensor readings are a
             # handling of the game read, which a piece-identity board reads so
@@ -300,7 +340,8 @@ def _run(
             else:
                 ours.relabelled += 1
                 ours.relabelled_right += same
-        usual.add(name, expected, stable_board_moves(item, settle))
+        theirs = stable_board_moves(item, settle)
+        usual.add(name, expected, theirs, lost=lost_its_way(game, theirs, presence))
     return ours, usual, costs
 
 
@@ -320,8 +361,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the usual approach's settle time (default %(default)s s)",
     )  # fmt: skip
     parser.add_argument(
-        "--sweep", type=float, default=0.0,
-        help="presence-only: chance a capture sweeps the captured piece off",
+        "--sweep", type=float, default=None,
+        help="presence-only: chance a capture sweeps the captured piece off (default: a third)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rest", type=float, default=None,
+        help="presence-only: chance a capturing piece rests on a square of its slide first "
+        "(default: a third)",
     )  # fmt: skip
     parser.add_argument("--takeback", type=float, default=0.0,
                         help="chance of a takeback of one or two moves after a move")  # fmt: skip
@@ -351,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"usual approach settle: {args.settle} s")  # fmt: skip
     jobs = [(presence, seed) for presence in (False, True) for seed in seeds]
     options = (
-        args.sources, args.quick, args.both_wings, args.settle, args.sweep, args.takeback,
+        args.sources, args.quick, args.both_wings, args.settle, (args.sweep, args.rest),
+        args.takeback,
         args.wall, max(1, args.repeat), args.check_relabel,
     )  # fmt: skip
     if args.jobs > 1:
@@ -380,6 +427,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"{family} {label}: games: {tally.games} moves: {tally.moves} "
                 f"exact: {tally.exact} phantom: {tally.phantom} missed: {tally.missed}{offered}"
+            )
+            print(
+                f"  {family} {label}: moves matched (up to the first wrong one): "
+                f"{tally.matched} of {tally.moves}, games that lost their way: {tally.lost}"
+                + (" (goal 0)" if tally is ours else "")
             )
             if args.list_wrong and tally.wrong:
                 print(f"  read wrong: {' '.join(tally.wrong[:40])}")

@@ -33,7 +33,7 @@ import tempfile
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -146,8 +146,10 @@ def fetch_sdist_pgns(cache_dir: Path = CACHE) -> Path:
         prefix = f"{name}-{version}/data/pgn/"
         with tarfile.open(archives[0]) as archive:
             for member in archive.getmembers():
-                if member.isfile() and member.name.startswith(prefix) and member.name.endswith(
-                    ".pgn"
+                if (
+                    member.isfile()
+                    and member.name.startswith(prefix)
+                    and member.name.endswith(".pgn")
                 ):
                     data = archive.extractfile(member)
                     assert data is not None
@@ -286,9 +288,7 @@ def special_games(count: int = 20, seed: int = 7) -> list[Game]:
     games = []
     for index in range(count):
         board = chess.Board()
-        games.append(
-            Game(f"special#{index}", board.fen(), tuple(random_game(rng, board, 120)))
-        )
+        games.append(Game(f"special#{index}", board.fen(), tuple(random_game(rng, board, 120))))
     return games
 
 
@@ -320,9 +320,11 @@ class Stream:
     takebacks: int = 0
 
 
-def _sweep(steps: list[Step], target: int) -> list[Step]:
+def _sweep(steps: list[Step], target: int) -> tuple[list[Step], float]:
     """The captured piece swept off as the mover lands: on a presence-only board the target
-    square then never changes; the delays of the dropped steps go to the next step."""
+    square then never changes; the delays of the dropped steps go to the next step (the
+    second value: what is left for the next move's first step, the time the hand took to
+    land)."""
     result: list[Step] = []
     carried = 0.0
     for step in steps:
@@ -331,7 +333,13 @@ def _sweep(steps: list[Step], target: int) -> list[Step]:
             continue
         result.append(Step(step.delay + carried, step.square, step.piece))
         carried = 0.0
-    return result
+    return result, carried
+
+
+FAST_HANDS = 1 / 3
+"""The share of captures that fast hands make in one motion on a presence-only board (the
+captured piece swept off, its square never read empty), and the share of captures whose
+sliding piece rests on a square of its path first: the default of :func:`stream`."""
 
 
 def stream(
@@ -341,16 +349,24 @@ def stream(
     handling: Handling,
     presence_only: bool,
     clock: bool,
-    sweep: float = 0.0,
+    sweep: float | None = None,
+    rest: float | None = None,
     takeback: float = 0.0,
     rotated: bool = False,
 ) -> Stream:
     """The events a virtual board reports while a seeded human plays ``game``: a snapshot
     of the start, then square changes (and lever presses when ``clock``).  ``sweep``: the
-    chance that a capture on a presence-only board sweeps the captured piece off in one go.
+    chance that a capture on a presence-only board sweeps the captured piece off in one go;
+    ``rest``: the chance that the capturing piece, sliding, rests on a square of its path
+    first (both :data:`FAST_HANDS` by default on presence-only boards, 0 on the others).
     ``takeback``: the chance, after a move, that the last one or two moves are taken back by
     hand and then made again.  ``rotated``: the board stands turned round (it reports
     square ``63 - s`` for the game's ``s``)."""
+    if sweep is None:
+        sweep = FAST_HANDS if presence_only else 0.0
+    if rest is None:
+        rest = FAST_HANDS if presence_only else 0.0
+    resting = replace(handling, slide=1.0, slide_rest=1.0)
     rng = random.Random(seed)
     board = game.board()
     squares = squares_of(board, presence_only)
@@ -378,14 +394,21 @@ def stream(
     position = board.copy()
     history: list[dict[int, Piece]] = [dict(squares)]
     index = 0
+    landing = 0.0  # the end of a swept capture: the hand landing, which no sensor saw
     moves = game.moves
     while index < len(moves):
         move = moves[index]
-        ((_, steps),) = game_steps(position, [move], rng, handling, presence_only)
+        hand = handling
+        if presence_only and rest and position.is_capture(move) and rng.random() < rest:
+            hand = resting
+        ((_, steps),) = game_steps(position, [move], rng, hand, presence_only)
         if index and rng.random() < handling.quick_reply and steps:
             steps[0] = Step(
                 round(rng.uniform(*handling.quick_reply_time), 4), steps[0].square, steps[0].piece
             )
+        if landing and steps:
+            steps[0] = Step(steps[0].delay + landing, steps[0].square, steps[0].piece)
+        landing = 0.0
         if (
             presence_only
             and sweep
@@ -393,7 +416,7 @@ def stream(
             and not position.is_en_passant(move)
             and rng.random() < sweep
         ):
-            steps = _sweep(steps, move.to_square)
+            steps, landing = _sweep(steps, move.to_square)
         if presence_only and move.promotion:
             out.promotions[len(out.events)] = chess.piece_symbol(move.promotion)
         play(steps)

@@ -130,6 +130,8 @@ def test_sdist_games_fetched_by_name_are_recognised_exactly(presence_only: bool)
             handling=Handling.noisy(),
             presence_only=presence_only,
             clock=index % 2 == 0,
+            sweep=0.0,  # fast hands have a test of their own
+            rest=0.0,
         )
         if games.recognise(item).ucis != game.ucis():
             wrong.append(game.name)
@@ -178,6 +180,8 @@ def test_games_from_all_960_starts_with_every_castling(presence_only: bool, hand
             handling=handling_of(handling),
             presence_only=presence_only,
             clock=index % 2 == 0,
+            sweep=0.0,  # fast hands have a test of their own
+            rest=0.0,
         )
         if games.recognise(item).ucis != game.ucis():
             wrong.append(game.name)

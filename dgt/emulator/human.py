@@ -93,6 +93,8 @@ class Handling:
     """Length of the flicker of a piece settling on its square."""
     quick_reply_time: Span = (0.0, 0.05)
     """First step of a quick reply, after the previous move's last step."""
+    rest_time: Span = (0.3, 1.0)
+    """How long a sliding piece rests on a square of its path (``slide_rest``)."""
 
     # -- habits (vary in a tidy human too) -------------------------------------------
     capture_first: float = 0.5
@@ -118,6 +120,9 @@ class Handling:
     """A piece moving along a line is dragged, and shows up on the empty squares between."""
     slide_square_seen: float = 0.8
     """During a slide: the board registers the piece on each empty square it passes."""
+    slide_rest: float = 0.0
+    """During a slide: the piece is set down for a moment (``rest_time``) on one empty square
+    of its path, then moved on (fast hands resting the piece before a capture)."""
     hesitate: float = 0.0
     """The mover is lifted, put back on its square, then the move is made."""
     adjust: float = 0.0
@@ -314,7 +319,15 @@ class _Hand:
         )
         start = self.time
         leg = travel / (len(path) + 1)
+        free = [square for square in path if square not in self.squares]
+        rest = self.rng.choice(free) if free and self.chance(self.handling.slide_rest) else None
         for number, square in enumerate(path, start=1):
+            if square == rest:
+                self.emit(start + leg * number - self.time, square, piece)
+                held = self.draw(self.handling.rest_time)
+                self.emit(held, square, Piece.EMPTY)
+                start += held
+                continue
             if square in self.squares or not self.chance(self.handling.slide_square_seen):
                 continue
             self.emit(start + leg * number - self.time, square, piece)

@@ -107,6 +107,20 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   was not handled; it is completed only a further settle delay later.  A piece held still
   in the hand that long reads the same (ambiguous): the reading is replaced when the piece
   is set down elsewhere, and taken back when it is put back;
+* the board stands on something no action explains (after a place, at a clock press, or
+  still for the settle delay): the recogniser reads ahead (:mod:`service.recognize.ahead`)
+  for sequences of legal actions that end in what the board shows -- from the current
+  position (at least two actions after a place, the place completing the last), else
+  replacing a provisional last action (a slide that rested on a square of its path and went
+  on to take in one motion), else from where the last guess started (a swept capture read,
+  or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
+  after the move it answers was lifted, and is lifted after the move's piece was set down);
+  after a place, only a sequence explaining every square handled.  The likeliest is made
+  (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a capture
+  of the piece that just moved) with move events (an ``Amend``, or a ``Takeback`` and the
+  actions again, for what it read again), the other captures the board reads the same named
+  as ``alternatives``.  A stretch no legal play explains within :data:`AHEAD_PLIES` actions
+  is a mismatch; once the board is back on a position legal play reaches, the game goes on;
 * a takeback of several actions counts at once when the board holds more pieces than the
   game has (captured pieces came back: only a takeback does that), else once the board
   stands still on the earlier position for the settle delay;
@@ -143,6 +157,14 @@ from dgt.events import (
     SquareChanged,
 )
 from dgt.protocol.constants import Piece
+from service.recognize.ahead import (
+    AHEAD_PLIES,
+    Handled,
+    Reading,
+    other_captures,
+    readings,
+    search,
+)
 from service.recognize.events import (
     Amend,
     Lift,
@@ -424,6 +446,24 @@ def _copy_handling(source: _Ref, target: _Ref) -> None:
     target.lift_before.update(source.lift_before)
 
 
+def _legal_now(game: VariantGame, action: Action) -> LegalAction | None:
+    """``action`` as a legal action now, if it is legal: looked for among the actions
+    changing the square a move leaves first (far fewer to work out than all of them; a
+    Chess960 castling may leave the king where it stands)."""
+    if isinstance(action, Move):
+        found = next(
+            (la for la in game.actions_changing(action.from_square) if la.action == action), None
+        )
+        if found is not None or game.squares[action.from_square] not in ("K", "k"):
+            return found
+    return next((la for la in game.legal_actions() if la.action == action), None)
+
+
+def _handled(ref: _Ref) -> Handled:
+    """The handling seen since ``ref`` was made, for reading ahead."""
+    return Handled(ref.first_lift, ref.last_lift, ref.last_place)
+
+
 def _reading(piece: Piece, presence_only: bool) -> str:
     if piece is Piece.EMPTY:
         return EMPTY
@@ -479,6 +519,8 @@ class Recognizer:
         self._counts: Counter[int] = Counter()  # pieces per node: spares most view lookups
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
+        self._sure: _Ref | None = None  # the position the last reading ahead started from
+        self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
@@ -540,6 +582,8 @@ class Recognizer:
                 return out
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
+                return out
+            if self._follow(now, out):
                 return out
         self._report_mismatch(now, out)
         return out
@@ -772,8 +816,9 @@ class Recognizer:
             and self._top is not None
             and self._top.diff
             and not self._reread(event.time, out)  # a move is complete: explain it
+            and not self._read_swept(event.time, out)
         ):
-            self._read_swept(event.time, out)
+            self._follow(event.time, out)
         if self._played and not self._played[-1].final:
             side = self._played[-1].action.side
             known = self._lever.get(event.high)
@@ -808,7 +853,8 @@ class Recognizer:
         self._occupied += bool(reading and reading != UNREADABLE) - bool(
             before and before != UNREADABLE
         )
-        for ref in (self._top, self._prev):
+        top, prev, sure = self._top, self._prev, self._sure
+        for ref in (top, prev, None if sure is top or sure is prev else sure):
             if ref is None:
                 continue
             if reading == ref.node.view[square]:
@@ -903,8 +949,182 @@ class Recognizer:
             if ply is not None:
                 self._take_back(ply, time, out)
                 return
-        if self.presence_only and self._placing is not None:
-            self._reread(time, out)
+        if self.presence_only and self._placing is not None and not self._reread(time, out):
+            self._follow(time, out, self._placing)
+
+    def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
+        """Presence-only, no action explains the board: read ahead (:mod:`.ahead`) for the
+        sequences of legal actions from the current position that end in what the board
+        shows (at least two after a place, which must complete the last of them: one is
+        read by the place itself), else for those from the position before a provisional
+        last action that replace it; make the likeliest, naming the other captures the
+        board reads the same.  Returns whether it did."""
+        top, game = self._top, self._game
+        if top is None or game is None or not top.diff:
+            return False
+        board = self._board
+        if any(board[sq] == UNREADABLE for sq in top.diff):
+            return False
+        found: list[Reading] = []
+        if self._replied(top.node.squares, top.diff, game.sides_to_act()):
+            found = readings(
+                game,
+                top.node.view,
+                list(top.diff),
+                _handled(top),
+                promotion=self._promotion,
+                slack=SCAN_SLACK,
+                shortest=2,
+                placed=placed,
+                last=self._landed(len(self._played) - 1),
+                gap=None if placed is not None else 0.0,
+            )
+        if found and (placed is None or not found[0].rank[0]):
+            self._read_ahead(found, top, time, out)
+            return True
+        return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+
+    def _replied(self, squares: SquareMap, diff: Iterable[int], sides: frozenset[Color]) -> bool:
+        """Whether, in turn-based play, the board shows a square of the side not to act
+        emptied since the position ``squares`` (its reply begun: no sequence of two or more
+        actions without it), or play is not turn-based."""
+        if len(sides) != 1:
+            return True
+        (side,) = sides
+        board = self._board
+        for square in diff:
+            symbol = squares[square]
+            if symbol and not board[square] and symbol.isupper() != side:
+                return True
+        return False
+
+    def _within_reach(self, squares: SquareMap, diff: Iterable[int]) -> bool:
+        """Whether :data:`AHEAD_PLIES` actions can empty the squares of each side that the
+        board shows emptied since the position ``squares``: one a side's action (two for a
+        castling), each side acting every other ply."""
+        board = self._board
+        white = black = 0
+        for square in diff:
+            symbol = squares[square]
+            if symbol and not board[square]:
+                if symbol.isupper():
+                    white += 1
+                else:
+                    black += 1
+        most = (AHEAD_PLIES + 1) // 2 + 1
+        return white <= most and black <= most
+
+    def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+        """:meth:`_follow` from the position before a provisional last action."""
+        game, prev, board = self._game, self._prev, self._board
+        assert game is not None
+        if prev is None or not self._played or not prev.diff:
+            return False
+        last = self._played[-1]
+        if last.final or any(board[sq] == UNREADABLE for sq in prev.diff):
+            return False
+        if placed is not None and not self._replied(
+            prev.node.squares, prev.diff, frozenset((last.action.side,))
+        ):
+            return False
+        game.undo()
+        try:
+            found = readings(
+                game,
+                prev.node.view,
+                list(prev.diff),
+                _handled(prev),
+                promotion=self._promotion,
+                slack=SCAN_SLACK,
+                shortest=1 if placed is None else 2,
+                placed=placed,
+                not_first=last.action,
+                last=self._landed(len(self._played) - 2),
+            )
+        finally:
+            game.apply(last.action.action)
+        if not found or (placed is not None and found[0].rank[0]):
+            return False
+        self._read_ahead(found, prev, time, out, replace=True)
+        return True
+
+    def _follow_sure(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+        """:meth:`_follow` from the position the last reading ahead started from (its
+        actions were a guess: the board may now show what else happened): a takeback to it
+        and the actions read from there."""
+        sure, game, board = self._sure, self._game, self._board
+        assert game is not None
+        if sure is None:
+            return False
+        index = sure.node.ply
+        count = len(self._played)
+        if count - index > AHEAD_PLIES + 2 or index >= count or self._nodes[index] is not sure.node:
+            self._sure = None  # the game went on, or was taken back or read again before it
+            return False
+        if index >= count - 1:
+            return False  # the current or the previous position: tried already
+        if not sure.diff or any(board[sq] == UNREADABLE for sq in sure.diff):
+            return False
+        attempt = (index, tuple(sure.diff), placed)
+        if attempt == self._sure_failed:
+            return False  # the board shows what it showed when that search found nothing
+        if not self._within_reach(sure.node.squares, sure.diff):
+            return False
+        landed = self._landed(index - 1)
+        saved, nodes = self._take_back_from(index)
+        try:
+            found = readings(
+                game,
+                sure.node.view,
+                list(sure.diff),
+                _handled(sure),
+                promotion=self._promotion,
+                slack=SCAN_SLACK,
+                placed=placed,
+                last=landed,
+            )
+        finally:
+            self._restore_from(index, saved, nodes)
+        if not found or (placed is not None and found[0].rank[0]):
+            self._sure_failed = attempt
+            return False
+        self._takeback_to(index, time, out)
+        self._read_ahead(found, sure, time, out)
+        return True
+
+    def _landed(self, index: int) -> tuple[int, ...]:
+        """The squares action ``index`` (from 0) set a piece down on (none before the
+        first)."""
+        if index < 0 or index >= len(self._played):
+            return ()
+        return tuple(sq for sq, symbol in self._played[index].action.changes if symbol)
+
+    def _read_ahead(
+        self,
+        found: Sequence[Reading],
+        ref: _Ref,
+        time: float,
+        out: list[RecognizerEvent],
+        *,
+        replace: bool = False,
+    ) -> None:
+        """Make the likeliest of ``found`` (readings from ``ref``; ``replace``: its first
+        action replaces the last one)."""
+        best = found[0]
+        if self._sure is None or self._sure.node.ply > ref.node.ply:
+            self._sure = ref
+        named = other_captures(best, found)
+        touched = ref.first_lift.keys() | ref.last_place.keys()
+        view = ref.node.view
+        logger.debug("read ahead: %s", " ".join(la.uci for la in best.actions))
+        for index, (la, others) in enumerate(zip(best.actions, named, strict=True)):
+            if index == 0 and replace:
+                self._replace(la, time, out, others)
+            else:
+                self._advance(la, time, out, others)
+            self._played[-1].swept = any(
+                symbol and view[sq] and sq not in touched for sq, symbol in la.changes
+            )
 
     def _read_swept(
         self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
@@ -935,6 +1155,23 @@ class Recognizer:
         if not found:
             return False
         self._sort_likeliest(top, found)
+        landed = self._landed(len(self._played) - 1)
+        head = self._preference(top, found[0])[:3]
+        again = next(
+            (
+                c
+                for c in found
+                if self._preference(top, c)[:3] == head and set(c.same) & set(landed)
+            ),
+            None,
+        )
+        if again is not None and again is not found[0]:
+            # among captures the handling cannot tell apart, the one taking the piece that
+            # just moved (most captures in a game are)
+            found.remove(again)
+            found.insert(0, again)
+        if self._sure is None or self._sure.node.ply > top.node.ply:
+            self._sure = top  # a guess: reading ahead may start again from before it
         self._advance(found[0].action, time, out, _alternatives(found))
         played = self._played[-1]
         played.swept = True
@@ -1512,8 +1749,24 @@ class Recognizer:
         if self._game is None or self._top is None:
             return False
         count = len(self._played)
+        top = self._top
+        seen = top.diff.keys() | top.first_lift.keys() | top.last_place.keys()
         for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1):
-            for alternative, _ in self._played[index].alternatives:
+            played = self._played[index]
+            read = played.action.action
+            for alternative, san in played.alternatives:
+                other = alternative.action
+                if (
+                    isinstance(read, Move)
+                    and isinstance(other, Move)
+                    and read.to_square not in seen
+                    and other.to_square not in seen
+                    and not any(mark in text for text in (san, played.san) for mark in "+#")
+                ):
+                    # the readings differ in the pieces on those two squares only (and
+                    # neither gives check): what the board shows now tells them apart only
+                    # if one was handled since
+                    continue
                 if self._try_reading(index, alternative, time, out):
                     return True
         return False
@@ -1525,6 +1778,8 @@ class Recognizer:
         :meth:`_reread`); else leave everything as it was."""
         game = self._game
         assert game is not None
+        if not self._may_read(index, alternative):
+            return False
         old_top, old_prev = self._top, self._prev
         assert old_top is not None
         saved, saved_nodes = self._take_back_from(index)
@@ -1537,7 +1792,7 @@ class Recognizer:
             applied += 1
             if applied < len(saved):
                 action = saved[applied].action.action
-                reading = next((la for la in game.legal_actions() if la.action == action), None)
+                reading = _legal_now(game, action)
         if applied == len(saved):
             top = self._new_ref(self._nodes[-1])
             _copy_handling(old_top, top)
@@ -1551,6 +1806,44 @@ class Recognizer:
         self._restore_from(index, saved, saved_nodes)
         self._top, self._prev = old_top, old_prev
         return False
+
+    def _may_read(self, index: int, alternative: LegalAction) -> bool:
+        """A quick test before :meth:`_try_reading` (the game alone stepped, no events or
+        positions made): with action ``index`` read as ``alternative``, the later actions
+        stay legal and the board's occupancy is the last position's or one more legal
+        action's from it."""
+        game = self._game
+        assert game is not None
+        later = [played.action.action for played in self._played[index:]]
+        for _ in later:
+            game.undo()
+        made = 0
+        fits = False
+        try:
+            reading: LegalAction | None = alternative
+            for number in range(len(later)):
+                if reading is None:
+                    break
+                game.apply(reading.action)
+                made += 1
+                if number + 1 < len(later):
+                    reading = _legal_now(game, later[number + 1])
+            if made == len(later):
+                board, squares = self._board, game.squares
+                occupied = differ = 0
+                for square in _SQUARES:
+                    bit = 1 << square
+                    if squares[square]:
+                        occupied |= bit
+                    if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
+                        differ |= bit
+                fits = not differ or bool(search(game, occupied, differ, plies=1))
+        finally:
+            for _ in range(made):
+                game.undo()
+            for action in later:
+                game.apply(action)
+        return fits
 
     def _take_back_from(self, index: int) -> tuple[list[_Played], list[_Node]]:
         """Take the actions from ``index`` on back (to try another reading of them); returns
@@ -1660,6 +1953,7 @@ class Recognizer:
         self._push_node(_Node(0, squares, self._view(squares)))
         self._top = self._new_ref(self._nodes[0])
         self._prev = None
+        self._sure = None
         self._result = None
         self._reported = ()
         out.append(NewGame(time, variant.id, start.fen, start.number, self.rotated))

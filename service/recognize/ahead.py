@@ -1,0 +1,328 @@
+"""Reading ahead on a presence-only board: the sequences of legal actions that take a position
+of the game to what the board shows.
+
+A presence-only board reads occupancy only, and some handlings leave no trace of an action on
+it but the squares it emptied (a capture whose captured piece was swept off as the capturing
+piece landed never shows its square empty).  When the opponent's reply follows before such an
+action was read, no single action explains the board any more.  Every action turns the
+occupancy it starts from into another by flipping the squares it empties or fills, so the
+board is reached from a position exactly when the flips of a sequence of actions, one after
+the other, add up to the squares where the board differs from it.  The search below keeps to
+actions whose flips are all among the squares still to flip (a square flipped twice -- a piece
+leaving it, another arriving -- is left out: within a few plies it is rare), which narrows it
+to a handful of actions per ply.
+
+It is pure: the game is stepped forward and back and left as it was; the handling seen since
+the position (when each square was lifted and set down) ranks the sequences found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from service.variants.base import LegalAction, Move, VariantGame
+
+AHEAD_PLIES = 4
+"""The most actions a reading ahead makes in one go."""
+AHEAD_NODES = 200
+"""The most positions one search visits (each asks the variant for the actions changing a few
+squares): bounds the cost of a board event that nothing explains."""
+
+
+@dataclass(frozen=True, slots=True)
+class Handled:
+    """When squares were handled since the position searched from (seconds; a square not in
+    a map was not handled that way): the first and the last lift, and the last place."""
+
+    first_lift: Mapping[int, float]
+    last_lift: Mapping[int, float]
+    last_place: Mapping[int, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A sequence of legal actions that ends in what the board shows, with its rank (lower is
+    likelier): handled squares it leaves unexplained, promotions to a kind not chosen, its
+    length, captures other than on the square the action before set a piece down on (most
+    captures in a game take the piece that just moved), captures whose captured square was
+    never handled (swept off)."""
+
+    actions: tuple[LegalAction, ...]
+    rank: tuple[int, int, int, int, int]
+
+
+@cache
+def _between(origin: int, target: int) -> tuple[int, ...]:
+    """The squares strictly between two squares on a rank, file or diagonal (none for other
+    pairs)."""
+    file_step = (target % 8 > origin % 8) - (target % 8 < origin % 8)
+    rank_step = (target // 8 > origin // 8) - (target // 8 < origin // 8)
+    files, ranks = abs(target % 8 - origin % 8), abs(target // 8 - origin // 8)
+    if files and ranks and files != ranks:
+        return ()
+    step = rank_step * 8 + file_step
+    return tuple(range(origin + step, target, step)) if step else ()
+
+
+def flips(action: LegalAction, occupied: int) -> int:
+    """The squares (a bit mask) whose occupancy ``action`` changes from ``occupied``."""
+    mask = 0
+    for square, symbol in action.changes:
+        bit = 1 << square
+        if bool(symbol) != bool(occupied & bit):
+            mask |= bit
+    return mask
+
+
+def _squares(mask: int) -> list[int]:
+    result = []
+    while mask:
+        low = mask & -mask
+        result.append(low.bit_length() - 1)
+        mask ^= low
+    return result
+
+
+def search(
+    game: VariantGame,
+    occupied: int,
+    differ: int,
+    *,
+    shortest: int = 1,
+    plies: int = AHEAD_PLIES,
+    placed: int | None = None,
+    not_first: LegalAction | None = None,
+    budget: int = AHEAD_NODES,
+    lifted: Mapping[int, float] | None = None,
+    slack: float = 0.0,
+) -> list[tuple[LegalAction, ...]]:
+    """The sequences of ``shortest`` to ``plies`` legal actions from ``game``'s position
+    (whose occupancy is the bit mask ``occupied``) that flip exactly the squares of
+    ``differ``, each flipping only squares still to flip.  ``placed``: the last action must
+    set a piece down on that square (the place that completed it).  ``not_first``: an action
+    no sequence starts with (the reading being replaced).  ``lifted``: when each square was
+    last lifted; an action whose piece was not lifted more than ``slack`` seconds after the
+    piece of the action before it is left out (a reply starts after the move it answers
+    was made).  The
+    game is left as it was."""
+    found: list[tuple[LegalAction, ...]] = []
+    path: list[LegalAction] = []
+    visited = 0
+    sides = game.sides_to_act()
+    if not sides:
+        return found
+    turns = len(sides) == 1  # one side at a time: its actions leave its own squares
+    white = 0
+    for square, symbol in enumerate(game.squares):
+        if symbol and symbol.isupper():
+            white |= 1 << square
+
+    def started(action: LegalAction) -> float | None:
+        if lifted is None:
+            return None
+        times = [lifted[sq] for sq, symbol in action.changes if not symbol and sq in lifted]
+        return min(times) if times else None
+
+    def down(occupancy: int, todo: int, left: int, since: float, side: bool, whites: int) -> None:
+        nonlocal visited
+        if not todo:
+            if len(path) >= shortest and (
+                placed is None or any(sq == placed and symbol for sq, symbol in path[-1].changes)
+            ):
+                found.append(tuple(path))
+            return
+        if not left or visited >= budget:
+            return
+        todo_squares = todo
+        if turns:
+            # every square to empty is emptied by its own side's action, one each (two for
+            # a castling)
+            own = occupancy & (whites if side else ~whites)
+            mine, theirs = (todo & own).bit_count(), (todo & occupancy & ~own).bit_count()
+            if mine > (left + 1) // 2 + 1 or theirs > left // 2 + 1:
+                return
+            todo_squares = todo & own  # an action empties a square of the side to act
+            if not todo_squares:
+                return
+        visited += 1
+        seen: set[str] = set()
+        for square in _squares(todo_squares):
+            for action in game.actions_changing(square):
+                if action.uci in seen or (not path and action == not_first):
+                    continue
+                seen.add(action.uci)
+                mask = flips(action, occupancy)
+                if not mask or mask & ~todo:
+                    continue
+                start = started(action)
+                if start is not None and start <= since + slack:
+                    continue  # a reply starts once the move it answers was made
+                after = whites
+                for changed, symbol in action.changes:
+                    if symbol and symbol.isupper():
+                        after |= 1 << changed
+                    else:
+                        after &= ~(1 << changed)
+                game.apply(action.action)
+                path.append(action)
+                try:
+                    down(
+                        occupancy ^ mask,
+                        todo ^ mask,
+                        left - 1,
+                        since if start is None else start,
+                        not action.side,
+                        after,
+                    )
+                finally:
+                    path.pop()
+                    game.undo()
+
+    down(occupied, differ, plies, float("-inf"), next(iter(sides)), white)
+    return found
+
+
+def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> bool:
+    """Whether the handling allows ``actions`` one after the other: no action's piece was
+    lifted (its last lift) more than ``slack`` seconds before an earlier action's piece was
+    set down (its last place; squares a later action changes again left out) -- a reply
+    starts once the move before it is made."""
+    starts: list[float | None] = []
+    for action in actions:
+        lifts = [handled.last_lift[sq] for sq, symbol in action.changes if not symbol and sq in
+                 handled.last_lift]  # fmt: skip
+        starts.append(min(lifts) if lifts else None)
+    for index, action in enumerate(actions):
+        for square, symbol in action.changes:
+            placed = handled.last_place.get(square)
+            if not symbol or placed is None:
+                continue
+            # the last place of a square that a later action sets down again, its piece
+            # taken off (the last lift) more than a scan after this action started, is that
+            # action's (the captured piece may come off before the capturing piece is lifted)
+            taken = handled.last_lift.get(square)
+            began = starts[index]
+            if (
+                taken is not None
+                and placed >= taken
+                and (began is None or taken > began + slack)
+                and any(square in other.changed_squares for other in actions[index + 1 :])
+            ):
+                continue
+            for start in starts[index + 1 :]:
+                if start is not None and start + slack < placed:
+                    return False
+    return True
+
+
+def rank(
+    actions: Sequence[LegalAction],
+    view: Sequence[str],
+    handled: Handled,
+    promotion: str,
+    last: Sequence[int] = (),
+) -> tuple[int, int, int, int, int]:
+    """The rank of a reading (see :class:`Reading`); ``view`` is the occupancy of the
+    position searched from (truthy: occupied), ``promotion`` the kind chosen, ``last`` the
+    squares the action before that position set a piece down on."""
+    touched = handled.first_lift.keys() | handled.last_place.keys()
+    explained: set[int] = set()
+    wrong_kind = 0
+    swept = 0
+    elsewhere = 0
+    occupied = {sq for sq in range(64) if view[sq]}
+    landed = set(last)
+    for action in actions:
+        move = action.action
+        set_down = set()
+        for square, symbol in action.changes:
+            explained.add(square)
+            if symbol and square in occupied:
+                swept += square not in touched
+                elsewhere += square not in landed
+            if symbol:
+                occupied.add(square)
+                set_down.add(square)
+            else:
+                occupied.discard(square)
+        landed = set_down
+        if isinstance(move, Move):
+            explained.update(_between(move.from_square, move.to_square))
+            if move.promotion is not None and move.promotion != promotion:
+                wrong_kind += 1
+    return len(touched - explained), wrong_kind, len(actions), elsewhere, swept
+
+
+def readings(
+    game: VariantGame,
+    view: Sequence[str],
+    differ: Sequence[int],
+    handled: Handled,
+    *,
+    promotion: str,
+    slack: float,
+    shortest: int = 1,
+    placed: int | None = None,
+    not_first: LegalAction | None = None,
+    last: Sequence[int] = (),
+    gap: float | None = None,
+) -> list[Reading]:
+    """The sequences of legal actions from ``game``'s position (read by the board as
+    ``view``) that end in a board differing from it on the squares ``differ`` and fit the
+    handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
+    ``gap``: how much later than the action before it an action's piece must be lifted
+    (default ``slack``; a move must be complete when the caller asks, so less may do)."""
+    occupied = 0
+    for square in range(64):
+        if view[square]:
+            occupied |= 1 << square
+    todo = 0
+    for square in differ:
+        todo |= 1 << square
+    found = search(
+        game,
+        occupied,
+        todo,
+        shortest=shortest,
+        placed=placed,
+        not_first=not_first,
+        lifted=handled.last_lift,
+        slack=slack if gap is None else gap,
+    )
+    result = [
+        Reading(actions, rank(actions, view, handled, promotion, last))
+        for actions in found
+        if in_order(actions, handled, slack)
+    ]
+    result.sort(key=lambda reading: reading.rank)
+    return result
+
+
+def other_captures(best: Reading, others: Sequence[Reading]) -> list[tuple[LegalAction, ...]]:
+    """For each action of ``best``, the other actions read the same in readings as likely as
+    it: the same actions but that one, which moves the same piece to another square (a
+    capture of another piece; the board cannot tell which)."""
+    named: list[list[LegalAction]] = [[] for _ in best.actions]
+    for other in others:
+        if other is best or other.rank != best.rank:
+            continue
+        differing = [
+            index
+            for index, (mine, theirs) in enumerate(zip(best.actions, other.actions, strict=True))
+            if mine.uci != theirs.uci
+        ]
+        if len(differing) != 1:
+            continue
+        index = differing[0]
+        mine, theirs = best.actions[index].action, other.actions[index].action
+        if (
+            isinstance(mine, Move)
+            and isinstance(theirs, Move)
+            and mine.from_square == theirs.from_square
+            and mine.promotion == theirs.promotion
+            and other.actions[index] not in named[index]
+        ):
+            named[index].append(other.actions[index])
+    return [tuple(each) for each in named]
