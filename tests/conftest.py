@@ -90,13 +90,14 @@ SLOW_MODULES = frozenset(
     }
 )
 """Modules that are end-to-end runs as a whole (Chromium pages, the benches, the command-line
-programs in subprocesses, the demo on pseudo-terminals): every test in them is ``slow``.
+programs in subprocesses, the demo on pseudo-terminals; and every module with ``browser`` in
+its name, the Chromium pages): every test in them is ``slow``.
 Single slow tests elsewhere carry ``@pytest.mark.slow`` themselves."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SLOW_MODULES:
+        if item.path.name in SLOW_MODULES or "browser" in item.path.name:  # Chromium pages
             item.add_marker(pytest.mark.slow)
 
 

@@ -91,6 +91,7 @@ async def test_a_drop_after_the_memory_request_is_named_in_the_warning(
             assert list(board.squares) == list(vb.board_frame())
 
 
+@pytest.mark.slow
 async def test_a_lost_link_long_after_any_request_names_none(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

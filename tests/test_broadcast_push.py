@@ -79,6 +79,7 @@ def ids(push: object) -> list[str]:
     return [g["tags"]["GameId"] for g in push.games]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 async def test_every_game_arrives_once_per_change_in_a_stable_order(setup: Setup) -> None:
     lichess = setup.lichess
     pusher = setup.make()
@@ -216,6 +217,7 @@ async def test_a_round_over_the_limit_is_cut_between_games(setup: Setup) -> None
     assert "1-1" not in ids(lichess.pushes[-1])
 
 
+@pytest.mark.slow
 async def test_the_delay_pushes_each_game_as_it_stood(setup: Setup) -> None:
     lichess = setup.lichess
     setup.make(delay=0.6)

@@ -143,6 +143,7 @@ def test_a_second_holder_is_refused_naming_the_first_and_kill_9_needs_no_cleanin
         assert f"pid {os.getpid()} " in lock_path(db).read_text()
 
 
+@pytest.mark.slow
 def test_a_second_service_on_one_database_exits_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -373,6 +374,7 @@ def test_a_stop_that_cannot_commit_writes_a_recovery_file_that_the_next_start_fo
     error_log.expect("cannot write")
 
 
+@pytest.mark.slow
 def test_service_exits_non_zero_when_its_stop_cannot_commit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     error_log: ErrorLog,
@@ -447,6 +449,7 @@ def test_a_damaged_page_is_one_line_at_start_saying_what_to_do(
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_rows_that_are_not_json_are_one_line_at_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -527,6 +530,7 @@ def test_store_check_names_rows_that_are_not_json(
     assert "readable rows: 2 (table 1: 2)" in out
 
 
+@pytest.mark.slow
 def test_a_running_service_retries_and_stores_the_kept_rows_when_writes_work_again(
     tmp_path: Path,
     error_log: ErrorLog,

@@ -88,6 +88,7 @@ async def test_the_limit_is_logged_at_start(
     assert any("open files: limit" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.slow
 async def test_quiet_connections_make_room_at_the_cap(server: WebServer) -> None:
     server.guard.cap = 20
     url = f"http://127.0.0.1:{server.port}"
