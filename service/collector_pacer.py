@@ -17,7 +17,14 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["THAW_CHECK", "THAW_GROWTH", "THAW_INTERVAL", "CollectorPacer", "paced"]
+__all__ = [
+    "GROWTH_CHECK",
+    "THAW_CHECK",
+    "THAW_GROWTH",
+    "THAW_INTERVAL",
+    "CollectorPacer",
+    "paced",
+]
 
 T = TypeVar("T")
 
@@ -32,6 +39,13 @@ requests makes some) never hold more memory than about half the live objects."""
 
 THAW_CHECK = 0.5
 """Seconds between two looks at whether a thaw is due."""
+
+GROWTH_CHECK = 10.0
+"""Seconds between two counts of the frozen objects for :data:`THAW_GROWTH`
+(:func:`gc.get_freeze_count` walks every frozen object: a few milliseconds in a large hall).
+What is counted is what is frozen now: objects that survived a collection and died since
+are not (counting every survivor of every young collection instead made a hall of 1,000
+tables thaw several times a minute, each thaw a pause of some 400 ms)."""
 
 
 class CollectorPacer:
@@ -57,7 +71,7 @@ class CollectorPacer:
     _runs = 0
     _thawed_at = 0.0
     _frozen_after_thaw = 0
-    _frozen_since_thaw = 0
+    _growth_checked_at = 0.0
 
     @classmethod
     def start(cls) -> None:
@@ -67,9 +81,8 @@ class CollectorPacer:
             gc.callbacks.append(cls._after_collection)
             gc.collect()
             gc.freeze()
-            cls._thawed_at = time.monotonic()
+            cls._thawed_at = cls._growth_checked_at = time.monotonic()
             cls._frozen_after_thaw = gc.get_freeze_count()
-            cls._frozen_since_thaw = 0
         cls._runs += 1
 
     @classmethod
@@ -87,18 +100,20 @@ class CollectorPacer:
     @classmethod
     def thaw_if_due(cls, now: float | None = None) -> bool:
         """Once :data:`THAW_INTERVAL` seconds passed since the last thaw (or the frozen
-        objects grew by :data:`THAW_GROWTH`): hand the frozen objects back and collect
-        everything once (the garbage cycles among them are freed); the survivors are
-        frozen again.  Returns whether it did."""
+        objects grew by :data:`THAW_GROWTH`, counted every :data:`GROWTH_CHECK` seconds):
+        hand the frozen objects back and collect everything once (the garbage cycles among
+        them are freed); the survivors are frozen again.  Returns whether it did."""
         now = time.monotonic() if now is None else now
         if cls._runs == 0:
             return False
-        share, least = THAW_GROWTH
-        grown = cls._frozen_since_thaw
-        if now - cls._thawed_at < THAW_INTERVAL and (
-            grown < least or grown < share * cls._frozen_after_thaw
-        ):
-            return False
+        if now - cls._thawed_at < THAW_INTERVAL:
+            if now - cls._growth_checked_at < GROWTH_CHECK:
+                return False
+            cls._growth_checked_at = now
+            share, least = THAW_GROWTH
+            grown = gc.get_freeze_count() - cls._frozen_after_thaw
+            if grown < least or grown < share * cls._frozen_after_thaw:
+                return False
         cls._thaw(now)
         return True
 
@@ -115,20 +130,14 @@ class CollectorPacer:
 
     @classmethod
     def _thaw(cls, now: float) -> None:
-        cls._thawed_at = now
+        cls._thawed_at = cls._growth_checked_at = now
         gc.unfreeze()
         gc.collect()  # _after_collection freezes the survivors
         cls._frozen_after_thaw = gc.get_freeze_count()  # walks them: once a thaw
-        cls._frozen_since_thaw = 0
 
     @classmethod
     def _after_collection(cls, phase: str, info: Mapping[str, Any]) -> None:
         if phase == "stop":
-            # The survivors wait in the next generation (every older one is empty, all
-            # frozen): counted there, as gc.get_freeze_count() walks every frozen object.
-            survivors = gc.get_objects(min(int(info.get("generation", 2)) + 1, 2))
-            cls._frozen_since_thaw += len(survivors)
-            del survivors
             gc.freeze()
 
 

@@ -23,6 +23,7 @@ class _Cycle:
 def test_a_share_of_growth_is_needed_too(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
     monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (10.0, 300))
+    monkeypatch.setattr(service.collector_pacer, "GROWTH_CHECK", 0.0)
     CollectorPacer.start()
     try:
         for _ in range(3000):
@@ -38,6 +39,7 @@ def test_garbage_frozen_by_the_pacer_is_freed_once_it_grew_too_much(
 ) -> None:
     monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
     monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (0.0, 300))
+    monkeypatch.setattr(service.collector_pacer, "GROWTH_CHECK", 0.0)
     CollectorPacer.start()
     try:
         base = gc.get_freeze_count()
@@ -101,6 +103,7 @@ def test_settled_collects_once_and_measures_growth_from_the_built_service(
 ) -> None:
     monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
     monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (0.5, 300))
+    monkeypatch.setattr(service.collector_pacer, "GROWTH_CHECK", 0.0)
     CollectorPacer.settled()  # not running: nothing
     assert gc.get_freeze_count() == 0
     CollectorPacer.start()
@@ -121,3 +124,20 @@ def test_settled_collects_once_and_measures_growth_from_the_built_service(
     finally:
         CollectorPacer.stop()
     assert gc.get_freeze_count() == 0
+
+
+def test_survivors_that_died_since_bring_no_thaw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy hall makes many objects that live through a young collection and die soon
+    after (by reference counting): only what is still frozen counts as growth."""
+    monkeypatch.setattr(service.collector_pacer, "THAW_INTERVAL", 3600.0)
+    monkeypatch.setattr(service.collector_pacer, "THAW_GROWTH", (0.0, 5_000))
+    monkeypatch.setattr(service.collector_pacer, "GROWTH_CHECK", 0.0)
+    CollectorPacer.start()
+    try:
+        for _ in range(20):
+            batch = [[] for _ in range(1_000)]
+            gc.collect(0)  # frozen while they live...
+            del batch  # ...and freed by their count: 20,000 survivors in all
+            assert not CollectorPacer.thaw_if_due()
+    finally:
+        CollectorPacer.stop()
