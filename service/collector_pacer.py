@@ -17,14 +17,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
-__all__ = [
-    "GROWTH_CHECK",
-    "THAW_CHECK",
-    "THAW_GROWTH",
-    "THAW_INTERVAL",
-    "CollectorPacer",
-    "paced",
-]
+__all__ = ["THAW_CHECK", "THAW_INTERVAL", "CollectorPacer", "paced"]
 
 T = TypeVar("T")
 
@@ -32,20 +25,15 @@ THAW_INTERVAL = 600.0
 """Seconds between thaws of the objects the pacer froze out of the cycle collector's way
 (see :class:`CollectorPacer`)."""
 
-THAW_GROWTH = (0.5, 100_000)
-"""A thaw comes sooner once the frozen objects grew by both this share of what the last
-thaw left frozen and this many objects: garbage cycles frozen meanwhile (a flood of
-requests makes some) never hold more memory than about half the live objects."""
-
 THAW_CHECK = 0.5
 """Seconds between two looks at whether a thaw is due."""
 
-GROWTH_CHECK = 10.0
-"""Seconds between two counts of the frozen objects for :data:`THAW_GROWTH`
-(:func:`gc.get_freeze_count` walks every frozen object: a few milliseconds in a large hall).
-What is counted is what is frozen now: objects that survived a collection and died since
-are not (counting every survivor of every young collection instead made a hall of 1,000
-tables thaw several times a minute, each thaw a pause of some 400 ms)."""
+# No thaw comes sooner because the frozen objects grew: counting them walks every frozen
+# object (gc.get_freeze_count: tens of milliseconds at 1,000 tables, a pause every time it
+# is asked), and counting instead every survivor of every young collection made a hall of
+# 1,000 tables thaw several times a minute (each a full pass of some 400 ms).  A flood of
+# requests no route matches leaves no garbage cycle to freeze (service.web.app answers it
+# without raising), so the timed thaw is enough.
 
 
 class CollectorPacer:
@@ -65,13 +53,10 @@ class CollectorPacer:
     found any) wait for the next thaw: every :data:`THAW_INTERVAL` seconds
     (:meth:`thaw_if_due`, asked every :data:`THAW_CHECK` seconds) the frozen objects go back
     to the collector for one full collection, one long pass that frees them, and what survives
-    it is frozen again, or sooner once the frozen objects grew by :data:`THAW_GROWTH`.
-    Starts nest: the last :meth:`stop` thaws everything."""
+    it is frozen again.  Starts nest: the last :meth:`stop` thaws everything."""
 
     _runs = 0
     _thawed_at = 0.0
-    _frozen_after_thaw = 0
-    _growth_checked_at = 0.0
 
     @classmethod
     def start(cls) -> None:
@@ -81,8 +66,7 @@ class CollectorPacer:
             gc.callbacks.append(cls._after_collection)
             gc.collect()
             gc.freeze()
-            cls._thawed_at = cls._growth_checked_at = time.monotonic()
-            cls._frozen_after_thaw = gc.get_freeze_count()
+            cls._thawed_at = time.monotonic()
         cls._runs += 1
 
     @classmethod
@@ -99,41 +83,29 @@ class CollectorPacer:
 
     @classmethod
     def thaw_if_due(cls, now: float | None = None) -> bool:
-        """Once :data:`THAW_INTERVAL` seconds passed since the last thaw (or the frozen
-        objects grew by :data:`THAW_GROWTH`, counted every :data:`GROWTH_CHECK` seconds):
-        hand the frozen objects back and collect everything once (the garbage cycles among
-        them are freed); the survivors are frozen again.  Returns whether it did."""
+        """Once :data:`THAW_INTERVAL` seconds passed since the last thaw: hand the frozen
+        objects back and collect everything once (the garbage cycles among them are freed);
+        the survivors are frozen again.  Returns whether it did."""
         now = time.monotonic() if now is None else now
-        if cls._runs == 0:
+        if cls._runs == 0 or now - cls._thawed_at < THAW_INTERVAL:
             return False
-        if now - cls._thawed_at < THAW_INTERVAL:
-            if now - cls._growth_checked_at < GROWTH_CHECK:
-                return False
-            cls._growth_checked_at = now
-            share, least = THAW_GROWTH
-            grown = gc.get_freeze_count() - cls._frozen_after_thaw
-            if grown < least or grown < share * cls._frozen_after_thaw:
-                return False
         cls._thaw(now)
         return True
 
     @classmethod
     def settled(cls) -> None:
         """The service is built (its tables rebuilt, before any board talks): thaw now, so
-        that the one long collection of everything made at start-up comes before the
-        service is busy, and the growth of :data:`THAW_GROWTH` is measured from what the
-        built service holds (not from the bare process the loop started with, which would
-        have the service's own first objects bring a thaw while it serves).  Nothing while
-        the pacer does not run."""
+        that the one long collection of everything made at start-up (garbage cycles of
+        building the tables among it) comes before the service is busy.  Nothing while the
+        pacer does not run."""
         if cls._runs > 0:
             cls._thaw(time.monotonic())
 
     @classmethod
     def _thaw(cls, now: float) -> None:
-        cls._thawed_at = cls._growth_checked_at = now
+        cls._thawed_at = now
         gc.unfreeze()
         gc.collect()  # _after_collection freezes the survivors
-        cls._frozen_after_thaw = gc.get_freeze_count()  # walks them: once a thaw
 
     @classmethod
     def _after_collection(cls, phase: str, info: Mapping[str, Any]) -> None:
