@@ -60,8 +60,3 @@ class CommittedView(Generic[Shown]):
         if shown is None:
             shown = self._shadows[table_id] = self._rebuild(table_id)
         return shown
-
-    @property
-    def shadows(self) -> int:
-        """Shadows built and kept now."""
-        return len(self._shadows)

@@ -328,7 +328,7 @@ class Hall:
 
         report = rebuild(table, config.id, self.store.inputs(config.id), on_input=seen)
         runner.replay_divergences = report.divergences
-        self._drain_clock_orders(table)
+        table.take_clock_orders()  # orders of the past: the clock already had them
         return runner, report
 
     def _shadow_runner(self, table_id: str) -> HallTable:
@@ -398,21 +398,31 @@ class Hall:
         if item.kind is not InputKind.BOARD or event is None:
             if item.produced:
                 outs = [output_json(o) for o in item.produced]
-                self.store.append(table.id, str(item.kind), item.time, {}, outs)
-                self._committed.ahead(table.id)
-                table.inputs += 1
+                self._log(table, str(item.kind), item.time, {}, outs)
                 self._queue(table, outs, None)
             return
         received = event.time
         data = board_input(event)
         outs = [output_json(o) for o in item.produced]
-        self.store.append(table.id, "board", item.time, data, outs)
-        self._committed.ahead(table.id)
-        table.inputs += 1
+        self._log(table, "board", item.time, data, outs)
         quiet = False
         if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
             quiet = table.quiet_clock(bool(data["running"]), received)
         self._queue(table, outs, received, publish=not quiet)
+
+    def _log(
+        self,
+        table: HallTable,
+        kind: str,
+        t: float,
+        data: dict[str, Any],
+        outs: list[dict[str, Any]],
+    ) -> None:
+        """One input of ``table`` and what it caused into the store's queue: the table is
+        ahead of its commit until the queue is committed."""
+        self.store.append(table.id, kind, t, data, outs)
+        self._committed.ahead(table.id)
+        table.inputs += 1
 
     def link_changed(self, runner: TableRunner) -> None:
         """A runner's link changed (:class:`~service.table_runner.RunnerHost`)."""
@@ -426,9 +436,7 @@ class Hall:
             produced = runner.tick(now)
             if produced:
                 outs = [output_json(o) for o in produced]
-                self.store.append(runner.id, "tick", now, {}, outs)
-                self._committed.ahead(runner.id)
-                runner.inputs += 1
+                self._log(runner, "tick", now, {}, outs)
                 self._queue(runner, outs, None)
 
     async def admin(
@@ -448,9 +456,7 @@ class Hall:
         except (ValueError, KeyError, TypeError) as exc:  # TableError is a ValueError
             raise HallError(_one_line(exc), 400) from None
         outs = [output_json(o) for o in produced]
-        self.store.append(runner.id, "admin", now, {"command": command, "args": dict(args)}, outs)
-        self._committed.ahead(runner.id)
-        runner.inputs += 1
+        self._log(runner, "admin", now, {"command": command, "args": dict(args)}, outs)
         self._queue(runner, outs, None)
         self._flush()
         if self.store_error is not None:
@@ -638,10 +644,6 @@ class Hall:
             runner = self.runners.get(table_id)
             if runner is not None:
                 runner.send_clock_orders(orders)
-
-    @staticmethod
-    def _drain_clock_orders(table: TableLike) -> None:
-        table.take_clock_orders()  # orders of the past: the clock already had them
 
     # --- reading --------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps"]
+__all__ = ["dumps", "encodable"]
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 """Keys that are numbers (or None, or booleans) written as strings, as ``json`` does."""
@@ -31,3 +31,15 @@ def dumps(obj: Any) -> str:
         return orjson.dumps(obj, option=_OPTIONS).decode()
     except TypeError:
         return _FALLBACK.encode(obj)
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (a lone surrogate, say, from a ``"\\ud800"``
+    escape in JSON or an undecodable byte in a header, cannot)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -67,11 +67,14 @@ class Players(Protocol):
     def black(self) -> str: ...
 
 
-def seven_tag_roster(settings: Players, result: str) -> dict[str, str]:
-    """Event, Site, Date (unknown), Round, White, Black and Result, in that order."""
+def seven_tag_roster(
+    settings: Players, result: str, date: str | None = None
+) -> dict[str, str]:
+    """Event, Site, Date (``date``, or unknown), Round, White, Black and Result, in that
+    order."""
     s = settings
     return {
-        "Event": s.event, "Site": s.site, "Date": UNKNOWN_DATE, "Round": s.round,
+        "Event": s.event, "Site": s.site, "Date": date or UNKNOWN_DATE, "Round": s.round,
         "White": s.white, "Black": s.black, "Result": result,
     }  # fmt: skip
 
@@ -274,9 +277,7 @@ def _segment(
 ) -> str:  # fmt: skip
     last = index == count
     result = src.result if last else "*"
-    tags = seven_tag_roster(src.settings, result)
-    if src.date is not None:
-        tags["Date"] = src.date
+    tags = seven_tag_roster(src.settings, result, src.date)
     tags["TimeControl"] = src.time_control
     if count > 1:
         tags["GameSegment"] = f"{index}/{count}"

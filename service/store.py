@@ -53,7 +53,7 @@ from typing import Any, Protocol
 
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
-from service.json_text import dumps
+from service.json_text import dumps, encodable
 from service.store_recovery import (
     RecoveryError,
     Row,
@@ -186,16 +186,6 @@ def _row_error(exc: Exception) -> bool:
     if isinstance(exc, sqlite3.IntegrityError | sqlite3.DataError):
         return True
     return not isinstance(exc, sqlite3.DatabaseError)
-
-
-def _encodable(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class Replayable(Protocol):
@@ -457,7 +447,7 @@ class Store:
             self._refuse(table_id, kind, len(outputs) + 1, str(exc))
             return
         if not all(
-            _encodable(row[0]) and _encodable(row[2]) and _encodable(row[4]) for row in rows
+            encodable(row[0]) and encodable(row[2]) and encodable(row[4]) for row in rows
         ):
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
@@ -535,7 +525,6 @@ class Store:
                 rows = self._insert_one_at_a_time(rows)
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
-            self._rollback()
             self._failed(exc)
             raise StoreError(self._failure_message()) from None
         finally:

@@ -11,14 +11,14 @@ order, before anything new) and removes it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from service.atomic_file import sync_directory, write_atomically
 
 Row = tuple[str, str, str, float, str]
 """One log row: table id, role, kind, time, data (JSON text)."""
@@ -85,7 +85,7 @@ def read_recovery(path: Path) -> list[Row]:
 def remove_recovery(path: Path) -> None:
     """Remove a recovery file once its rows are committed (and make the removal durable)."""
     path.unlink()
-    _sync_directory(path.parent)
+    sync_directory(path.parent)
 
 
 def _row(obj: Any) -> Row:
@@ -111,30 +111,6 @@ def _write_atomically(path: Path, rows: Sequence[Row]) -> None:
         + "\n"
         for table, role, kind, t, data in rows
     )
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        try:
-            data = lines.encode("utf-8")
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _sync_directory(path.parent)
+    write_atomically(path, lines.encode("utf-8"))
 
 
-def _sync_directory(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from service.store import Store, StoreError
-from service.store_recovery import recovery_paths
+from service.store_recovery import ROLES, recovery_paths
 
 CHUNK = 512
 """Rows read per query while all goes well."""
@@ -73,7 +73,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     if not path.is_file():
         raise SalvageError(f"{path}: no such database file")
     try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         connection.execute("PRAGMA schema_version").fetchone()
     except sqlite3.DatabaseError as exc:
         raise SalvageError(f"{path}: cannot open the database: {exc}") from None
@@ -215,7 +215,7 @@ def _read(connection: sqlite3.Connection, first: int, last: int) -> list[LogRow]
     for seq, table_id, role, kind, t, data in rows:
         if not (
             isinstance(table_id, str)
-            and role in ("in", "echo", "out")
+            and role in ROLES
             and isinstance(kind, str)
             and isinstance(t, int | float)
             and isinstance(data, str)

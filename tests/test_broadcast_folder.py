@@ -15,7 +15,8 @@ import pytest
 from broadcast_stand_in import ScriptTable, check_game
 
 from dgt.transports.emulator import EmulatorTransport
-from service.broadcast.folder import FolderWriter, round_dir, write_atomically
+from service.atomic_file import write_atomically
+from service.broadcast.folder import FolderWriter, round_dir
 from service.config import TableConfig
 from service.hall import Hall
 from service.store import Store

@@ -17,8 +17,6 @@ from typing import Any
 from service.arbiter.rulings import Claim, ClaimKind, ClaimStatus
 from service.variants.base import Color
 
-OPEN = frozenset({ClaimStatus.OFFERED, ClaimStatus.MADE})
-
 
 class Lapse(StrEnum):
     """What ends a claimant's right to an offered claim: touching a piece (FIDE 4.8),

@@ -26,13 +26,12 @@ import concurrent.futures
 import contextlib
 import json
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from service.atomic_file import write_atomically
 from service.broadcast.hall_feeds import hall_feeds
 from service.broadcast.lichess_pgn import FeedEntry, FeedGame, Problem, joined
 from service.hall import Hall
@@ -102,29 +101,6 @@ def _player(tags: Mapping[str, str], side: str) -> dict[str, str]:
         if value:
             player[detail[0].lower() + detail[1:]] = value
     return player
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never a
-    part: a temporary file beside it, flushed to disk, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    with contextlib.suppress(OSError):
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
 
 
 def _write_all(root: Path, files: Mapping[str, str]) -> None:

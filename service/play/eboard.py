@@ -53,7 +53,6 @@ from service.recognize import (
     Recognizer,
     RecognizerEvent,
     RecordedMove,
-    Takeback,
 )
 from service.variants.base import StartPosition
 from service.variants.standard import squares_of
@@ -206,8 +205,6 @@ class Eboard:
         self._led_target: tuple[str, ...] | None = None
         self._now = float("-inf")
         self._final_at: dict[int, float] = {}
-        self.moves_read = 0
-        """Moves the feed listed since the last setup or new game (for the LEDs)."""
 
     # -- input -----------------------------------------------------------------------------
 
@@ -250,7 +247,6 @@ class Eboard:
         out = self.recognizer.start_game(now, start, rotated=rotated)
         self._setup = start
         self._led_target = start.squares
-        self.moves_read = 0
         self._note(out)
         if self._seen:
             # the recogniser reads a snapshot only where it changes its board: an empty
@@ -374,13 +370,9 @@ class Eboard:
                 if setup is None or event.fen != setup.fen:
                     self._led_target = None
                     self._setup = None
-                self.moves_read = 0
             elif isinstance(event, MoveEvent) and event.final:
                 self._final_at[event.ply] = event.time
-                self.moves_read = max(self.moves_read, event.ply)
                 self._led_target = None
-            elif isinstance(event, Takeback):
-                self.moves_read = min(self.moves_read, event.ply)
         if self._led_target is not None and self._seen and not self.led_squares():
             self._led_target = None  # the board shows the setup: nothing more to show
 

@@ -242,10 +242,6 @@ class PlayServer:
         self.refused = 0
         """WebSocket handshakes refused for their origin."""
 
-    @property
-    def sessions(self) -> int:
-        return len(self._clients)
-
     async def start(self) -> str:
         """Start serving; returns the address (``ws://127.0.0.1:1982/api/v1.0``)."""
         app = web.Application()

@@ -54,7 +54,7 @@ class Reading:
 
 
 @cache
-def _between(origin: int, target: int) -> tuple[int, ...]:
+def between(origin: int, target: int) -> tuple[int, ...]:
     """The squares strictly between two squares on a rank, file or diagonal (none for other
     pairs)."""
     file_step = (target % 8 > origin % 8) - (target % 8 < origin % 8)
@@ -249,7 +249,7 @@ def rank(
                 occupied.discard(square)
         landed = set_down
         if isinstance(move, Move):
-            explained.update(_between(move.from_square, move.to_square))
+            explained.update(between(move.from_square, move.to_square))
             if move.promotion is not None and move.promotion != promotion:
                 wrong_kind += 1
     return len(touched - explained), wrong_kind, len(actions), elsewhere, swept

@@ -161,6 +161,7 @@ from service.recognize.ahead import (
     AHEAD_PLIES,
     Handled,
     Reading,
+    between,
     other_captures,
     readings,
     search,
@@ -408,18 +409,6 @@ def _same_origin(new: LegalAction, old: LegalAction) -> bool:
     a, b = new.action, old.action
     return isinstance(a, Move) and isinstance(b, Move) and a.from_square == b.from_square
 
-
-@cache
-def _between(origin: int, target: int) -> tuple[int, ...]:
-    """The squares strictly between two squares on a rank, file or diagonal (none for
-    other pairs)."""
-    file_step = (target % 8 > origin % 8) - (target % 8 < origin % 8)
-    rank_step = (target // 8 > origin // 8) - (target // 8 < origin // 8)
-    files, ranks = abs(target % 8 - origin % 8), abs(target // 8 - origin // 8)
-    if files and ranks and files != ranks:
-        return ()
-    step = rank_step * 8 + file_step
-    return tuple(range(origin + step, target, step)) if step else ()
 
 
 @cache
@@ -1412,7 +1401,7 @@ class Recognizer:
         explained = {sq for sq, _ in candidate.action.changes}
         action = candidate.action.action
         if isinstance(action, Move):
-            explained.update(_between(action.from_square, action.to_square))
+            explained.update(between(action.from_square, action.to_square))
         return len(handled - explained)
 
     def _resolve_pending(self, event: BoardEvent, out: list[RecognizerEvent]) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import chess
 
 from dgt.events import BoardEvent
+from service.pgn import Players
 from service.table.clock_keeper import ClockOrder
 from service.table.events import Phase, TableEvent
 from service.variants.base import SquareMap, VariantGame
@@ -22,19 +23,10 @@ from service.variants.base import SquareMap, VariantGame
 __all__ = ["SettingsLike", "TableLike"]
 
 
-class SettingsLike(Protocol):
-    """What others read of a table's settings (both kinds of settings have these)."""
+class SettingsLike(Players, Protocol):
+    """What others read of a table's settings (both kinds of settings have these): the
+    players and event the PGN roster reads, and the game's terms."""
 
-    @property
-    def white(self) -> str: ...
-    @property
-    def black(self) -> str: ...
-    @property
-    def event(self) -> str: ...
-    @property
-    def site(self) -> str: ...
-    @property
-    def round(self) -> str: ...
     @property
     def time_control(self) -> str: ...
     @property

@@ -79,6 +79,7 @@ from service.table.events import (
     players_event,
 )
 from service.table.game import ENDED_KEPT
+from service.table.record import side_name
 from service.table.settings import (
     RealtimeSettings,
     TableError,
@@ -88,7 +89,7 @@ from service.table.settings import (
     start_position,
 )
 from service.table.views import placement_fen
-from service.variants.base import WHITE, Color, SquareMap, StartPosition
+from service.variants.base import WHITE, SquareMap, StartPosition
 from service.variants.realtime import (
     DELAY_TICKS,
     DRAW_AFTER,
@@ -116,10 +117,6 @@ def clock_text(item: Correction) -> str:
     if item.kind == "remove":
         return f"OFF {square}"
     return f"PUT {square}"
-
-
-def _side(color: Color | None) -> str | None:
-    return None if color is None else ("white" if color else "black")
 
 
 @dataclass(slots=True)
@@ -415,9 +412,7 @@ class RealtimeTable:
     def pgn(self) -> str:
         """The record as PGN (format: the module docstring)."""
         s = self.settings
-        tags = seven_tag_roster(s, self._result)
-        if self._date is not None:
-            tags["Date"] = self._date
+        tags = seven_tag_roster(s, self._result, self._date)
         tags.update(Variant="Realtime", TimeControl="-", RealtimeTick=f"{s.tick:g}")
         if self._reason:
             tags["Termination"] = self._reason
@@ -521,7 +516,7 @@ class RealtimeTable:
         return [event for _, _, event in sorted(found, key=lambda f: (f[0], f[1]))]
 
     def _refused(self, item: Refused, data: dict[str, Any]) -> TableEvent:
-        who = (_side(item.side) or "a").capitalize()
+        who = (side_name(item.side) or "a").capitalize()
         where = f"{item.uci[:2]}-{item.uci[2:4]}"
         message = f"{who}'s move {where} is refused ({item.reason}): put the piece back"
         if item.ply is not None:

@@ -11,18 +11,15 @@ import ipaddress
 import math
 from collections.abc import Iterable
 
+from service.json_text import encodable
+
 MAX_EXACT_INT = 2**53
 """Largest whole number an admin argument may carry (every JSON reader reads it exactly)."""
 
 
 def unencodable(text: str) -> bool:
-    """Whether ``text`` cannot be written as UTF-8 (a lone surrogate, say, from a
-    ``"\\ud800"`` escape in JSON or an undecodable byte in a header)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+    """Whether ``text`` cannot be written as UTF-8 (:func:`service.json_text.encodable`)."""
+    return not encodable(text)
 
 
 def check_unicode(text: str, where: str) -> str:
