@@ -54,7 +54,8 @@ from service.recognize import (
     RecognizerEvent,
     RecordedMove,
 )
-from service.variants.base import StartPosition
+from service.table.views import placement_fen
+from service.variants.base import STANDARD_ID, StartPosition
 from service.variants.standard import squares_of
 
 __all__ = ["Eboard", "EboardState", "SetupError"]
@@ -131,7 +132,7 @@ def parse_setup_fen(fen: str) -> StartPosition:
     )
     if chess960:
         return StartPosition("chess960", board.fen(), squares_of(board))
-    return StartPosition("standard", standard.fen(), squares_of(standard))
+    return StartPosition(STANDARD_ID, standard.fen(), squares_of(standard))
 
 
 def _castling_half(record: GameRecord, moves: list[RecordedMove]) -> bool:
@@ -166,14 +167,6 @@ def _castling_half(record: GameRecord, moves: list[RecordedMove]) -> bool:
     return False
 
 
-def _placement(cells: list[str]) -> str:
-    board = chess.BaseBoard.empty()
-    for square, symbol in enumerate(cells):
-        if symbol and symbol in "PNBRQKpnbrqk":
-            board.set_piece_at(square, chess.Piece.from_symbol(symbol))
-    return board.board_fen()
-
-
 class Eboard:
     """The feed state of one board (see the module's docstring).
 
@@ -195,7 +188,7 @@ class Eboard:
         self.presence_only = presence_only
         self.settle = settle
         self.state = EboardState.ACTIVE
-        self.recognizer = self._new_recognizer("standard", rotated=False)
+        self.recognizer = self._new_recognizer(STANDARD_ID, rotated=False)
         self._raw: list[Piece] = [Piece.EMPTY] * 64
         self._seen = False
         self._clock: ClockReading | None = None
@@ -290,9 +283,9 @@ class Eboard:
             game = self.recognizer.game
             if game is None:
                 return EMPTY_PLACEMENT
-            return _placement(list(game.squares))
+            return placement_fen(game.squares)
         cells = [self._raw[63 - s if self.flipped else s] for s in range(64)]
-        return _placement([p.symbol if p.is_chessman else "" for p in cells])
+        return placement_fen(tuple(p.symbol if p.is_chessman else "" for p in cells))
 
     def feed_param(self) -> dict[str, Any]:
         """The ``param`` of an ``eboardevent`` feed message."""
