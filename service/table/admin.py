@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from service.table.events import Phase, TableEvent
-from service.table.settings import RESULTS, TableError, TableSettings
+from service.table.settings import PAIRING_KEYS, RESULTS, TableError, TableSettings
 
 __all__ = [
     "DROP_KINDS",
@@ -125,9 +125,12 @@ def end_arguments(args: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``players`` command's changes: ``white`` and/or ``black``, nothing else."""
-    changes = {k: args[k] for k in ("white", "black") if k in args}
-    allowed = {"white", "black", "applies"} if players_now(args) else {"white", "black"}
+    """The ``players`` command's changes: ``white`` and/or ``black``, optionally the
+    ``round`` and the players' details (:data:`~service.table.settings.DETAIL_KEYS`, None
+    to clear one), nothing else.  A pairing imported from a pairing program is one such
+    command per table (:mod:`service.pairings`)."""
+    changes = {k: args[k] for k in PAIRING_KEYS if k in args}
+    allowed = {*PAIRING_KEYS, "applies"} if players_now(args) else set(PAIRING_KEYS)
     if not changes or set(args) - allowed:
         raise TableError("players takes white and/or black")
     return changes

@@ -87,7 +87,14 @@ from service.table.record import (
     scores_json,
     side_name,
 )
-from service.table.settings import TableError, TableSettings, check_settings, check_table_id
+from service.table.settings import (
+    TableError,
+    TableSettings,
+    check_settings,
+    check_table_id,
+    details_json,
+    details_summary,
+)
 from service.table.views import (
     BoardView,
     FenMemo,
@@ -399,6 +406,7 @@ class Table:
             "claims": len(self._arbiter.open_claims()),
             "irregularities": len(self._irregularities),
             "set_right": self._squares_to_set_right(),
+            **details_summary(s),
         }
 
     def _last_move(self) -> dict[str, Any] | None:
@@ -422,6 +430,7 @@ class Table:
             self._scores(),
             record,
             self._date,
+            details_json(settings),
         )
 
     # -- internals: games ----------------------------------------------------------------------
@@ -938,9 +947,10 @@ class Table:
             if self._game is not None:
                 self._change_log.players(now, old, (settings.white, settings.black))
             return [players_event(now, settings.white, settings.black)]
-        settings = replace(self.settings, **{**self._next_players, **changes})
+        waiting = {**self._next_players, **changes}
+        settings = replace(self.settings, **waiting)
         check_settings(settings)
-        self._next_players = {"white": settings.white, "black": settings.black}
+        self._next_players = {**waiting, "white": settings.white, "black": settings.black}
         return [next_players_event(now, settings.white, settings.black, wait)]
 
     def _admin_new_game(self) -> None:

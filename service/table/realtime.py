@@ -47,7 +47,14 @@ import chess
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
-from service.pgn import PgnMove, game_text, pgn_date, realtime_movetext, seven_tag_roster
+from service.pgn import (
+    PgnMove,
+    game_text,
+    pgn_date,
+    player_tags,
+    realtime_movetext,
+    seven_tag_roster,
+)
 from service.recognize.events import Amend, Lift, NewGame, Place, Result
 from service.recognize.realtime import (
     Collision,
@@ -85,6 +92,8 @@ from service.table.settings import (
     TableError,
     TableSettings,
     check_table_id,
+    details_json,
+    details_summary,
     realtime_settings,
     start_position,
 )
@@ -407,12 +416,14 @@ class RealtimeTable:
             "ply": len(state["moves"]),
             "claims": 0,
             "irregularities": 0,
+            **details_summary(s),
         }
 
     def pgn(self) -> str:
         """The record as PGN (format: the module docstring)."""
         s = self.settings
         tags = seven_tag_roster(s, self._result, self._date)
+        tags.update(player_tags(details_json(s)))
         tags.update(Variant="Realtime", TimeControl="-", RealtimeTick=f"{s.tick:g}")
         if self._reason:
             tags["Termination"] = self._reason
@@ -648,8 +659,9 @@ class RealtimeTable:
             if self._phase is Phase.PLAYING:
                 self._change_log.players(now, old, new)
             return [players_event(now, *new)]
-        settings = realtime_settings(replace(self.settings, **{**self._next_players, **changes}))
-        self._next_players = {"white": settings.white, "black": settings.black}
+        waiting = {**self._next_players, **changes}
+        settings = realtime_settings(replace(self.settings, **waiting))
+        self._next_players = {**waiting, "white": settings.white, "black": settings.black}
         return [next_players_event(now, settings.white, settings.black, wait)]
 
     def _admin_new_game(self) -> None:
