@@ -41,7 +41,7 @@ def pairings_handlers(
     async def upload(request: web.Request) -> web.StreamResponse:
         check_token(request)
         name = request.query.get("name", "upload").replace("\\", "/").rsplit("/", 1)[-1]
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise HallError("name must be a file name of at most 100 characters", 400)
         number: int | None = None
         text = request.query.get("round", "").strip()
