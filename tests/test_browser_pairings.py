@@ -31,6 +31,7 @@ async def test_a_trf_imported_on_the_admin_page_shows_on_the_overview(
 ) -> None:
     tables = {str(n): CASUAL for n in range(1, 5)}
     async with hall_site(tmp_path, tables, token=TOKEN) as site:
+        await site.hall.admin("2", "end", {"result": "1-0"})  # its pairing: the next game
         admin = await open_page(browser, site.url + "/admin")
         page = admin.page
         await page.fill("#token", TOKEN)
@@ -42,6 +43,9 @@ async def test_a_trf_imported_on_the_admin_page_shows_on_the_overview(
         answer = page.locator("#pairings-answer")
         await expect(answer).to_have_text(
             "round 3: 4 table(s) seated from pairings-round3.trf", timeout=WAIT
+        )
+        await expect(page.locator('#table-rows tr[data-table="2"] td.attention')).to_have_text(
+            "next game: Björk, Åsa 1955 SWE \u2013 FM van den Berg, Pieter 2355 NED (round 3)"
         )
         report = page.locator("#pairings-report")
         await expect(report).to_contain_text(
@@ -69,6 +73,8 @@ async def test_a_trf_imported_on_the_admin_page_shows_on_the_overview(
         names = card.locator(".name")
         await expect(names.nth(0)).to_have_text("WIM Dubois, Amélie 2301 FRA")  # black on top
         await expect(names.nth(1)).to_have_text("IM García Núñez, José 2440 ESP")
+        waiting = overview.page.locator('.card[data-table="2"] .row.meta').last
+        await expect(waiting).to_contain_text("next game: Björk, Åsa 1955 SWE")
         byes = overview.page.locator("#round-byes")
         await expect(byes).to_contain_text("Unrated, Newcomer GER (half-point bye)", timeout=WAIT)
         await expect(byes).not_to_contain_text("no pairing at table")

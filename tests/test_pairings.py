@@ -272,3 +272,21 @@ def test_a_realtime_table_takes_the_details_too() -> None:
     assert '[WhiteElo "2598"]' in table.pgn()
     assert '[Board "3"]' in table.pgn()
     assert table.summary()["details"]["black_title"] == "WGM"
+
+
+def test_players_waiting_for_the_next_game_are_shown_until_it_begins() -> None:
+    from service.web.stream import summary as overview
+
+    hands = Hands()
+    assert "next_players" not in hands.table.state()
+    hands.play("e2e4", "P", True)
+    hands.admin("players", **DETAILS)
+    waiting = hands.table.state()["next_players"]
+    assert waiting["white"] == "Müller, Jürgen"
+    assert waiting["white_title"] == "GM"
+    assert waiting["round"] == "3"
+    assert hands.table.summary()["next_players"] == waiting
+    assert {**hands.table.summary(), "connection": None} == overview(hands.table.state())
+    hands.admin("start")
+    assert "next_players" not in hands.table.state()
+    assert "next_players" not in hands.table.summary()

@@ -94,6 +94,7 @@ from service.table.settings import (
     check_table_id,
     details_json,
     details_summary,
+    next_players_shown,
 )
 from service.table.views import (
     BoardView,
@@ -339,6 +340,7 @@ class Table:
             "variant_panel": self._variant_panel(),
             "set_right": self._squares_to_set_right(),
             "awaiting_start": self._awaiting.fen if self._awaiting is not None else None,
+            **next_players_shown(self._next_players),
         }
 
     def _variant_panel(self) -> dict[str, Any] | None:
@@ -407,6 +409,7 @@ class Table:
             "irregularities": len(self._irregularities),
             "set_right": self._squares_to_set_right(),
             **details_summary(s),
+            **next_players_shown(self._next_players),
         }
 
     def _last_move(self) -> dict[str, Any] | None:

@@ -94,6 +94,7 @@ from service.table.settings import (
     check_table_id,
     details_json,
     details_summary,
+    next_players_shown,
     realtime_settings,
     start_position,
 )
@@ -398,6 +399,7 @@ class RealtimeTable:
             "link": self._link,
             "mismatch": [],
             "realtime": realtime,
+            **next_players_shown(self._next_players),
         }
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
@@ -417,6 +419,7 @@ class RealtimeTable:
             "claims": 0,
             "irregularities": 0,
             **details_summary(s),
+            **next_players_shown(self._next_players),
         }
 
     def pgn(self) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "check_table_id",
     "details_json",
     "details_summary",
+    "next_players_shown",
     "realtime_settings",
     "start_position",
 ]
@@ -108,6 +109,13 @@ def details_summary(settings: Any) -> dict[str, dict[str, str]]:
     part of its state; nothing when no detail is known (the summary stays as it was)."""
     details = details_json(settings)
     return {"details": details} if details else {}
+
+
+def next_players_shown(waiting: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{"next_players": ...}``: the players (and their details, the round) named for the
+    table's next game while they wait for it (the game under way is the record); nothing
+    when none wait (the state stays as it was)."""
+    return {"next_players": dict(waiting)} if waiting else {}
 
 
 def check_detail(name: str, value: Any) -> None:

@@ -68,6 +68,8 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
     details = {k: settings[k] for k in DETAIL_KEYS if settings.get(k) is not None}
     if details:  # a pairing's players' details and board (shown only when known)
         out["details"] = details
+    if "next_players" in state:  # players named for the next game, while they wait
+        out["next_players"] = state["next_players"]
     return out
 
 

@@ -215,6 +215,7 @@ function attentionOf(s) {
   const parts = [];
   if (s.claims) parts.push(s.claims + (s.claims === 1 ? " claim" : " claims"));
   if (s.irregularities) parts.push(s.irregularities + (s.irregularities === 1 ? " irregularity" : " irregularities"));
+  if (s.next_players) parts.push(nextPlayersText(s.next_players));
   return parts.join(", ");
 }
 
@@ -310,6 +311,7 @@ function renderDetail(state) {
   addTerm(dl, "White", playerText(settings, "white"));
   addTerm(dl, "Black", playerText(settings, "black"));
   addTerm(dl, "Round", settings.round + (settings.board ? ", board " + settings.board : ""));
+  if (state.next_players) addTerm(dl, "Next game", nextPlayersText(state.next_players).replace(/^next game: /, ""));
   addTerm(dl, "Event", settings.event);
   addTerm(dl, "Variant", settings.variant);
   addTerm(dl, "Rules", settings.rules);

@@ -42,6 +42,7 @@ function show(id, s) {
   const extra = [];
   if (s.claims) extra.push(s.claims + " claim(s)");
   if (s.irregularities) extra.push(s.irregularities + " irregularit" + (s.irregularities > 1 ? "ies" : "y"));
+  if (s.next_players) extra.push(nextPlayersText(s.next_players));
   c.status.textContent = [resultText(s), link.down ? link.text : "", ...extra].filter(Boolean).join(" · ");
   tick();
 }

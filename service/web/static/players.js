@@ -14,6 +14,14 @@ function playerLabel(name, details, side) {
   return parts.join(" ");
 }
 
+// The players named for a table's next game while its game under way is the record
+// (state or summary "next_players"), or "".
+function nextPlayersText(waiting) {
+  if (!waiting || typeof waiting !== "object") return "";
+  const round = waiting.round ? " (round " + waiting.round + ")" : "";
+  return "next game: " + playerLabel(waiting.white, waiting, "white") + " \u2013 " + playerLabel(waiting.black, waiting, "black") + round;
+}
+
 function byeLabel(bye) {
   const who = [bye.title, bye.name, bye.elo, bye.federation].filter(Boolean).join(" ");
   return who + " (" + (bye.kind || "bye") + ")";
