@@ -290,3 +290,11 @@ def test_players_waiting_for_the_next_game_are_shown_until_it_begins() -> None:
     hands.admin("start")
     assert "next_players" not in hands.table.state()
     assert "next_players" not in hands.table.summary()
+
+
+def test_numbers_of_a_players_command_may_be_json_numbers() -> None:
+    hands = Hands()
+    hands.admin("players", white="A", white_elo=2598, board=3, round=4, black_fide_id=1500001)
+    settings = hands.table.settings
+    assert (settings.white_elo, settings.board, settings.round) == ("2598", "3", "4")
+    assert settings.black_fide_id == "1500001"
