@@ -159,6 +159,8 @@ class Table:
         stopped); it begins when the board shows it."""
         self._pgn_memo = PgnMemo()
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ended_changes: deque[list[dict[str, Any]]] = deque(maxlen=ENDED_KEPT)
+        """The change log of each game in ``_ended``, in the same order."""
         self._ending_tags: tuple[TableSettings, str] | None = None
         """The settings and time control the game being replaced was played under, when
         a start command changes them before the new game begins."""
@@ -381,6 +383,13 @@ class Table:
         self._ended.clear()
         return ended
 
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        """The change log of each game :meth:`take_ended_games` returns (or returned last),
+        in the same order: call it right after that."""
+        changes = list(self._ended_changes)
+        self._ended_changes.clear()
+        return changes
+
     def summary(self, now: float | None = None) -> dict[str, Any]:
         """What the overview shows of the table: :meth:`state` without the move list, the
         claims, the obligations and the settings (the players, round, event and variant
@@ -442,10 +451,11 @@ class Table:
         return Recognizer(variant=self._variant, presence_only=self._family)
 
     def _reset_game(self) -> None:
-        if self._record:  # a game with moves is replaced: keep its PGN
+        if self._record:  # a game with moves is replaced: keep its PGN and its change log
             self._ended.append(self.pgn())
+            self._ended_changes.append(self._change_log.to_json())
         self._ending_tags = None
-        self._change_log.clear()  # the replaced game's changes are in its kept PGN's past
+        self._change_log.clear()  # the replaced game's changes go with its kept PGN
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
         self._position_version += 1
         self._phase = Phase.SETUP

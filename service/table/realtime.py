@@ -185,6 +185,8 @@ class RealtimeTable:
         )
         self._record: list[_Entry] = []
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ended_changes: deque[list[dict[str, Any]]] = deque(maxlen=ENDED_KEPT)
+        """The change log of each game in ``_ended``, in the same order."""
         self._next_players: dict[str, Any] = {}
         """Players named while the game under way was the record: they play the next."""
         self._change_log = ChangeLog()
@@ -197,6 +199,7 @@ class RealtimeTable:
     def _reset(self) -> None:
         if self._record:  # a game with moves is replaced: keep its PGN
             self._ended.append(self._ending or self.pgn())
+            self._ended_changes.append(self._change_log.to_json())
         self._ending = None
         self._phase = Phase.SETUP
         self._date: str | None = None
@@ -313,6 +316,13 @@ class RealtimeTable:
         ended = list(self._ended)
         self._ended.clear()
         return ended
+
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        """The change log of each game :meth:`take_ended_games` returns (or returned last),
+        in the same order: call it right after that."""
+        changes = list(self._ended_changes)
+        self._ended_changes.clear()
+        return changes
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """Clock commands issued since the last call (texts only: the clock is not run)."""

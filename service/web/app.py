@@ -20,6 +20,7 @@ from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
 from service.table.admin import replay_only
 from service.web import feeds
+from service.web.change_logs import game_changes_handler
 from service.web.edge import (
     HostPolicy,
     check_scalar,
@@ -526,6 +527,7 @@ def create_app(
     upload_pairings, last_pairings = pairings_handlers(_hall, _check_token)
     r.add_post("/api/admin/pairings", upload_pairings)
     r.add_get("/api/pairings", last_pairings)
+    r.add_get("/api/games/{game}/corrections", game_changes_handler(_hall))
     return app
 
 
