@@ -144,3 +144,20 @@ async def test_a_pairing_for_a_finished_game_plays_the_next_game_and_replays(
         await hall.close()
     finally:
         store.close()
+
+
+async def test_a_start_leaves_a_table_of_a_later_round_as_it_is(tmp_path: Path) -> None:
+    """The command line and the config import their round at every start: a table that
+    plays (or waits for) a later round by then is left as it is; an upload seats it."""
+    async with hall_site(tmp_path, {"1": CASUAL, "2": CASUAL}, token=TOKEN) as built:
+        round_ = load_pairings(DATA / "pairings-round3.trf", 3)
+        await import_round(built.hall, round_, at_start=True)
+        await built.hall.admin("1", "players", {"white": "Later, A", "black": "B", "round": "4"})
+        await built.hall.admin("2", "end", {"result": "1-0"})
+        await built.hall.admin("2", "players", {"white": "Later, C", "black": "D", "round": "4"})
+        again = await import_round(built.hall, round_, at_start=True)
+        assert [t["applies"] for t in again["tables"]] == ["later round", "already"]
+        assert built.hall.state("1")["settings"]["white"] == "Later, A"
+        assert built.hall.state("2")["next_players"]["white"] == "Later, C"
+        uploaded = await import_round(built.hall, round_)
+        assert [t["applies"] for t in uploaded["tables"]] == ["now", "already"]

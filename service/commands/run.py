@@ -256,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
         for table in tables:
             hall.add_table(table)
         if pairings is not None:
-            print(pairings_line(await import_round(hall, pairings)), flush=True)
+            print(pairings_line(await import_round(hall, pairings, at_start=True)), flush=True)
 
     return serve(
         db,
@@ -297,7 +297,11 @@ def pairings_line(report: dict[str, Any]) -> str:
     tables = report["tables"]
     seated = sum(1 for t in tables if "error" not in t)
     already = sum(1 for t in tables if t.get("applies") == "already")
+    later = [t["table"] for t in tables if t.get("applies") == "later round"]
+    seated -= len(later)
     parts = [f"{seated} table(s) seated" + (f" ({already} already)" if already else "")]
+    if later:
+        parts.append(f"a later round at table(s) {', '.join(later)}: left as it is")
     waiting = [t["table"] for t in tables if t.get("applies") == "next game"]
     if waiting:
         parts.append(f"at the next game at table(s) {', '.join(waiting)}")

@@ -49,14 +49,18 @@ def board_numbers(hall: Hall) -> dict[str, int]:
     }
 
 
-async def import_round(hall: Hall, round_: Round) -> dict[str, Any]:
+async def import_round(hall: Hall, round_: Round, *, at_start: bool = False) -> dict[str, Any]:
     """Seat ``round_``'s pairings at the hall's tables; the answer (also kept for the
     pages, :func:`desk`): per table whether the players sit at the game under way
     (``"now"``), at the next game (``"next game"``: the game under way has moves or is
     over), were seated already (``"already"``), or the table's one-line error; the byes,
-    the tables without a game in the round and the pairings on boards with no table."""
+    the tables without a game in the round and the pairings on boards with no table.
+
+    ``at_start``: the round a start imports again (the command line, the config), which
+    leaves a table that plays, or waits for, a later round as it is (``"later round"``)."""
     assignment = assign(round_, board_numbers(hall))
-    tables = [await _seat(hall, order) for order in assignment.orders]
+    tables = [await _seat(hall, order, round_.number if at_start else None)
+              for order in assignment.orders]  # fmt: skip
     report = _report(round_, assignment, tables)
     desk(hall).last = report
     seated = sum(1 for t in tables if "error" not in t)
@@ -67,16 +71,27 @@ async def import_round(hall: Hall, round_: Round) -> dict[str, Any]:
     return report
 
 
-async def _seat(hall: Hall, order: TableOrder) -> dict[str, Any]:
+def _round_number(value: object) -> int | None:
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.isdigit() else None
+
+
+async def _seat(hall: Hall, order: TableOrder, later_than: int | None) -> dict[str, Any]:
     shown: dict[str, Any] = {
         "table": order.table,
         "board": order.pairing.board,
         "white": order.pairing.white.to_json(),
         "black": order.pairing.black.to_json(),
     }
-    settings = hall.state(order.table).get("settings") or {}
+    state = hall.state(order.table)
+    settings = state.get("settings") or {}
     if all(settings.get(key) == value for key, value in order.args.items()):
         return {**shown, "applies": "already"}
+    if later_than is not None:
+        waiting = state.get("next_players") or {}
+        rounds = [_round_number(settings.get("round")), _round_number(waiting.get("round"))]
+        if any(r is not None and r > later_than for r in rounds):
+            return {**shown, "applies": "later round"}
     try:
         outs = await hall.admin(order.table, AdminCommand.PLAYERS, order.args)
     except HallError as exc:

@@ -21,7 +21,7 @@ function renderPairings(report) {
   const list = $("pairings-report");
   list.textContent = "";
   if (!report || report.round === undefined || !Array.isArray(report.tables)) return;
-  const applies = { now: "seated", "next game": "seated for the next game (the game under way is the record)", already: "seated already" };
+  const applies = { now: "seated", "next game": "seated for the next game (the game under way is the record)", already: "seated already", "later round": "left as it is (a later round is at the table)" };
   for (const t of report.tables) {
     const what = t.error ? "not seated: " + t.error : applies[t.applies] || t.applies;
     list.appendChild(pairingsItem("Table " + t.table + ", " + pairingText(t) + ": " + what, Boolean(t.error)));
