@@ -161,3 +161,17 @@ async def test_a_start_leaves_a_table_of_a_later_round_as_it_is(tmp_path: Path) 
         assert built.hall.state("2")["next_players"]["white"] == "Later, C"
         uploaded = await import_round(built.hall, round_)
         assert [t["applies"] for t in uploaded["tables"]] == ["now", "already"]
+
+
+async def test_a_file_larger_than_an_admin_command_is_taken(
+    site: tuple[HallSite, aiohttp.ClientSession],
+) -> None:
+    """The admin commands' bodies stop at 16 kB; a pairings file may be far larger."""
+    built, session = site
+    rows = "".join(f'{n},"White, Player {n}","Black, Player {n}"\n' for n in range(1, 2001))
+    data = ("board,white,black\n" + rows).encode()
+    assert 64 * 1024 < len(data) < MAX_UPLOAD
+    status, report = await upload(session, built.url, data, "?name=big.csv")
+    assert status == 200
+    assert len(report["tables"]) == 4  # type: ignore[arg-type]
+    assert len(report["no_table"]) == 1996  # type: ignore[arg-type]
