@@ -298,3 +298,16 @@ def test_numbers_of_a_players_command_may_be_json_numbers() -> None:
     settings = hands.table.settings
     assert (settings.white_elo, settings.board, settings.round) == ("2598", "3", "4")
     assert settings.black_fide_id == "1500001"
+
+
+def test_a_replaced_player_takes_no_details_of_the_one_before() -> None:
+    hands = Hands()
+    hands.admin("players", **DETAILS)
+    hands.admin("players", white="Müller, Jürgen")  # the same player: details kept
+    assert hands.table.settings.white_title == "GM"
+    hands.admin("players", white="Someone, Else")  # another: no title or rating of his
+    settings = hands.table.settings
+    assert (settings.white_title, settings.white_elo, settings.white_team) == (None, None, None)
+    assert settings.black_title == "WGM"  # the other side keeps its player
+    hands.admin("players", black="Other, Player", black_elo="2000")  # with its own details
+    assert (hands.table.settings.black_elo, hands.table.settings.black_title) == ("2000", None)

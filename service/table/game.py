@@ -92,6 +92,7 @@ from service.table.settings import (
     TableSettings,
     check_settings,
     check_table_id,
+    clear_replaced_details,
     details_json,
     details_summary,
     next_players_shown,
@@ -953,6 +954,7 @@ class Table:
         changes = player_changes(args)
         wait = None if players_now(args) else players_wait(self._phase, len(self._record))
         if wait is None:
+            changes = clear_replaced_details(changes, self.settings)
             settings = replace(self.settings, **changes)
             check_settings(settings)
             old = (self.settings.white, self.settings.black)
@@ -960,6 +962,7 @@ class Table:
             if self._game is not None:
                 self._change_log.players(now, old, (settings.white, settings.black))
             return [players_event(now, settings.white, settings.black)]
+        changes = clear_replaced_details(changes, replace(self.settings, **self._next_players))
         waiting = {**self._next_players, **changes}
         settings = replace(self.settings, **waiting)
         check_settings(settings)

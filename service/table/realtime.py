@@ -92,6 +92,7 @@ from service.table.settings import (
     TableError,
     TableSettings,
     check_table_id,
+    clear_replaced_details,
     details_json,
     details_summary,
     next_players_shown,
@@ -666,12 +667,14 @@ class RealtimeTable:
         changes = player_changes(args)
         wait = None if players_now(args) else players_wait(self._phase, len(self._record))
         if wait is None:
+            changes = clear_replaced_details(changes, self.settings)
             old = (self.settings.white, self.settings.black)
             self.settings = realtime_settings(replace(self.settings, **changes))
             new = (self.settings.white, self.settings.black)
             if self._phase is Phase.PLAYING:
                 self._change_log.players(now, old, new)
             return [players_event(now, *new)]
+        changes = clear_replaced_details(changes, replace(self.settings, **self._next_players))
         waiting = {**self._next_players, **changes}
         settings = realtime_settings(replace(self.settings, **waiting))
         self._next_players = {**waiting, "white": settings.white, "black": settings.black}

@@ -34,6 +34,7 @@ __all__ = [
     "check_setting_text",
     "check_settings",
     "check_table_id",
+    "clear_replaced_details",
     "details_json",
     "details_summary",
     "next_players_shown",
@@ -109,6 +110,21 @@ def details_summary(settings: Any) -> dict[str, dict[str, str]]:
     part of its state; nothing when no detail is known (the summary stays as it was)."""
     details = details_json(settings)
     return {"details": details} if details else {}
+
+
+def clear_replaced_details(changes: Mapping[str, Any], target: Any) -> dict[str, Any]:
+    """``changes`` of a ``players`` command to ``target`` (the settings they change) with
+    the details of a side whose player is replaced cleared where the command does not give
+    them: a detail never outlives its player (a rating or a title shown for someone
+    else)."""
+    out = dict(changes)
+    for side in ("white", "black"):
+        if side not in changes or changes[side] == getattr(target, side):
+            continue
+        for key in DETAIL_KEYS:
+            if key.startswith(side + "_") and key not in changes and getattr(target, key):
+                out[key] = None
+    return out
 
 
 def next_players_shown(waiting: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
