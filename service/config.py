@@ -31,6 +31,11 @@
     white = "Alice"
     black = "Bob"
 
+    [pairings]                     # optional: a round's pairings from a pairing program
+    file = "round3.trf"            # FIDE TRF-16 or CSV (README, "Pairings"), relative to
+                                   # this file; imported at every start
+    round = 3                      # the round of the TRF to play (a CSV: the round's name)
+
     [broadcast]                    # optional: push rounds to lichess
     url = "https://lichess.org"    # optional
     token_file = "lichess.token"   # relative to the config file (scope study:write), or
@@ -145,6 +150,19 @@ class BroadcastConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class PairingsConfig:
+    """``[pairings]``: the round's pairings to seat at the tables at start."""
+
+    file: Path
+    round: int | None = None
+
+
+_PAIRINGS_KEYS = {"file", "round"}
+MAX_ROUND = 999
+"""Highest round number of a pairings file."""
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceConfig:
     bind: str = "127.0.0.1"
     port: int = 8080
@@ -159,6 +177,7 @@ class ServiceConfig:
     play_origins: tuple[str, ...] = ()
     """Origins whose pages may open the play API besides lichess, chess.com and localhost."""
     broadcast: BroadcastConfig | None = None
+    pairings: PairingsConfig | None = None
 
 
 DEFAULT_PLAY_PORT = 1982
@@ -319,6 +338,15 @@ def check_files(config: ServiceConfig, text: str, path: str | Path) -> None:
         if problem is not None:
             line = lines.line(("service", key))
             raise ConfigError(f"{path}:{line}: [service] {key}: {problem}")
+    pairings = config.pairings
+    if pairings is not None:
+        from service.pairings import PairingsError, load_pairings
+
+        try:
+            load_pairings(pairings.file, pairings.round)
+        except PairingsError as exc:
+            line = lines.line(("pairings", "file"))
+            raise ConfigError(f"{path}:{line}: [pairings] file: {exc}") from None
     broadcast = config.broadcast
     if broadcast is not None and broadcast.token_file is not None:
         problem = _lichess_token_problem(broadcast.token_file)
@@ -423,12 +451,12 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
             where = (*where, key)
         return ConfigError(f"{path}:{lines.line(where)}: {message}")
 
-    unknown_top = set(data) - {"service", "defaults", "table", "broadcast"}
+    unknown_top = set(data) - {"service", "defaults", "table", "broadcast", "pairings"}
     if unknown_top:
         name = sorted(unknown_top)[0]
         raise fail(
             f"unknown section or key {_show(name)} (expected service, defaults, [[table]], "
-            "broadcast)",
+            "broadcast, pairings)",
             name,
         )
     service = data.get("service", {})
@@ -453,9 +481,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         ) from None
     port = service.get("port", 8080)
     if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
-        raise fail(
-            f"[service] port: {_show(port)} is not a port number 0-65535", "port", "service"
-        )
+        raise fail(f"[service] port: {_show(port)} is not a port number 0-65535", "port", "service")
     hosts = service.get("hosts", [])
     if not isinstance(hosts, list) or not all(
         isinstance(h, str) and _HOST_NAME.fullmatch(h) for h in hosts
@@ -655,7 +681,36 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         play=play,
         play_origins=play_origins,
         broadcast=_broadcast(data.get("broadcast"), lines, path),
+        pairings=_pairings(data.get("pairings"), lines, path),
     )
+
+
+def _pairings(raw: object, lines: KeyLines, path: Path) -> PairingsConfig | None:
+    """The ``[pairings]`` section (None without one).  Raises :class:`ConfigError`."""
+    if raw is None:
+        return None
+
+    def fail(message: str, *where: str) -> ConfigError:
+        return ConfigError(f"{path}:{lines.line(('pairings', *where))}: [pairings] {message}")
+
+    if not isinstance(raw, dict):
+        raise fail("must be a table ([pairings])")
+    for key in raw:
+        if key not in _PAIRINGS_KEYS:
+            raise fail(
+                f"unknown key {_show(key)} (known: {', '.join(sorted(_PAIRINGS_KEYS))})", key
+            )
+    value = raw.get("file")
+    if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 for c in value):
+        raise fail(
+            f"file: must be the pairings file's name (TRF or CSV), not {_show(value)}", "file"
+        )
+    number = raw.get("round")
+    if number is not None and (
+        not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_ROUND
+    ):
+        raise fail(f"round: must be a round number 1-{MAX_ROUND}, not {_show(number)}", "round")
+    return PairingsConfig(path.parent / value, number)
 
 
 def _play_keys(

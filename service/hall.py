@@ -117,6 +117,9 @@ class GameEntry:
     """The game's PGN once a new game replaced it at its table."""
     live: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
     """While the game is finished but still at its table: its PGN from the table."""
+    changes: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    """The game's change log once a new game replaced it (while it is at its table, the
+    table's :meth:`~service.table.TableLike.change_log`)."""
 
     @property
     def pgn(self) -> str | None:
@@ -192,8 +195,11 @@ class HallTable(TableRunner):
                 self.finished = False
             elif kind == "result":
                 self.finished = True
-        for pgn in self.table.take_ended_games():
+        ended = self.table.take_ended_games()
+        logs = self.table.take_ended_change_logs() if ended else []
+        for index, pgn in enumerate(ended):
             self.games[-1].archived = pgn
+            self.games[-1].changes = logs[index] if index < len(logs) else []
             self.games[-1].live = None
             self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
         self.games[-1].live = self._finished_pgn if self.finished else None

@@ -20,7 +20,7 @@ Pure: values in, text out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -41,6 +41,7 @@ __all__ = [
     "game_text",
     "movetext",
     "pgn_date",
+    "player_tags",
     "realtime_movetext",
     "seven_tag_roster",
     "table_pgn",
@@ -67,9 +68,7 @@ class Players(Protocol):
     def black(self) -> str: ...
 
 
-def seven_tag_roster(
-    settings: Players, result: str, date: str | None = None
-) -> dict[str, str]:
+def seven_tag_roster(settings: Players, result: str, date: str | None = None) -> dict[str, str]:
     """Event, Site, Date (``date``, or unknown), Round, White, Black and Result, in that
     order."""
     s = settings
@@ -77,6 +76,30 @@ def seven_tag_roster(
         "Event": s.event, "Site": s.site, "Date": date or UNKNOWN_DATE, "Round": s.round,
         "White": s.white, "Black": s.black, "Result": result,
     }  # fmt: skip
+
+
+PLAYER_TAGS = (
+    ("title", "Title"), ("elo", "Elo"), ("fide_id", "FideId"), ("federation", "Federation"),
+    ("team", "Team"),
+)  # fmt: skip
+"""A player's detail (its setting after ``white_``/``black_``) and its tag after
+``White``/``Black``.  ``WhiteFederation`` is no tag lichess reads (it takes the federation
+from the FIDE id); it is written so that the record keeps it where no FIDE id is known."""
+
+
+def player_tags(details: Mapping[str, str]) -> dict[str, str]:
+    """The tags of the known players' details (``details`` by setting name: ``white_elo``,
+    ..., ``board``): ``WhiteTitle``, ``WhiteElo``, ``WhiteFideId``, ``WhiteFederation``,
+    ``WhiteTeam``, the same for Black, then ``Board``; none for what is unknown."""
+    tags: dict[str, str] = {}
+    for side in ("white", "black"):
+        for key, tag in PLAYER_TAGS:
+            value = details.get(f"{side}_{key}")
+            if value:
+                tags[side.capitalize() + tag] = value
+    if details.get("board"):
+        tags["Board"] = details["board"]
+    return tags
 
 
 def escape(value: str) -> str:
@@ -234,6 +257,8 @@ class TableGame:
     record: tuple[RecordEntry, ...]
     date: str | None = None
     """The ``Date`` tag (None: unknown, ``????.??.??``)."""
+    details: Mapping[str, str] = field(default_factory=dict)
+    """The players' known details and the board number (:func:`player_tags`)."""
 
 
 def table_pgn(game: TableGame) -> str:
@@ -278,6 +303,7 @@ def _segment(
     last = index == count
     result = src.result if last else "*"
     tags = seven_tag_roster(src.settings, result, src.date)
+    tags.update(player_tags(src.details))
     tags["TimeControl"] = src.time_control
     if count > 1:
         tags["GameSegment"] = f"{index}/{count}"

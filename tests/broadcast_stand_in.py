@@ -55,6 +55,9 @@ class ScriptTable(EchoTable):
         out, self._ended = self._ended, []
         return out
 
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        return []
+
     @property
     def result(self) -> str:
         return self._result

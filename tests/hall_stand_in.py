@@ -78,6 +78,9 @@ class EchoTable:
     def take_ended_games(self) -> list[str]:
         return []
 
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        return []
+
     def change_log(self) -> list[dict[str, Any]]:
         return []
 

@@ -32,6 +32,7 @@ from service.broadcast.push import LichessClient, Pusher, read_token
 from service.collector_pacer import CollectorPacer
 from service.config import (
     DEFAULT_PLAY_PORT,
+    MAX_ROUND,
     BroadcastConfig,
     ServiceConfig,
     TableConfig,
@@ -41,6 +42,8 @@ from service.config import (
 )
 from service.errors import UsageError
 from service.hall import Hall, HallError
+from service.pairings import Round, load_pairings
+from service.pairings.hall_import import import_round
 from service.store import Store, StoreError, check_database
 from service.store_lock import StoreLock, StoreLockError
 from service.web import WebServer
@@ -68,6 +71,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="board ports (serial path, pyserial URL, ble:ADDRESS), tables 1, 2, ...",
     )
     p.add_argument("--config", metavar="FILE", help="TOML config with the tables")
+    p.add_argument(
+        "--pairings",
+        metavar="FILE",
+        help="seat a round's pairings at the tables by board number: a FIDE TRF file "
+        "(with --round N) or a pairings CSV (README, 'Pairings')",
+    )
     add_service_options(p)
     add_play_options(p)
     for key, default in (
@@ -241,10 +250,13 @@ def run(args: argparse.Namespace) -> int:
     play = play_option(args, config)
     pgn_dir = check_pgn_dir(args.pgn_dir)
     lichess_token = read_token(config.broadcast) if config.broadcast is not None else None
+    pairings = pairings_option(args, config)
 
     async def setup(hall: Hall) -> None:
         for table in tables:
             hall.add_table(table)
+        if pairings is not None:
+            print(pairings_line(await import_round(hall, pairings, at_start=True)), flush=True)
 
     return serve(
         db,
@@ -260,6 +272,52 @@ def run(args: argparse.Namespace) -> int:
         play=play,
         outputs=Outputs(pgn_dir, config.broadcast, lichess_token),
     )
+
+
+def pairings_option(args: argparse.Namespace, config: ServiceConfig) -> Round | None:
+    """The round to seat at start: ``--pairings FILE`` (its round ``--round N``) or the
+    config's ``[pairings]``; None without either.  Raises :class:`UsageError` (a bad file:
+    one line naming the file and line)."""
+    if args.pairings is None and config.pairings is None:
+        return None
+    number = config.pairings.round if config.pairings is not None else None
+    if args.round is not None:
+        text = str(args.round).strip()
+        if not text.isdigit() or not 1 <= int(text) <= MAX_ROUND:
+            raise UsageError(f"--round {text[:20]!r}: a round of a pairings file is 1-{MAX_ROUND}")
+        number = int(text)
+    if args.pairings is not None:
+        return load_pairings(args.pairings, number)
+    assert config.pairings is not None
+    return load_pairings(config.pairings.file, number)
+
+
+def pairings_line(report: dict[str, Any]) -> str:
+    """What the import of a round did, on one line."""
+    tables = report["tables"]
+    seated = sum(1 for t in tables if "error" not in t)
+    already = sum(1 for t in tables if t.get("applies") == "already")
+    later = [t["table"] for t in tables if t.get("applies") == "later round"]
+    seated -= len(later)
+    parts = [f"{seated} table(s) seated" + (f" ({already} already)" if already else "")]
+    if later:
+        parts.append(f"a later round at table(s) {', '.join(later)}: left as it is")
+    waiting = [t["table"] for t in tables if t.get("applies") == "next game"]
+    if waiting:
+        parts.append(f"at the next game at table(s) {', '.join(waiting)}")
+    failed = [f"table {t['table']}: {t['error']}" for t in tables if "error" in t]
+    parts += failed
+    if report["no_table"]:
+        boards = ", ".join(str(p["board"]) for p in report["no_table"])
+        parts.append(f"no table for board(s) {boards}")
+    if report["byes"]:
+        parts.append(f"{len(report['byes'])} bye(s)")
+    if report["unpaired_tables"]:
+        unpaired = ", ".join(t["table"] for t in report["unpaired_tables"])
+        parts.append(f"no game at table(s) {unpaired}")
+    number = report["round"]
+    what = f"round {number} " if number is not None else ""
+    return f"pairings {what}from {report['source']}: " + "; ".join(parts)
 
 
 def check_listen(bind: str, port: int, seconds: float | None) -> None:

@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from service.table.events import Phase, TableEvent
-from service.table.settings import RESULTS, TableError, TableSettings
+from service.table.settings import PAIRING_KEYS, RESULTS, TableError, TableSettings
 
 __all__ = [
     "DROP_KINDS",
@@ -125,12 +125,26 @@ def end_arguments(args: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def player_changes(args: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``players`` command's changes: ``white`` and/or ``black``, nothing else."""
-    changes = {k: args[k] for k in ("white", "black") if k in args}
-    allowed = {"white", "black", "applies"} if players_now(args) else {"white", "black"}
+    """The ``players`` command's changes: ``white`` and/or ``black``, optionally the
+    ``round`` and the players' details (:data:`~service.table.settings.DETAIL_KEYS`, None
+    to clear one), nothing else.  A pairing imported from a pairing program is one such
+    command per table (:mod:`service.pairings`)."""
+    changes = {k: _number_text(k, args[k]) for k in PAIRING_KEYS if k in args}
+    allowed = {*PAIRING_KEYS, "applies"} if players_now(args) else set(PAIRING_KEYS)
     if not changes or set(args) - allowed:
         raise TableError("players takes white and/or black")
     return changes
+
+
+_NUMBERS = ("white_elo", "black_elo", "white_fide_id", "black_fide_id", "board", "round")
+
+
+def _number_text(key: str, value: Any) -> Any:
+    """A rating, FIDE id, board or round given as a JSON number, as its text (settings are
+    text)."""
+    if key in _NUMBERS and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return str(value)
+    return value
 
 
 def players_wait(phase: Phase, moves: int) -> str | None:

@@ -71,6 +71,11 @@ class TableLike(Protocol):
         """The PGN of each game with moves that a new game replaced since the last call."""
         ...
 
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        """The change log of each game :meth:`take_ended_games` returned last, in the same
+        order (what :meth:`change_log` read while it was the game at the table)."""
+        ...
+
     # -- outputs -------------------------------------------------------------------------------
 
     @property

@@ -87,7 +87,16 @@ from service.table.record import (
     scores_json,
     side_name,
 )
-from service.table.settings import TableError, TableSettings, check_settings, check_table_id
+from service.table.settings import (
+    TableError,
+    TableSettings,
+    check_settings,
+    check_table_id,
+    clear_replaced_details,
+    details_json,
+    details_summary,
+    next_players_shown,
+)
 from service.table.views import (
     BoardView,
     FenMemo,
@@ -151,6 +160,8 @@ class Table:
         stopped); it begins when the board shows it."""
         self._pgn_memo = PgnMemo()
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ended_changes: deque[list[dict[str, Any]]] = deque(maxlen=ENDED_KEPT)
+        """The change log of each game in ``_ended``, in the same order."""
         self._ending_tags: tuple[TableSettings, str] | None = None
         """The settings and time control the game being replaced was played under, when
         a start command changes them before the new game begins."""
@@ -332,6 +343,7 @@ class Table:
             "variant_panel": self._variant_panel(),
             "set_right": self._squares_to_set_right(),
             "awaiting_start": self._awaiting.fen if self._awaiting is not None else None,
+            **next_players_shown(self._next_players),
         }
 
     def _variant_panel(self) -> dict[str, Any] | None:
@@ -372,6 +384,13 @@ class Table:
         self._ended.clear()
         return ended
 
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        """The change log of each game :meth:`take_ended_games` returns (or returned last),
+        in the same order: call it right after that."""
+        changes = list(self._ended_changes)
+        self._ended_changes.clear()
+        return changes
+
     def summary(self, now: float | None = None) -> dict[str, Any]:
         """What the overview shows of the table: :meth:`state` without the move list, the
         claims, the obligations and the settings (the players, round, event and variant
@@ -399,6 +418,8 @@ class Table:
             "claims": len(self._arbiter.open_claims()),
             "irregularities": len(self._irregularities),
             "set_right": self._squares_to_set_right(),
+            **details_summary(s),
+            **next_players_shown(self._next_players),
         }
 
     def _last_move(self) -> dict[str, Any] | None:
@@ -422,6 +443,7 @@ class Table:
             self._scores(),
             record,
             self._date,
+            details_json(settings),
         )
 
     # -- internals: games ----------------------------------------------------------------------
@@ -430,10 +452,11 @@ class Table:
         return Recognizer(variant=self._variant, presence_only=self._family)
 
     def _reset_game(self) -> None:
-        if self._record:  # a game with moves is replaced: keep its PGN
+        if self._record:  # a game with moves is replaced: keep its PGN and its change log
             self._ended.append(self.pgn())
+            self._ended_changes.append(self._change_log.to_json())
         self._ending_tags = None
-        self._change_log.clear()  # the replaced game's changes are in its kept PGN's past
+        self._change_log.clear()  # the replaced game's changes go with its kept PGN
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
         self._position_version += 1
         self._phase = Phase.SETUP
@@ -931,6 +954,7 @@ class Table:
         changes = player_changes(args)
         wait = None if players_now(args) else players_wait(self._phase, len(self._record))
         if wait is None:
+            changes = clear_replaced_details(changes, self.settings)
             settings = replace(self.settings, **changes)
             check_settings(settings)
             old = (self.settings.white, self.settings.black)
@@ -938,9 +962,11 @@ class Table:
             if self._game is not None:
                 self._change_log.players(now, old, (settings.white, settings.black))
             return [players_event(now, settings.white, settings.black)]
-        settings = replace(self.settings, **{**self._next_players, **changes})
+        changes = clear_replaced_details(changes, replace(self.settings, **self._next_players))
+        waiting = {**self._next_players, **changes}
+        settings = replace(self.settings, **waiting)
         check_settings(settings)
-        self._next_players = {"white": settings.white, "black": settings.black}
+        self._next_players = {**waiting, "white": settings.white, "black": settings.black}
         return [next_players_event(now, settings.white, settings.black, wait)]
 
     def _admin_new_game(self) -> None:

@@ -47,7 +47,14 @@ import chess
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
-from service.pgn import PgnMove, game_text, pgn_date, realtime_movetext, seven_tag_roster
+from service.pgn import (
+    PgnMove,
+    game_text,
+    pgn_date,
+    player_tags,
+    realtime_movetext,
+    seven_tag_roster,
+)
 from service.recognize.events import Amend, Lift, NewGame, Place, Result
 from service.recognize.realtime import (
     Collision,
@@ -85,6 +92,10 @@ from service.table.settings import (
     TableError,
     TableSettings,
     check_table_id,
+    clear_replaced_details,
+    details_json,
+    details_summary,
+    next_players_shown,
     realtime_settings,
     start_position,
 )
@@ -175,6 +186,8 @@ class RealtimeTable:
         )
         self._record: list[_Entry] = []
         self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
+        self._ended_changes: deque[list[dict[str, Any]]] = deque(maxlen=ENDED_KEPT)
+        """The change log of each game in ``_ended``, in the same order."""
         self._next_players: dict[str, Any] = {}
         """Players named while the game under way was the record: they play the next."""
         self._change_log = ChangeLog()
@@ -187,6 +200,7 @@ class RealtimeTable:
     def _reset(self) -> None:
         if self._record:  # a game with moves is replaced: keep its PGN
             self._ended.append(self._ending or self.pgn())
+            self._ended_changes.append(self._change_log.to_json())
         self._ending = None
         self._phase = Phase.SETUP
         self._date: str | None = None
@@ -304,6 +318,13 @@ class RealtimeTable:
         self._ended.clear()
         return ended
 
+    def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
+        """The change log of each game :meth:`take_ended_games` returns (or returned last),
+        in the same order: call it right after that."""
+        changes = list(self._ended_changes)
+        self._ended_changes.clear()
+        return changes
+
     def take_clock_orders(self) -> list[ClockOrder]:
         """Clock commands issued since the last call (texts only: the clock is not run)."""
         orders, self._orders = self._orders, []
@@ -389,6 +410,7 @@ class RealtimeTable:
             "link": self._link,
             "mismatch": [],
             "realtime": realtime,
+            **next_players_shown(self._next_players),
         }
 
     def summary(self, now: float | None = None) -> dict[str, Any]:
@@ -407,12 +429,15 @@ class RealtimeTable:
             "ply": len(state["moves"]),
             "claims": 0,
             "irregularities": 0,
+            **details_summary(s),
+            **next_players_shown(self._next_players),
         }
 
     def pgn(self) -> str:
         """The record as PGN (format: the module docstring)."""
         s = self.settings
         tags = seven_tag_roster(s, self._result, self._date)
+        tags.update(player_tags(details_json(s)))
         tags.update(Variant="Realtime", TimeControl="-", RealtimeTick=f"{s.tick:g}")
         if self._reason:
             tags["Termination"] = self._reason
@@ -642,14 +667,17 @@ class RealtimeTable:
         changes = player_changes(args)
         wait = None if players_now(args) else players_wait(self._phase, len(self._record))
         if wait is None:
+            changes = clear_replaced_details(changes, self.settings)
             old = (self.settings.white, self.settings.black)
             self.settings = realtime_settings(replace(self.settings, **changes))
             new = (self.settings.white, self.settings.black)
             if self._phase is Phase.PLAYING:
                 self._change_log.players(now, old, new)
             return [players_event(now, *new)]
-        settings = realtime_settings(replace(self.settings, **{**self._next_players, **changes}))
-        self._next_players = {"white": settings.white, "black": settings.black}
+        changes = clear_replaced_details(changes, replace(self.settings, **self._next_players))
+        waiting = {**self._next_players, **changes}
+        settings = realtime_settings(replace(self.settings, **waiting))
+        self._next_players = {**waiting, "white": settings.white, "black": settings.black}
         return [next_players_event(now, settings.white, settings.black, wait)]
 
     def _admin_new_game(self) -> None:

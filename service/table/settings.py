@@ -9,6 +9,7 @@ one-line message.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -24,6 +25,8 @@ from service.variants.realtime import FASTEST_TICK, STANDARD_TICK, realtime_star
 from service.variants.standard import squares_of
 
 __all__ = [
+    "DETAIL_KEYS",
+    "PAIRING_KEYS",
     "RESULTS",
     "RealtimeSettings",
     "TableError",
@@ -31,11 +34,30 @@ __all__ = [
     "check_setting_text",
     "check_settings",
     "check_table_id",
+    "clear_replaced_details",
+    "details_json",
+    "details_summary",
+    "next_players_shown",
     "realtime_settings",
     "start_position",
 ]
 
 RESULTS = ("1-0", "0-1", "1/2-1/2")
+
+_DETAILS = ("title", "elo", "federation", "fide_id", "team")
+DETAIL_KEYS = (
+    *(f"{side}_{item}" for side in ("white", "black") for item in _DETAILS),
+    "board",
+)
+"""A player's details beside the name (``white_title``, ``white_elo``, ``white_federation``,
+``white_fide_id``, ``white_team``, the same for ``black_``) and the game's board number:
+optional settings, None when unknown (a pairing imported from a pairing program gives
+them, :mod:`service.pairings`)."""
+PAIRING_KEYS = ("white", "black", "round", *DETAIL_KEYS)
+"""What a ``players`` command may change: the names, the round and the details."""
+_TITLE = re.compile(r"^[A-Z]{1,4}$")
+_DIGITS = re.compile(r"^[0-9]{1,12}$")
+_FEDERATION = re.compile(r"^[A-Z]{2,3}$")
 
 
 class TableError(ValueError):
@@ -59,6 +81,73 @@ class TableSettings:
     variant: str = "standard"
     start: str | None = None
     options: str | None = None
+    white_title: str | None = None
+    white_elo: str | None = None
+    white_federation: str | None = None
+    white_fide_id: str | None = None
+    white_team: str | None = None
+    black_title: str | None = None
+    black_elo: str | None = None
+    black_federation: str | None = None
+    black_fide_id: str | None = None
+    black_team: str | None = None
+    board: str | None = None
+
+
+def details_json(settings: Any) -> dict[str, str]:
+    """The details of ``settings`` (a settings dataclass) that are known, by setting name
+    (:data:`DETAIL_KEYS`); empty when none is."""
+    out: dict[str, str] = {}
+    for key in DETAIL_KEYS:
+        value = getattr(settings, key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def details_summary(settings: Any) -> dict[str, dict[str, str]]:
+    """``{"details": ...}`` (:func:`details_json`) for a table's summary, the overview's
+    part of its state; nothing when no detail is known (the summary stays as it was)."""
+    details = details_json(settings)
+    return {"details": details} if details else {}
+
+
+def clear_replaced_details(changes: Mapping[str, Any], target: Any) -> dict[str, Any]:
+    """``changes`` of a ``players`` command to ``target`` (the settings they change) with
+    the details of a side whose player is replaced cleared where the command does not give
+    them: a detail never outlives its player (a rating or a title shown for someone
+    else)."""
+    out = dict(changes)
+    for side in ("white", "black"):
+        if side not in changes or changes[side] == getattr(target, side):
+            continue
+        for key in DETAIL_KEYS:
+            if key.startswith(side + "_") and key not in changes and getattr(target, key):
+                out[key] = None
+    return out
+
+
+def next_players_shown(waiting: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{"next_players": ...}``: the players (and their details, the round) named for the
+    table's next game while they wait for it (the game under way is the record); nothing
+    when none wait (the state stays as it was)."""
+    return {"next_players": dict(waiting)} if waiting else {}
+
+
+def check_detail(name: str, value: Any) -> None:
+    """A detail setting (:data:`DETAIL_KEYS`): None, or its text in its form (a title of
+    1-4 capitals, a rating and a FIDE id in digits, a federation of 2-3 capitals, a team
+    or board as text)."""
+    check_setting_text(name, value)
+    if value is None:
+        return
+    item = name.split("_", 1)[-1]
+    checks = {"title": _TITLE, "elo": _DIGITS, "fide_id": _DIGITS, "federation": _FEDERATION}
+    pattern = checks.get(item)
+    if name == "board":
+        pattern = _DIGITS
+    if pattern is not None and not pattern.match(value):
+        raise TableError(f"setting {name} {value[:40]!r} is not a {item.replace('_', ' ')}")
 
 
 def check_table_id(table_id: Any) -> str:
@@ -83,7 +172,10 @@ def check_settings(settings: TableSettings) -> tuple[RuleSet, Variant, TimeContr
         value = getattr(settings, item.name)
         if value is None and item.default is not None:  # only start and options may be unset
             raise TableError(f"setting {item.name} must be a string")
-        check_setting_text(item.name, value)
+        if item.name in DETAIL_KEYS:
+            check_detail(item.name, value)
+        else:
+            check_setting_text(item.name, value)
     try:
         rules = get_rules(settings.rules)
     except UnknownRuleSetError as exc:
@@ -129,6 +221,17 @@ class RealtimeSettings:
     variant: str = "realtime"
     start: str | None = None
     tick: float = STANDARD_TICK
+    white_title: str | None = None
+    white_elo: str | None = None
+    white_federation: str | None = None
+    white_fide_id: str | None = None
+    white_team: str | None = None
+    black_title: str | None = None
+    black_elo: str | None = None
+    black_federation: str | None = None
+    black_fide_id: str | None = None
+    black_team: str | None = None
+    board: str | None = None
 
 
 _KEYS = frozenset(f.name for f in fields(RealtimeSettings))
@@ -180,6 +283,9 @@ def realtime_settings(
         base["time_control"] = "-"
     base["tick"] = _tick(base.get("tick", STANDARD_TICK))
     for key, value in base.items():
+        if key in DETAIL_KEYS:
+            check_detail(key, value)
+            continue
         if key in ("tick", "start"):
             continue
         if not isinstance(value, str):  # None too: no setting here may be unset

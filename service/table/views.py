@@ -19,6 +19,7 @@ import chess
 from dgt.protocol.constants import Piece
 from service.pgn import TableGame
 from service.table.record import MEMO_LIMIT, MoveEntry
+from service.table.settings import DETAIL_KEYS
 from service.variants.base import EMPTY, SquareMap, VariantGame
 from service.variants.standard import ChessGame
 
@@ -276,7 +277,8 @@ class FenMemo:
 
 
 class SettingsMemo:
-    """Settings (a dataclass) as JSON, built once per change of the settings object."""
+    """Settings (a dataclass) as JSON, built once per change of the settings object; the
+    details (:data:`~service.table.settings.DETAIL_KEYS`) only when known."""
 
     def __init__(self) -> None:
         self._kept: tuple[object, dict[str, Any]] | None = None
@@ -285,7 +287,10 @@ class SettingsMemo:
         """A fresh copy (callers may change it)."""
         kept = self._kept
         if kept is None or kept[0] is not settings:
-            kept = self._kept = (settings, asdict(settings))
+            shown = {
+                k: v for k, v in asdict(settings).items() if v is not None or k not in DETAIL_KEYS
+            }  # a detail is shown only when known: the state of a table without them stays
+            kept = self._kept = (settings, shown)
         return dict(kept[1])
 
 

@@ -20,6 +20,7 @@ from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
 from service.table.admin import replay_only
 from service.web import feeds
+from service.web.change_logs import game_changes_handler
 from service.web.edge import (
     HostPolicy,
     check_scalar,
@@ -32,6 +33,7 @@ from service.web.limits import (
     connection_cap,
     raise_open_files_limit,
 )
+from service.web.pairings_upload import pairings_handlers
 from service.web.stream import StreamHub
 
 logger = logging.getLogger(__name__)
@@ -522,6 +524,10 @@ def create_app(
     r.add_get("/api/broadcast", feeds.broadcast_handler(_hall, _check_token))
     r.add_get("/api/admin/options", admin_options)
     r.add_post("/api/admin/tables/{table}/{command}", admin_command)
+    upload_pairings, last_pairings = pairings_handlers(_hall, _check_token)
+    r.add_post("/api/admin/pairings", upload_pairings)
+    r.add_get("/api/pairings", last_pairings)
+    r.add_get("/api/games/{game}/corrections", game_changes_handler(_hall))
     return app
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from service.hall import Hall, Update
 from service.json_text import dumps
+from service.table.settings import DETAIL_KEYS
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,11 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
     out["ply"] = len(moves)
     out["claims"] = len(state.get("claims") or state.get("pending_claims") or [])
     out["irregularities"] = len(state.get("irregularities") or [])
+    details = {k: settings[k] for k in DETAIL_KEYS if settings.get(k) is not None}
+    if details:  # a pairing's players' details and board (shown only when known)
+        out["details"] = details
+    if "next_players" in state:  # players named for the next game, while they wait
+        out["next_players"] = state["next_players"]
     return out
 
 

@@ -215,6 +215,7 @@ function attentionOf(s) {
   const parts = [];
   if (s.claims) parts.push(s.claims + (s.claims === 1 ? " claim" : " claims"));
   if (s.irregularities) parts.push(s.irregularities + (s.irregularities === 1 ? " irregularity" : " irregularities"));
+  if (s.next_players) parts.push(nextPlayersText(s.next_players));
   return parts.join(", ");
 }
 
@@ -250,8 +251,8 @@ function renderRow(id) {
   const attention = attentionOf(s);
   const texts = {
     round: s.round,
-    white: s.white,
-    black: s.black,
+    white: playerLabel(s.white, s.details, "white"),
+    black: playerLabel(s.black, s.details, "black"),
     phase: s.phase,
     ply: s.ply || 0,
     result: s.result && s.result !== "*" ? s.result : "",
@@ -293,15 +294,24 @@ function addTerm(dl, term, value) {
   dl.append(dt, dd);
 }
 
+// A side's player with every detail known (players.js; FIDE id and team too).
+function playerText(settings, side) {
+  const extra = [];
+  if (settings[side + "_fide_id"]) extra.push("FIDE " + settings[side + "_fide_id"]);
+  if (settings[side + "_team"]) extra.push(settings[side + "_team"]);
+  return playerLabel(settings[side], settings, side) + (extra.length ? " (" + extra.join(", ") + ")" : "");
+}
+
 function renderDetail(state) {
   const settings = state.settings || {};
   const dl = $("detail-state");
   dl.textContent = "";
   addTerm(dl, "Phase", state.phase);
   addTerm(dl, "Result", state.result && state.result !== "*" ? state.result + (state.reason ? " (" + state.reason + ")" : "") : "");
-  addTerm(dl, "White", settings.white);
-  addTerm(dl, "Black", settings.black);
-  addTerm(dl, "Round", settings.round);
+  addTerm(dl, "White", playerText(settings, "white"));
+  addTerm(dl, "Black", playerText(settings, "black"));
+  addTerm(dl, "Round", settings.round + (settings.board ? ", board " + settings.board : ""));
+  if (state.next_players) addTerm(dl, "Next game", nextPlayersText(state.next_players).replace(/^next game: /, ""));
   addTerm(dl, "Event", settings.event);
   addTerm(dl, "Variant", settings.variant);
   addTerm(dl, "Rules", settings.rules);

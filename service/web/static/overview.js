@@ -31,9 +31,10 @@ function card(id) {
 function show(id, s) {
   states.set(id, s);
   const c = card(id);
-  c.head.textContent = "Table " + id + " · round " + (s.round || "?");
-  c.black.firstChild.textContent = s.black || "?";
-  c.white.firstChild.textContent = s.white || "?";
+  const board = s.details && s.details.board ? " · board " + s.details.board : "";
+  c.head.textContent = "Table " + id + board + " · round " + (s.round || "?");
+  c.black.firstChild.textContent = playerLabel(s.black, s.details, "black");
+  c.white.firstChild.textContent = playerLabel(s.white, s.details, "white");
   const fix = setRightOf(s);
   drawBoard(c.board, shownPlacement(s), lastMoveOf(s), fix);
   showHand(id, s);
@@ -41,6 +42,7 @@ function show(id, s) {
   const extra = [];
   if (s.claims) extra.push(s.claims + " claim(s)");
   if (s.irregularities) extra.push(s.irregularities + " irregularit" + (s.irregularities > 1 ? "ies" : "y"));
+  if (s.next_players) extra.push(nextPlayersText(s.next_players));
   c.status.textContent = [resultText(s), link.down ? link.text : "", ...extra].filter(Boolean).join(" · ");
   tick();
 }
@@ -94,7 +96,41 @@ function layoutButtons() {
   document.getElementById("live").before(box);
 }
 
+// The round's byes and the tables without a pairing (players.js), under the tables; asked
+// for again every 15 s and when a table's players change.
+let roundShown = "";
+async function showRound() {
+  const lines = roundLines(await fetchRound());
+  const key = JSON.stringify(lines);
+  if (key === roundShown) return;
+  roundShown = key;
+  let box = document.getElementById("round-byes");
+  if (!box) {
+    box = document.createElement("section");
+    box.id = "round-byes";
+    box.className = "round-byes";
+    box.style.padding = "0.4rem 1.2rem";
+    box.style.color = "#fdd663";
+    document.getElementById("tables").after(box);
+  }
+  box.textContent = "";
+  for (const line of lines) {
+    const p = document.createElement("p");
+    p.textContent = line;
+    box.appendChild(p);
+  }
+}
+
+let playersSeen = "";
+function playersChanged() {
+  const key = [...states.values()].map((s) => s.white + "|" + s.black).join("/");
+  if (key !== playersSeen) { playersSeen = key; showRound(); }
+}
+
 layoutButtons();
+showRound();
+setInterval(showRound, 15000);
+setInterval(playersChanged, 1000);
 setLayout(storedLayout());
 connectStream("", show, () => { for (const [id, s] of states) show(id, s); });
 setInterval(tick, 100);
