@@ -336,12 +336,13 @@ async def pgn_game(request: web.Request) -> web.StreamResponse:
 
 async def stream(request: web.Request) -> web.StreamResponse:
     """``/api/stream`` (overview: every table, summaries) or ``?table=ID`` (one table,
-    its whole state)."""
+    its whole state; with ``&diff=1`` its whole state once, then ``diff`` events)."""
     hall = _hall(request)
     hub = request.app[HUB_KEY]
     table = request.query.get("table")
     if table is not None and table not in hall.runners:
         raise HallError(f"no table {table[:40]!r}", 404)
+    diff = _diff_query(request, table)
     refusal = hub.refusal(request.remote)
     if refusal is not None:
         raise HallError(refusal, 503)
@@ -356,7 +357,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
     tables = [table] if table is not None else list(hall.runners)
     full = table is not None
     hall.settle()
-    client = hub.open(tables if table is not None else None, full, request.remote)
+    client = hub.open(tables if table is not None else None, full, request.remote, diff=diff)
     guard = request.app[GUARD_KEY]
     guard.streaming(request.transport, lambda: hub.hang_up(client))
     try:
@@ -364,7 +365,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         first = (
             "retry: 2000\n"
             + (f"event: status\ndata: {status}\n\n" if status is not None else "")
-            + "".join(f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables)
+            + "".join(f"event: state\ndata: {hub.first_payload(client, tid)}\n\n" for tid in tables)
         )
         await response.write(first.encode())
         while True:
@@ -383,6 +384,18 @@ async def stream(request: web.Request) -> web.StreamResponse:
         hub.drop(client)
         guard.streaming(request.transport, None)
     return response
+
+
+def _diff_query(request: web.Request, table: str | None) -> bool:
+    """Whether a stream asks for diffs (``diff=1``, only with ``table``)."""
+    value = request.query.get("diff")
+    if value is None or value == "0":
+        return False
+    if value != "1":
+        raise HallError("diff must be 1 or 0", 400)
+    if table is None:
+        raise HallError("diff=1 needs table=ID (the overview's stream sends summaries)", 400)
+    return True
 
 
 # --- admin --------------------------------------------------------------------------
