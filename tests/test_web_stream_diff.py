@@ -32,7 +32,12 @@ def test_a_diff_rebuilds_the_new_state() -> None:
     old = {"phase": "playing", "moves": [e4, e5], "clocks": {"white": 10}, "gone": 1}
     e5_final = {"ply": 2, "san": "e5", "final": True}
     nf3 = {"ply": 3, "san": "Nf3"}
-    new = {"phase": "playing", "moves": [e4, e5_final, nf3], "clocks": {"white": 9}, "new": 2}
+    new: dict[str, Any] = {
+        "phase": "playing",
+        "moves": [e4, e5_final, nf3],
+        "clocks": {"white": 9},
+        "new": 2,
+    }
     diff = state_diff(old, new)
     assert diff == {
         "set": {"clocks": {"white": 9}, "new": 2},
