@@ -14,6 +14,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_urldispatcher import MatchInfoError
 
+from service.broadcast.push import RoundSettingError, pusher_of, round_change
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, HallTable
 from service.json_text import dumps
@@ -486,6 +487,37 @@ async def admin_options(request: web.Request) -> web.StreamResponse:
     )
 
 
+async def admin_broadcast(request: web.Request) -> web.StreamResponse:
+    """``POST /api/admin/broadcast``: change one round of the lichess pushes while the
+    service runs (``round``; ``lichess_id``, ``enabled``, ``delay``, each optional; a new
+    round needs its ``lichess_id``); answers what ``GET /api/broadcast`` answers.  The
+    lichess token is the config's: it never comes or goes here."""
+    _check_token(request)
+    pusher = pusher_of(_hall(request))
+    if pusher is None:
+        raise HallError(
+            "no lichess pushes here: start the service with [broadcast] in its config "
+            "(the lichess token is read from there)",
+            409,
+        )
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise HallError(f"the body is larger than {MAX_BODY} bytes", 413)
+    raw = await request.read()
+    try:
+        body = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except RecursionError:
+        raise HallError("the body is not valid JSON: nested too deeply", 400) from None
+    except ValueError as exc:
+        raise HallError(f"the body is not valid JSON: {exc}", 400) from None
+    if not isinstance(body, dict):
+        raise HallError("the body must be a JSON object", 400)
+    try:
+        pusher.configure_round(round_change(body))
+    except RoundSettingError as exc:
+        raise HallError(str(exc), 400) from None
+    return json_response(pusher.status())
+
+
 def create_app(
     hall: Hall, token: str, *, expose_timing: bool = False, hosts: HostPolicy | None = None
 ) -> web.Application:
@@ -535,6 +567,7 @@ def create_app(
     r.add_get("/api/broadcast", feeds.broadcast_handler(_hall, _check_token))
     r.add_get("/api/admin/options", admin_options)
     r.add_post("/api/admin/tables/{table}/{command}", admin_command)
+    r.add_post("/api/admin/broadcast", admin_broadcast)
     return app
 
 
