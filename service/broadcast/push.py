@@ -25,6 +25,13 @@ Games lichess cannot read (20-chess, realtime), games whose player is unnamed an
 after the hundredth of a round (lichess shows 100 a round) are never pushed; they are listed
 as flagged.  The token is read once (:func:`read_token`) and never
 logged or shown.
+
+The rounds can be changed while the service runs (:meth:`Pusher.configure_round`, the admin
+page's broadcast panel through ``POST /api/admin/broadcast``): a round's lichess round id,
+whether it is pushed (a round switched off shows state ``off`` and pushes nothing until it is
+switched on again, which pushes it whole), its delay, or a round added.  A new lichess round id
+starts that round afresh (nothing counts as shown there yet).  Such changes last until the
+service stops: the config is what a start reads.
 """
 
 from __future__ import annotations
@@ -34,18 +41,19 @@ import contextlib
 import logging
 import math
 import os
+import re
 import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import aiohttp
 
 from service.broadcast.hall_feeds import hall_feeds
 from service.broadcast.lichess_pgn import MAX_PUSH_BYTES, FeedEntry, joined, pack
-from service.config import BroadcastConfig, BroadcastRound, ConfigError
+from service.config import MAX_DELAY, BroadcastConfig, BroadcastRound, ConfigError, check_setting
 from service.hall import Hall
 
 logger = logging.getLogger(__name__)
@@ -72,6 +80,64 @@ class LichessUnreachable(PushError):
 
 class LichessRefused(PushError):
     """lichess refused the push whole (bad token, unknown round, upstream URL...)."""
+
+
+class RoundSettingError(ValueError):
+    """A round setting the pusher cannot take (one line, for the admin page)."""
+
+
+LICHESS_ROUND_ID = re.compile(r"[A-Za-z0-9]{8}")
+"""A lichess broadcast round id, as ``[broadcast]`` takes it (from the round's address)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundChange:
+    """What the admin page changes of one round (None: left as it is)."""
+
+    round: str
+    lichess_id: str | None = None
+    enabled: bool | None = None
+    delay: float | None = None
+
+
+def round_change(body: Mapping[str, object]) -> RoundChange:
+    """A :class:`RoundChange` from a JSON object (``round``; optional ``lichess_id``,
+    ``enabled``, ``delay``).  Raises :class:`RoundSettingError`."""
+    unknown = set(body) - {"round", "lichess_id", "enabled", "delay"}
+    if unknown:
+        raise RoundSettingError(
+            f"unknown key {sorted(unknown)[0][:30]!r}: give round, lichess_id, enabled, delay"
+        )
+    if body.get("round") is None:
+        raise RoundSettingError("round is missing: the name of the round, as the tables have it")
+    try:
+        name = check_setting("round", body.get("round"))
+    except ValueError as exc:
+        raise RoundSettingError(str(exc)) from None
+    if not name:
+        raise RoundSettingError("round is missing: the name of the round, as the tables have it")
+    lichess_id = body.get("lichess_id")
+    if lichess_id is not None and (
+        not isinstance(lichess_id, str) or not LICHESS_ROUND_ID.fullmatch(lichess_id)
+    ):
+        raise RoundSettingError(
+            "lichess_id must be the lichess round id (8 letters or digits, from the round's "
+            "address)"
+        )
+    enabled = body.get("enabled")
+    if enabled is not None and not isinstance(enabled, bool):
+        raise RoundSettingError("enabled must be true or false")
+    delay = body.get("delay")
+    if delay is not None and (
+        not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 <= delay <= MAX_DELAY
+    ):
+        raise RoundSettingError(f"delay must be 0 to {MAX_DELAY:g} seconds")
+    return RoundChange(
+        name,
+        lichess_id,
+        enabled,
+        None if delay is None else float(delay),
+    )
 
 
 class PushClient(Protocol):
@@ -215,6 +281,11 @@ class _Round:
     refusals_logged: set[tuple[str, str]] = field(default_factory=set)
     over_limit: list[str] = field(default_factory=list)
     """Games past the most lichess shows in a round (:data:`MAX_GAMES`): not pushed."""
+    enabled: bool = True
+    """Pushed (switched off on the admin page: nothing is pushed)."""
+    generation: int = 0
+    """Counts the changes of the lichess round id (a push under way for an older one is
+    not recorded)."""
 
 
 class Pusher:
@@ -303,6 +374,8 @@ class Pusher:
         """When ``rs`` should next be pushed (inf: nothing waits): at ``not_before`` once a
         change or a failed push waits; for a delayed round, also once a noted text becomes
         old enough to be shown."""
+        if not rs.enabled:
+            return math.inf
         due = rs.not_before if rs.pending or rs.retry else math.inf
         delay = rs.config.delay
         if delay > 0:
@@ -388,6 +461,41 @@ class Pusher:
                 out.append((game_id, history[0][1]))
         return out
 
+    # --- changed while running (the admin page) ----------------------------------------
+
+    def configure_round(self, change: RoundChange) -> None:
+        """Change a round's lichess round id, switch it on or off, change its delay, or add
+        a round (which needs its lichess round id).  Raises :class:`RoundSettingError`."""
+        rs = next((r for r in self._rounds if r.config.round == change.round), None)
+        if rs is None:
+            if change.lichess_id is None:
+                raise RoundSettingError(
+                    f"round {change.round!r} is not pushed yet: give its lichess round id"
+                )
+            config = BroadcastRound(change.round, change.lichess_id, change.delay or 0.0)
+            rs = _Round(config, pending=True)
+            self._rounds.append(rs)
+        elif change.lichess_id is not None and change.lichess_id != rs.config.lichess_id:
+            rs.config = replace(rs.config, lichess_id=change.lichess_id)
+            rs.generation += 1
+            rs.sent, rs.shown, rs.answers = [], {}, {}
+            rs.refusals_logged = set()
+            rs.state, rs.last_error, rs.failures = "waiting", None, 0
+            rs.retry, rs.not_before = False, 0.0
+        if change.delay is not None and change.delay != rs.config.delay:
+            rs.config = replace(rs.config, delay=change.delay)
+        if change.enabled is not None:
+            rs.enabled = change.enabled
+        rs.pending = True
+        logger.info(
+            "round %s: pushed to lichess round %s, %s, delay %g s (changed on the admin page)",
+            rs.config.round,
+            rs.config.lichess_id,
+            "on" if rs.enabled else "off",
+            rs.config.delay,
+        )
+        self._wake.set()
+
     async def _push(self, rs: _Round) -> None:
         rs.last_built = self._clock()
         if rs.config.delay <= 0:
@@ -407,15 +515,22 @@ class Pusher:
                 continue
             data = body.encode()
             leaving = self._clock()
+            generation = rs.generation
             try:
                 answers = await self.client.push(rs.config.lichess_id, data)
             except LichessUnreachable as exc:
+                if generation != rs.generation:
+                    return  # for a lichess round no longer pushed to
                 rs.sent = sent  # the parts before it went through
                 self._failed(rs, f"lichess unreachable: {exc}", unreachable=True)
                 return
             except LichessRefused as exc:
+                if generation != rs.generation:
+                    return
                 rs.sent = sent
                 self._failed(rs, str(exc), unreachable=False)
+                return
+            if generation != rs.generation:
                 return
             rs.pushes += 1
             rs.bytes += len(data)
@@ -508,7 +623,7 @@ class Pusher:
                     "round": rs.config.round,
                     "lichess_id": rs.config.lichess_id,
                     "delay": rs.config.delay,
-                    "state": rs.state,
+                    "state": rs.state if rs.enabled else "off",
                     "error": rs.last_error,
                     "pushes": rs.pushes,
                     "bytes": rs.bytes,

@@ -14,6 +14,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_urldispatcher import MatchInfoError
 
+from service.broadcast.push import RoundSettingError, pusher_of, round_change
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
 from service.hall import GameEntry, Hall, HallError, HallTable
 from service.json_text import dumps
@@ -338,12 +339,13 @@ async def pgn_game(request: web.Request) -> web.StreamResponse:
 
 async def stream(request: web.Request) -> web.StreamResponse:
     """``/api/stream`` (overview: every table, summaries) or ``?table=ID`` (one table,
-    its whole state)."""
+    its whole state; with ``&diff=1`` its whole state once, then ``diff`` events)."""
     hall = _hall(request)
     hub = request.app[HUB_KEY]
     table = request.query.get("table")
     if table is not None and table not in hall.runners:
         raise HallError(f"no table {table[:40]!r}", 404)
+    diff = _diff_query(request, table)
     refusal = hub.refusal(request.remote)
     if refusal is not None:
         raise HallError(refusal, 503)
@@ -358,7 +360,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
     tables = [table] if table is not None else list(hall.runners)
     full = table is not None
     hall.settle()
-    client = hub.open(tables if table is not None else None, full, request.remote)
+    client = hub.open(tables if table is not None else None, full, request.remote, diff=diff)
     guard = request.app[GUARD_KEY]
     guard.streaming(request.transport, lambda: hub.hang_up(client))
     try:
@@ -366,7 +368,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         first = (
             "retry: 2000\n"
             + (f"event: status\ndata: {status}\n\n" if status is not None else "")
-            + "".join(f"event: state\ndata: {hub.payload(tid, full)}\n\n" for tid in tables)
+            + "".join(f"event: state\ndata: {hub.first_payload(client, tid)}\n\n" for tid in tables)
         )
         await response.write(first.encode())
         while True:
@@ -385,6 +387,18 @@ async def stream(request: web.Request) -> web.StreamResponse:
         hub.drop(client)
         guard.streaming(request.transport, None)
     return response
+
+
+def _diff_query(request: web.Request, table: str | None) -> bool:
+    """Whether a stream asks for diffs (``diff=1``, only with ``table``)."""
+    value = request.query.get("diff")
+    if value is None or value == "0":
+        return False
+    if value != "1":
+        raise HallError("diff must be 1 or 0", 400)
+    if table is None:
+        raise HallError("diff=1 needs table=ID (the overview's stream sends summaries)", 400)
+    return True
 
 
 # --- admin --------------------------------------------------------------------------
@@ -475,6 +489,37 @@ async def admin_options(request: web.Request) -> web.StreamResponse:
     )
 
 
+async def admin_broadcast(request: web.Request) -> web.StreamResponse:
+    """``POST /api/admin/broadcast``: change one round of the lichess pushes while the
+    service runs (``round``; ``lichess_id``, ``enabled``, ``delay``, each optional; a new
+    round needs its ``lichess_id``); answers what ``GET /api/broadcast`` answers.  The
+    lichess token is the config's: it never comes or goes here."""
+    _check_token(request)
+    pusher = pusher_of(_hall(request))
+    if pusher is None:
+        raise HallError(
+            "no lichess pushes here: start the service with [broadcast] in its config "
+            "(the lichess token is read from there)",
+            409,
+        )
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise HallError(f"the body is larger than {MAX_BODY} bytes", 413)
+    raw = await request.read()
+    try:
+        body = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except RecursionError:
+        raise HallError("the body is not valid JSON: nested too deeply", 400) from None
+    except ValueError as exc:
+        raise HallError(f"the body is not valid JSON: {exc}", 400) from None
+    if not isinstance(body, dict):
+        raise HallError("the body must be a JSON object", 400)
+    try:
+        pusher.configure_round(round_change(body))
+    except RoundSettingError as exc:
+        raise HallError(str(exc), 400) from None
+    return json_response(pusher.status())
+
+
 def create_app(
     hall: Hall, token: str, *, expose_timing: bool = False, hosts: HostPolicy | None = None
 ) -> web.Application:
@@ -528,6 +573,7 @@ def create_app(
     r.add_post("/api/admin/pairings", upload_pairings)
     r.add_get("/api/pairings", last_pairings)
     r.add_get("/api/games/{game}/corrections", game_changes_handler(_hall))
+    r.add_post("/api/admin/broadcast", admin_broadcast)
     return app
 
 

@@ -9,6 +9,15 @@ Besides the tables' ``state`` events, a ``status`` event carries the store's sta
 (``{"store": ...}``, as ``GET /api/status``): sent when a stream opens while the store
 cannot write, and to every stream whenever that changes (the pages show a banner while it
 is not ``ok``).  While the store is writing, a stream carries nothing of it.
+
+A table page's stream may ask for diffs (``?table=ID&diff=1``): its first ``state`` event
+carries the whole state, each later change only a ``diff`` event with what changed since
+the last event this stream sent (:mod:`service.web.state_diff`: keys set or gone, and the
+move list from its first changed move), so a long game's move list is not sent again with
+every clock report.  A slow reader's waiting diff is replaced by one from the same base to
+the newest state.  In this form both events also carry ``start`` (the FEN the game began
+from: None where the game is not chess python-chess plays) and ``pgn`` (the address of the
+game's PGN), a diff only when they changed, and no ``events``.
 """
 
 from __future__ import annotations
@@ -17,11 +26,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from service.hall import Hall, Update
 from service.json_text import dumps
 from service.table.settings import DETAIL_KEYS
+from service.web.state_diff import state_diff
 
 logger = logging.getLogger(__name__)
 
@@ -73,14 +84,36 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A table's state as a diff stream last sent (or is about to send) it."""
+
+    version: int
+    """Which state of the hub this is (a diff from one version to another is made once
+    for every stream holding the first)."""
+    state: dict[str, Any]
+    extras: dict[str, Any]
+
+
 class StreamClient:
     """One open stream: which tables it follows and what waits to be sent."""
 
     def __init__(
-        self, tables: frozenset[str] | None, full: bool, address: str | None = None
+        self,
+        tables: frozenset[str] | None,
+        full: bool,
+        address: str | None = None,
+        *,
+        diff: bool = False,
     ) -> None:
         self.tables = tables
         self.full = full
+        self.diff = diff
+        """Whether this stream sends diffs after its first state (see the module)."""
+        self.sent: dict[str, Sent] = {}
+        """Per table, the state the client holds (diff streams)."""
+        self.next_sent: dict[str, Sent] = {}
+        """Per table, the state it holds once its waiting diff is sent."""
         self.address = address
         """The client's address (None where unknown)."""
         self.pending: dict[str, str] = {}
@@ -103,6 +136,7 @@ class StreamHub:
         self.sent = 0
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
+        self._version = 0
         hall.subscribe(self.on_update)
         hall.subscribe_status(self.on_status)
 
@@ -137,8 +171,15 @@ class StreamHub:
         if not self.clients:
             return
         cache: dict[bool, str] = {}
+        newest: Sent | None = None
+        diffs: dict[int, str | None] = {}
         for client in self.clients:
             if not client.wants(update.table_id):
+                continue
+            if client.diff:
+                if newest is None:
+                    newest = self._snapshot(update.table_id)
+                self._queue_diff(client, update, newest, diffs)
                 continue
             text = cache.get(client.full)
             if text is None:
@@ -147,6 +188,75 @@ class StreamHub:
                 self.merged += 1
             client.pending[update.table_id] = text
             client.wake.set()
+
+    # --- diff streams ---------------------------------------------------------------
+
+    def _snapshot(self, table_id: str) -> Sent:
+        """The table's state and extras now, as a new version."""
+        self._version += 1
+        state = self.hall.state(table_id)
+        return Sent(self._version, state, self.extras(table_id, state))
+
+    def extras(self, table_id: str, state: dict[str, Any]) -> dict[str, Any]:
+        """What a diff stream adds to a table's state: the FEN its game began from (None
+        where python-chess does not play it) and the address of its game's PGN (the game
+        before while the new one has no move; None before any)."""
+        runner = self.hall.shown(table_id)
+        board = runner.table.history()
+        start = board.root().fen() if board is not None else None
+        games = runner.games
+        index = len(games) - 1
+        if index > 0 and not state.get("moves") and state.get("result") in (None, "*"):
+            index -= 1
+        pgn = f"/games/{table_id}-{games[index].number}.pgn" if games else None
+        return {"start": start, "pgn": pgn}
+
+    def _queue_diff(
+        self, client: StreamClient, update: Update, newest: Sent, diffs: dict[int, str | None]
+    ) -> None:
+        """Queue for ``client`` what turns the state it holds into ``newest`` (nothing when
+        they are the same)."""
+        table_id = update.table_id
+        base = client.sent.get(table_id)
+        if base is None:  # not sent its first state yet: it will be the newest
+            return
+        if base.version in diffs:
+            text = diffs[base.version]
+        else:
+            diff = state_diff(base.state, newest.state)
+            extras = {k: v for k, v in newest.extras.items() if base.extras.get(k) != v}
+            if not diff and not extras:
+                text = None
+            else:
+                body: dict[str, Any] = {
+                    "table": table_id,
+                    "diff": diff,
+                    "server_time": time.time(),
+                    **extras,
+                }
+                if self.expose_timing and update.source_time is not None:
+                    body["t_in"] = update.source_time
+                text = dumps(body)
+            diffs[base.version] = text
+        if text is None:  # back to what the client holds: nothing waits
+            client.pending.pop(table_id, None)
+            client.next_sent.pop(table_id, None)
+            return
+        if table_id in client.pending:
+            self.merged += 1
+        client.pending[table_id] = text
+        client.next_sent[table_id] = newest
+        client.wake.set()
+
+    def first_payload(self, client: StreamClient, table_id: str) -> str:
+        """The ``state`` event's data a stream opens with for ``table_id`` (a diff stream
+        then holds it as its base)."""
+        if not client.diff:
+            return self.payload(table_id, client.full)
+        sent = self._snapshot(table_id)
+        client.sent[table_id] = sent
+        body = {"table": table_id, "state": sent.state, "server_time": time.time()}
+        return dumps({**body, **sent.extras})
 
     def status_payload(self) -> str | None:
         """The ``status`` event's data for a stream opening now (None while the store
@@ -164,9 +274,16 @@ class StreamHub:
             client.wake.set()
 
     def open(
-        self, tables: Iterable[str] | None, full: bool, address: str | None = None
+        self,
+        tables: Iterable[str] | None,
+        full: bool,
+        address: str | None = None,
+        *,
+        diff: bool = False,
     ) -> StreamClient:
-        client = StreamClient(None if tables is None else frozenset(tables), full, address)
+        """A new stream (``diff``: one table page's stream of diffs, see the module)."""
+        wanted = None if tables is None else frozenset(tables)
+        client = StreamClient(wanted, full, address, diff=diff)
         self.clients.add(client)
         return client
 
@@ -195,7 +312,7 @@ class StreamHub:
         self.clients.discard(client)
 
     async def next_batch(self, client: StreamClient) -> list[tuple[str, str]] | None:
-        """The messages waiting for ``client``, each an event name (``state`` or
+        """The messages waiting for ``client``, each an event name (``state``, ``diff`` or
         ``status``) and its data (an empty list after :data:`HEARTBEAT` quiet seconds; None
         once the hub closed)."""
         if not client.pending and client.status is None and not client.closed:
@@ -208,7 +325,11 @@ class StreamHub:
             return None
         items, client.pending = client.pending, {}
         self.sent += len(items)
-        batch = [("state", text) for text in items.values()]
+        if client.diff:
+            client.sent.update(client.next_sent)
+            client.next_sent.clear()
+        kind = "diff" if client.diff else "state"
+        batch = [(kind, text) for text in items.values()]
         if client.status is not None:
             batch.append(("status", client.status))
             client.status = None

@@ -109,29 +109,7 @@ function gameLine(game, why) {
   return li;
 }
 
-function renderBroadcast(status) {
-  const panel = $("broadcast");
-  panel.hidden = !status.configured;
-  const box = $("broadcast-rounds");
-  box.textContent = "";
-  for (const round of status.rounds || []) {
-    const h = document.createElement("h3");
-    h.textContent = "Round " + round.round + " \u2192 " + round.lichess_id + ": " + round.state + ", " + round.pushes + " pushes" + (round.error ? " (" + oneLine(round.error) + ")" : "");
-    box.appendChild(h);
-    const list = document.createElement("ul");
-    list.className = "items";
-    for (const game of round.refused || []) list.appendChild(gameLine(game, "refused by lichess: " + oneLine(game.error)));
-    for (const game of round.flagged || []) list.appendChild(gameLine(game, "not pushed: " + game.why.join(", ")));
-    if (!list.children.length) {
-      const p = document.createElement("p");
-      p.className = "hint";
-      p.textContent = "Every game of the round is taken.";
-      box.appendChild(p);
-    } else {
-      box.appendChild(list);
-    }
-  }
-}
+// renderBroadcast(status) is admin_broadcast.js's (the broadcast panel).
 
 async function watchBroadcast() {
   if (broadcastTimer) clearTimeout(broadcastTimer);

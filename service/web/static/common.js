@@ -92,22 +92,32 @@ function setRightText(entry) {
   return entry.square + ": " + todo + " (" + what(entry.have) + " now)";
 }
 
-// Draw (or redraw) the 64 squares of `el` from a FEN placement, White at the bottom;
-// `last` (lastMoveOf) marks the squares of the last action; `fix` (setRightOf) the squares
-// to set right, each with what should stand there.
-function drawBoard(el, placement, last, fix) {
-  if (el.children.length !== 64) {
+// Draw (or redraw) the 64 squares of `el` from a FEN placement, White at the bottom (Black
+// with `opts.flipped`); `last` (lastMoveOf) marks the squares of the last action; `fix`
+// (setRightOf) the squares to set right, each with what should stand there; `opts.check`
+// the square of a king in check (a page that passes `opts` also gets the files' letters).
+function drawBoard(el, placement, last, fix, opts) {
+  const flipped = !!(opts && opts.flipped);
+  if (el.children.length !== 64 || el.dataset.flipped !== String(flipped)) {
     el.textContent = "";
-    for (let rank = 7; rank >= 0; rank--) {
-      for (let file = 0; file < 8; file++) {
+    el.dataset.flipped = String(flipped);
+    for (let row = 0; row < 8; row++) {
+      for (let col = 0; col < 8; col++) {
+        const rank = flipped ? row : 7 - row, file = flipped ? 7 - col : col;
         const sq = document.createElement("div");
         const name = FILES[file] + (rank + 1);
         sq.className = "sq " + ((file + rank) % 2 ? "l" : "d");
         sq.dataset.square = name;
-        if (file === 0) {
+        if (col === 0) {
           const c = document.createElement("span");
           c.className = "coord";
           c.textContent = String(rank + 1);
+          sq.appendChild(c);
+        }
+        if (row === 7 && opts) {
+          const c = document.createElement("span");
+          c.className = "coord file";
+          c.textContent = FILES[file];
           sq.appendChild(c);
         }
         el.appendChild(sq);
@@ -141,6 +151,7 @@ function drawBoard(el, placement, last, fix) {
     }
     const marked = last instanceof Set ? last.has(name) : !!last && (name === last.from || name === last.to);
     sq.classList.toggle("mark", marked);
+    sq.classList.toggle("check", !!(opts && opts.check === name));
     const wrong = fix instanceof Map ? fix.get(name) : undefined;
     sq.classList.toggle("fix", !!wrong);
     if (wrong) sq.dataset.want = wrong.want === "" ? "empty" : wrong.want;
@@ -214,18 +225,53 @@ function lostText() {
   return "no connection to the service since " + at;
 }
 
-// Open the live stream; `onState(tableId, state)` for every table state received;
-// `onLink()` when the connection to the service is lost or comes back (the page then shows
-// its states again: the clocks stop, the board state goes grey).
+// A diff of the table page's stream (service/web/state_diff.py) applied to `state`: keys
+// set or gone, the move list kept up to `moves_from` and the new moves appended.  A new
+// object; the move list is a new array only when it changed.
+function applyStateDiff(state, diff) {
+  const out = Object.assign({}, state);
+  for (const key of Array.isArray(diff.unset) ? diff.unset : []) delete out[key];
+  if (diff.set && typeof diff.set === "object") Object.assign(out, diff.set);
+  if (Number.isInteger(diff.moves_from) && Array.isArray(diff.moves)) {
+    const kept = Array.isArray(out.moves) ? out.moves.slice(0, diff.moves_from) : [];
+    out.moves = kept.concat(diff.moves);
+  }
+  return out;
+}
+
+// What a diff stream adds to each table's state: {start, pgn} by table id.
+const streamExtras = {};
+const heldStates = {};
+
+// Open the live stream; `onState(tableId, state)` for every table state received (a
+// stream with "&diff=1" in its query gets a whole state first, then only diffs, which are
+// applied here); `onLink()` when the connection to the service is lost or comes back (the
+// page then shows its states again: the clocks stop, the board state goes grey).  Every
+// (re)connection starts with whole states.
 function connectStream(query, onState, onLink) {
   const live = document.getElementById("live");
   const source = new EventSource("/api/stream" + query);
-  source.addEventListener("state", (ev) => {
+  const received = (ev, diffed) => {
     let msg;
     try { msg = JSON.parse(ev.data); } catch (e) { return; }
+    if (!msg || typeof msg.table !== "string") return;
     if (typeof msg.server_time === "number") skew = msg.server_time - Date.now() / 1000;
-    onState(msg.table, msg.state);
-  });
+    let state = msg.state;
+    if (diffed) {
+      const held = heldStates[msg.table];
+      if (!held || !msg.diff) return;
+      state = applyStateDiff(held, msg.diff);
+    }
+    if ("start" in msg || "pgn" in msg) {
+      const extras = streamExtras[msg.table] || (streamExtras[msg.table] = {});
+      if ("start" in msg) extras.start = msg.start;
+      if ("pgn" in msg) extras.pgn = msg.pgn;
+    }
+    if (diffed || query.includes("diff=1")) heldStates[msg.table] = state;
+    onState(msg.table, state);
+  };
+  source.addEventListener("state", (ev) => received(ev, false));
+  source.addEventListener("diff", (ev) => received(ev, true));
   if (typeof storeBanner !== "undefined") storeBanner.follow(source);
   const changed = () => {
     document.body.classList.toggle("offline", lostAt !== null);
