@@ -19,8 +19,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from service.hall import Hall, Update
+from service.hall import Update
 from service.json_text import dumps
+from service.web.source import HallSource
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ class StreamClient:
 class StreamHub:
     """Fans the hall's updates out to the open streams."""
 
-    def __init__(self, hall: Hall, *, expose_timing: bool = False) -> None:
+    def __init__(self, hall: HallSource, *, expose_timing: bool = False) -> None:
         self.hall = hall
         self.expose_timing = expose_timing
         self.clients: set[StreamClient] = set()
@@ -145,7 +146,7 @@ class StreamHub:
     def status_payload(self) -> str | None:
         """The ``status`` event's data for a stream opening now (None while the store
         writes: a stream then carries nothing of it)."""
-        if self.hall.store.healthy:
+        if self.hall.store_healthy():
             return None
         return dumps({"store": self.hall.store_status()})
 
