@@ -130,14 +130,15 @@ async def play_a_hall(db: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any
         await hall.admin("1", "end", {"result": "1-0", "reason": "resignation"})
         await hall.admin("1", "start", {"round": "2"})
         await asyncio.sleep(0.3)  # clock reports and ticks
-        hall.settle()
+        links = {table_id: hall.state(table_id)["connection"] for table_id in hall.runners}
+    finally:
+        await hall.close()
+    try:  # every row is stored now: the web shows the last of them
+        assert len(hall.runners["1"].games) == 2
         paths = [*PAGES, *(p for t in hall.runners for p in per_table(t))]
         async with web(hall) as (url, session):
             seen = await answers(url, session, paths)
-        links = {table_id: hall.state(table_id)["connection"] for table_id in hall.runners}
-        assert len(hall.runners["1"].games) == 2
     finally:
-        await hall.close()
         store.close()
     return seen, links
 
@@ -206,8 +207,10 @@ async def test_rows_in_one_batch_or_row_by_row_give_the_same_tables(tmp_path: Pa
         )
 
 
-def registration(seq: int, table_id: str, settings: dict[str, Any] | None = None) -> LogRow:
-    data = json.dumps({"settings": settings or {"round": "1"}, "board": None})
+def registration(
+    seq: int, table_id: str, settings: dict[str, Any] | None = None, board: int | None = None
+) -> LogRow:
+    data = json.dumps({"settings": settings or {"round": "1"}, "board": board})
     return LogRow(seq, table_id, "in", REGISTER_KIND, 1000.0, data)
 
 

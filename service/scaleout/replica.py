@@ -204,6 +204,13 @@ class ReplicaHall:
         self._subscribers: list[UpdateCallback] = []
         self._status_subscribers: list[StatusCallback] = []
 
+    def use_log(self, log: LogReader) -> None:
+        """Read the tables' outputs from ``log`` (before any row comes: the replica then
+        keeps none of them itself)."""
+        if self.runners:
+            raise ValueError("use_log comes before the first rows")
+        self._log = log
+
     # --- feeding --------------------------------------------------------------------
 
     def on_rows(self, edge_id: str, rows: Iterable[LogRow]) -> None:

@@ -1,0 +1,120 @@
+"""service.scaleout.central_db and ``dgt-service central-web``: a web process follows the
+centre's database that another process writes (new rows polled by rowid), in order, edge by
+edge, a batch never ending inside an input; its replica shows what the edges showed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from replica_rows import batches, edge_rows, write_central
+from test_scaleout_replica import admin_row, answers, play_a_hall, registration, web
+
+from service.scaleout.central_db import CentralTail
+from service.scaleout.replica import ReplicaHall
+from service.scaleout.rows import LogRow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def test_a_tail_feeds_the_replica_what_the_edge_stored(tmp_path: Path) -> None:
+    edge_db = tmp_path / "edge.db"
+    seen, _links = await play_a_hall(edge_db)
+    rows = edge_rows(edge_db, boards={"1": 1, "2": 2, "3": 3})
+    central = tmp_path / "central.db"
+    replica = ReplicaHall()
+    fed: list[tuple[str, list[LogRow]]] = []
+
+    def sink(edge: str, part: Any) -> None:
+        fed.append((edge, list(part)))
+        replica.on_rows(edge, part)
+
+    tail = CentralTail(central, sink, batch=7)
+    replica.use_log(tail)
+    assert tail.poll() == 0  # no file yet
+    parts = batches(rows, (20, 3))
+    other = [registration(1, "b1", board=4), *admin_row(2, "b1", "Zoe")]
+    write_central(central, "hall-b", other[:1])
+    for part in parts[: len(parts) // 2]:
+        write_central(central, "hall-a", part)
+    write_central(central, "hall-b", other[1:])
+    for part in parts[len(parts) // 2 :]:
+        write_central(central, "hall-a", part)
+    while tail.poll():
+        pass
+    try:
+        assert [row for edge, part in fed if edge == "hall-a" for row in part] == rows
+        for edge, part in fed:  # a batch never ends inside an input
+            following = [r for e, p in fed if e == edge for r in p]
+            index = following.index(part[-1])
+            assert index + 1 == len(following) or following[index + 1].role != "out"
+        assert {r.divergences for r in replica.runners.values()} == {0}
+        assert replica.state("b1")["settings"]["white"] == "Zoe"
+        async with web(replica) as (url, session):
+            shown = await answers(url, session, list(seen))
+        for table_id in ("1", "2", "3"):
+            for event in shown[f"/api/tables/{table_id}/log?limit=5000"]["events"]:
+                event["seq"] -= 3  # the registrations edge_rows made up
+        # the overview also lists hall-b's table
+        tables = shown.pop("/api/tables")["tables"]
+        assert [t["id"] for t in tables] == ["b1", "1", "2", "3"]
+        assert tables[1:] == seen.pop("/api/tables")["tables"]
+        for every in ("/api/games", "/games.pgn", "/rounds/1.pgn"):
+            assert shown.pop(every) != seen.pop(every)  # hall-b's game too
+        assert shown == seen
+    finally:
+        tail.close()
+
+
+async def test_central_web_serves_the_rows_another_process_writes(tmp_path: Path) -> None:
+    central = tmp_path / "central.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DGT_ADMIN_TOKEN": "central-token-123"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "service.cli", "central-web", "--db", str(central),
+        "--listen", "127.0.0.1:0", "--seconds", "30",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        url = ""
+        while not url:
+            line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
+            assert line, "central-web ended before it served"
+            if line.startswith("open "):
+                url = line.split()[1].rstrip("/")
+        write_central(central, "hall-a", [registration(1, "7")])
+        async with aiohttp.ClientSession() as session:
+
+            async def white() -> str | None:
+                async with session.get(url + "/api/tables") as response:
+                    tables = (await response.json())["tables"]
+                return str(tables[0]["white"]) if tables else None
+
+            deadline = time.monotonic() + 10
+            while await white() != "?":
+                assert time.monotonic() < deadline, "the table did not come"
+                await asyncio.sleep(0.05)
+            write_central(central, "hall-a", admin_row(2, "7", "Ann"))
+            while await white() != "Ann":
+                assert time.monotonic() < deadline, "the command did not come"
+                await asyncio.sleep(0.05)
+            headers = {"Authorization": "Bearer central-token-123"}
+            path = url + "/api/admin/tables/7/players"
+            async with session.post(path, json={"white": "Bo"}, headers=headers) as response:
+                assert response.status == 503
+                assert (await response.json())["error"] == (
+                    "edge hall-a is not reachable from here (no admin link)"
+                )
+            async with session.get(url + "/api/tables/7/log") as response:
+                events = (await response.json())["events"]
+            assert [e["type"] for e in events] == ["players"]
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.communicate(), 10)
