@@ -1,9 +1,10 @@
-"""Log rows of an edge's store as a read replica is fed them, and a central database of
+"""Log rows of an edge's store as a read replica is fed them, and a centre's database of
 them for the central web's tailer.  (No tests here.)
 
-An edge's store has no registration rows today: :func:`edge_rows` makes one for each table
-of its ``tables`` table (kind :data:`service.scaleout.rows.REGISTER_KIND`), numbered before
-the log's rows, which keep their order (their numbers shifted past the registrations)."""
+An edge's store on main has no registration rows: :func:`edge_rows` makes one for each
+table of its ``tables`` table (role and kind :data:`service.scaleout.rows.REGISTRATION`),
+numbered before the log's first row, as an edge does for the tables it had before it
+first forwarded its log."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from service.scaleout.rows import REGISTER_KIND, LogRow
+from service.scaleout.rows import REGISTRATION, LogRow
 
 
 def edge_rows(db: Path, boards: dict[str, int] | None = None) -> list[LogRow]:
@@ -27,26 +28,24 @@ def edge_rows(db: Path, boards: dict[str, int] | None = None) -> list[LogRow]:
         ).fetchall()
     finally:
         connection.close()
+    first = log[0][0] if log else 1
     rows = []
-    for number, (table_id, settings, created) in enumerate(tables, 1):
-        board = (boards or {}).get(table_id)
-        data = json.dumps({"settings": json.loads(settings), "board": board})
-        rows.append(LogRow(number, table_id, "in", REGISTER_KIND, created, data))
-    shift = len(rows)
-    rows.extend(LogRow(seq + shift, *rest) for seq, *rest in log)
+    for number, (table_id, settings, created) in enumerate(tables):
+        data = json.dumps({"board": (boards or {}).get(table_id), "settings": json.loads(settings)})
+        seq = first - len(tables) + number
+        rows.append(LogRow(seq, table_id, REGISTRATION, REGISTRATION, created, data))
+    rows.extend(LogRow(*row) for row in log)
     return rows
 
 
 def batches(rows: Sequence[LogRow], sizes: Sequence[int]) -> list[list[LogRow]]:
-    """``rows`` cut into batches of about ``sizes`` (cycled) rows, each ending before an
-    input row (an edge commits an input with its outputs)."""
+    """``rows`` cut into batches of ``sizes`` (cycled) rows, wherever that falls (inside
+    an input too, as the broker's messages may)."""
     out: list[list[LogRow]] = []
     start = 0
     turn = 0
     while start < len(rows):
         end = min(start + max(1, sizes[turn % len(sizes)]), len(rows))
-        while end < len(rows) and rows[end].role == "out":
-            end += 1
         out.append(list(rows[start:end]))
         start = end
         turn += 1
@@ -54,8 +53,13 @@ def batches(rows: Sequence[LogRow], sizes: Sequence[int]) -> list[list[LogRow]]:
 
 
 CENTRAL_SCHEMA = """
-CREATE TABLE IF NOT EXISTS log (
-    id INTEGER PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS edges (
+    edge TEXT PRIMARY KEY,
+    db TEXT NOT NULL,
+    last INTEGER NOT NULL,
+    stream_seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rows (
     edge TEXT NOT NULL,
     seq INTEGER NOT NULL,
     table_id TEXT NOT NULL,
@@ -63,23 +67,29 @@ CREATE TABLE IF NOT EXISTS log (
     kind TEXT NOT NULL,
     t REAL NOT NULL,
     data TEXT NOT NULL,
-    UNIQUE (edge, seq)
-);
+    PRIMARY KEY (edge, seq)
+) WITHOUT ROWID;
 """
-"""The central database the tailer reads (as assumed here: see
-:mod:`service.scaleout.central_db`)."""
+"""The part of the centre's database the tailer reads (as the aggregator's
+``service.scaleout.central_store`` makes it)."""
 
 
 def write_central(db: Path, edge_id: str, rows: Sequence[LogRow]) -> None:
-    """Append ``rows`` of ``edge_id`` to the central database ``db`` in one commit."""
-    connection = sqlite3.connect(db)
+    """Store ``rows`` of ``edge_id`` in the centre's database ``db`` in one commit, as the
+    aggregator stores a message."""
+    connection = sqlite3.connect(db, isolation_level=None)
     try:
+        connection.execute("PRAGMA journal_mode=WAL")
         connection.executescript(CENTRAL_SCHEMA)
-        with connection:
-            connection.executemany(
-                "INSERT INTO log (edge, seq, table_id, role, kind, t, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(edge_id, *row) for row in rows],
-            )
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany(
+            "INSERT INTO rows (edge, seq, table_id, role, kind, t, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(edge_id, *row) for row in rows],
+        )
+        connection.execute(
+            "INSERT OR REPLACE INTO edges VALUES (?, 'db', ?, 0)", (edge_id, rows[-1].seq)
+        )
+        connection.execute("COMMIT")
     finally:
         connection.close()

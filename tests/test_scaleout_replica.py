@@ -25,7 +25,7 @@ from service.commands.demo import TransportLine
 from service.config import TableConfig
 from service.hall import Hall, HallError, Update, default_table_factory
 from service.scaleout.replica import EdgeBeat, EdgeUnreachable, ReplicaHall
-from service.scaleout.rows import REGISTER_KIND, LogRow
+from service.scaleout.rows import REGISTRATION, LogRow
 from service.store import Store, output_json
 from service.web import WebServer
 
@@ -177,11 +177,7 @@ async def test_the_replica_shows_what_the_edge_showed(tmp_path: Path) -> None:
     assert {u.table_id for u in updates} == {"1", "2", "3"}
 
     async with web(replica) as (url, session):
-        shown = await answers(url, session, list(seen))
-        for table_id in replica.table_ids():  # the log's numbers are shifted past the
-            for event in shown[f"/api/tables/{table_id}/log?limit=5000"]["events"]:
-                event["seq"] -= 3  # three registrations edge_rows made up
-        assert shown == seen
+        assert await answers(url, session, list(seen)) == seen
         # the link is what the edge reports
         directory.links[("hall-a", "1")] = links["1"]
         async with session.get(url + "/api/tables/1") as response:
@@ -211,7 +207,7 @@ def registration(
     seq: int, table_id: str, settings: dict[str, Any] | None = None, board: int | None = None
 ) -> LogRow:
     data = json.dumps({"settings": settings or {"round": "1"}, "board": board})
-    return LogRow(seq, table_id, "in", REGISTER_KIND, 1000.0, data)
+    return LogRow(seq, table_id, REGISTRATION, REGISTRATION, 1000.0, data)
 
 
 def admin_row(seq: int, table_id: str, white: str) -> list[LogRow]:

@@ -1,19 +1,20 @@
 """Reading the centre's database from another process: a web process on a read replica.
 
-The aggregator (another process) stores every edge's log rows in one SQLite file, in
-order, each message in one commit.  :class:`CentralTail` follows that file: it polls for
-rows past the last one it handed on (by ``rowid``) and hands them, in order, to a
-:data:`RowSink` (:meth:`service.scaleout.replica.ReplicaHall.on_rows`), one call per run of
-rows of the same edge.  The single-process centre needs none of this: its aggregator calls
-the sink itself after each commit.  The same file answers a table's stored outputs
-(:meth:`CentralTail.outputs`, the replica's :class:`~service.scaleout.replica.LogReader`).
+The aggregator (another process: ``dgt-service central``) stores every edge's log rows in
+one SQLite file, each message with the stream position in one commit.  :class:`CentralTail`
+follows that file: for each edge whose last stored row is past the last one it handed on,
+it reads the edge's rows after it, in the order of the edge's log, and hands them to a
+:data:`RowSink` (:meth:`service.scaleout.replica.ReplicaHall.on_rows`).  The single-process
+centre needs none of this: its aggregator calls the sink itself after each commit.  The
+same file answers a table's stored outputs (:meth:`CentralTail.outputs`, the replica's
+:class:`~service.scaleout.replica.LogReader`).
 
-The file is opened read-only; it may not exist yet (the tail waits for it).  What is
-assumed of it (:data:`SELECT_AFTER`, :data:`SELECT_OUTPUTS`): a table ``log`` with a
-``rowid`` growing in the order rows were stored and the columns ``edge``, ``seq`` (the
-row's number in its edge's log), ``table_id``, ``role``, ``kind``, ``t`` and ``data`` as an
-edge's store has them; an index on ``(edge, table_id, seq)`` keeps the outputs' reads
-quick.
+The file is opened read-only; it may not exist yet (the tail waits for it).  What is read
+of it (:data:`SELECT_EDGES`, :data:`SELECT_ROWS`, :data:`SELECT_OUTPUTS`): a table
+``edges`` (``edge``, ``last``: the seq of the edge's last row stored) and a table ``rows``
+(``edge``, ``seq`` the row's number in its edge's log, ``table_id``, ``role``, ``kind``,
+``t``, ``data`` as the edge's store has them; keyed by ``(edge, seq)``).  An index on
+``rows (edge, table_id, seq)`` keeps the outputs' reads quick.
 """
 
 from __future__ import annotations
@@ -27,27 +28,32 @@ from pathlib import Path
 from typing import Any
 
 from service.hall import HallError
-from service.scaleout.rows import LogRow
+from service.scaleout.rows import LogRow, RowLike
 from service.store import echo_of
 
 logger = logging.getLogger(__name__)
 
-RowSink = Callable[[str, Sequence[LogRow]], None]
+RowSink = Callable[[str, Sequence[RowLike]], None]
 """Takes an edge's rows in its log's order, right after they are stored (``on_rows``)."""
 
-SELECT_AFTER = (
-    "SELECT rowid, edge, seq, table_id, role, kind, t, data FROM log "
-    "WHERE rowid > ? ORDER BY rowid LIMIT ?"
+SELECT_EDGES = "SELECT edge, last FROM edges"
+SELECT_ROWS = (
+    "SELECT seq, table_id, role, kind, t, data FROM rows "
+    "WHERE edge = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
 SELECT_OUTPUTS = (
-    "SELECT seq, role, t, data FROM log "
-    "WHERE edge = ? AND table_id = ? AND role != 'in' AND seq > ? ORDER BY seq LIMIT ?"
+    "SELECT seq, role, t, data FROM rows "
+    "WHERE edge = ? AND table_id = ? AND (role = 'out' OR role = 'echo') AND seq > ? "
+    "ORDER BY seq LIMIT ?"
 )
+
+BEFORE_ALL = -(2**62)
+"""A seq before every row (an edge's registrations may be numbered 0 or below)."""
 
 POLL_INTERVAL = 0.02
 """Seconds between two looks for new rows when the last found none."""
 BATCH = 5000
-"""Rows read at most at once (the rest at the next look, at once)."""
+"""Rows of an edge read at most at once (the rest at the next look, at once)."""
 
 
 class CentralError(Exception):
@@ -69,9 +75,11 @@ class CentralTail:
         self.sink = sink
         self.batch = batch
         self.interval = interval
-        self.position = 0
-        """The ``rowid`` of the last row handed on."""
+        self.positions: dict[str, int] = {}
+        """Per edge: the seq of the last row handed on."""
         self.rows = 0
+        self.behind = False
+        """Whether the last poll left rows to read (an edge's cut at :attr:`batch`)."""
         self._db: sqlite3.Connection | None = None
         self._problem: str | None = None
 
@@ -84,37 +92,47 @@ class CentralTail:
         return self._db
 
     def poll(self) -> int:
-        """Hand on the rows stored since the last poll (at most :attr:`batch`); returns
-        how many.  Raises :class:`CentralError` when the file cannot be read."""
+        """Hand on the rows stored since the last poll (at most :attr:`batch` an edge);
+        returns how many.  Raises :class:`CentralError` when the file cannot be read."""
+        handed = 0
+        self.behind = False
         try:
             db = self._connection()
             if db is None:
                 return 0
-            found = db.execute(SELECT_AFTER, (self.position, self.batch)).fetchall()
+            edges = db.execute(SELECT_EDGES).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return 0  # the aggregator has not made its tables yet
+            self.close()
+            raise CentralError(f"{self.path}: cannot read the centre's log: {exc}") from None
         except sqlite3.DatabaseError as exc:
             self.close()
             raise CentralError(f"{self.path}: cannot read the centre's log: {exc}") from None
-        if not found:
-            return 0
-        if len(found) == self.batch:
-            found = _whole_inputs(found)
-        run: list[LogRow] = []
-        edge = ""
-        for rowid, row_edge, *columns in found:
-            if row_edge != edge and run:
-                self.sink(edge, run)
-                run = []
-            edge = row_edge
-            run.append(LogRow(*columns))
-            self.position = rowid
-        if run:
-            self.sink(edge, run)
-        self.rows += len(found)
-        return len(found)
+        for edge, last in sorted(edges):
+            after = self.positions.get(edge, BEFORE_ALL)
+            if last <= after:
+                continue
+            try:
+                found = db.execute(SELECT_ROWS, (edge, after, self.batch)).fetchall()
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise CentralError(f"{self.path}: cannot read the centre's log: {exc}") from None
+            if not found:
+                continue
+            if len(found) == self.batch and found[-1][0] < last:
+                found = _whole_inputs(found)
+                self.behind = True
+            rows = [LogRow(*columns) for columns in found]
+            self.positions[edge] = rows[-1].seq
+            self.sink(edge, rows)
+            handed += len(rows)
+        self.rows += handed
+        return handed
 
     async def run(self) -> None:
-        """Poll until cancelled (at once again while rows keep coming); a file that cannot
-        be read is logged once and tried again."""
+        """Poll until cancelled (at once again while rows are left behind); a file that
+        cannot be read is logged once and tried again."""
         while True:
             try:
                 got = self.poll()
@@ -127,7 +145,7 @@ class CentralTail:
                 if self._problem is not None:
                     logger.warning("%s: read again", self.path)
                     self._problem = None
-            await asyncio.sleep(0 if got == self.batch else self.interval)
+            await asyncio.sleep(0 if got and self.behind else self.interval)
 
     def outputs(
         self, edge_id: str, table_id: str, *, after: int, limit: int
@@ -158,6 +176,6 @@ def _whole_inputs(found: list[Any]) -> list[Any]:
     """``found`` without its last input and the outputs after it (which may go on past
     the batch): they are read again with the rest."""
     for index in range(len(found) - 1, 0, -1):
-        if found[index][4] != "out":
+        if found[index][2] != "out":
             return found[:index]
     return found

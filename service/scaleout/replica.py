@@ -16,9 +16,14 @@ replica's state JSON and PGN are the edge's.  :class:`ReplicaHall` is a
   ``board`` numbers) of their own, e.g. hall A tables 1-300, hall B 301-700.
 * **Order**: rows of an edge come in its log's order; a row whose sequence number is not
   above the last one applied from that edge is a repeat and is skipped.  An input is
-  applied when the next input of its table comes or the batch ends (an edge commits an
-  input with its outputs, so a batch ends between inputs).  Rows of a table not registered
-  yet wait for its registration.
+  applied when the next input of its table comes or the batch ends, so that what is shown
+  is never behind the rows received; its outputs may still come in the next batch (a batch
+  of the broker holds at most so many rows): they are added to the table's log and the
+  replay is compared with the stored outputs once the input is complete (a difference is
+  counted and logged once per table, as a rebuild does).  Only a legacy ``players``
+  command's replay reads its stored outputs (:func:`service.table.admin.replayed_admin_args`):
+  cut from them by a batch, it replays as given.  Rows of a table not registered yet wait
+  for its registration.
 * **Admin commands** go to the owning edge through an injected :data:`AdminForward`; a
   failure or a time-out is a 503 with a one-line reason.  What the command changed arrives
   later with the edge's rows, like every other change.
@@ -50,8 +55,8 @@ from service.hall import (
     Update,
     default_table_factory,
 )
-from service.scaleout.rows import INPUT_ROLES, REGISTER_KIND, LogRow
-from service.store import Input, echo_of, output_json, rebuild
+from service.scaleout.rows import INPUT_ROLES, REGISTRATION, RowLike
+from service.store import Input, apply_input, echo_of, normalise, output_json
 from service.table import TableEvent, TableLike
 from service.table_runner import Connection
 from service.web.source import StatusCallback, UpdateCallback
@@ -121,15 +126,17 @@ class _NoDirectory:
 
 @dataclass(slots=True)
 class _Pending:
-    """An input whose outputs may still be coming."""
+    """An input and the outputs stored after it, as far as they came."""
 
     seq: int
     kind: str
     t: float
     data: dict[str, Any]
     outputs: list[dict[str, Any]]
+    replayed: list[Any] | None = None
+    """What the replay gave (normalised), once applied."""
 
-    def done(self) -> Input:
+    def item(self) -> Input:
         return Input(self.seq, self.kind, self.t, self.data, tuple(self.outputs))
 
 
@@ -143,6 +150,8 @@ class ReplicaTable(GameBook):
         self.table = table
         self._open_book(config.settings.get("round", "?"))
         self.pending: _Pending | None = None
+        """The last input received: not applied yet (``replayed`` None), or applied with
+        its outputs perhaps still to come."""
         self.log: list[tuple[int, dict[str, Any]]] | None = None
         """The outputs, where the replica keeps them (no :class:`LogReader`)."""
         self.inputs = 0
@@ -200,7 +209,7 @@ class ReplicaHall:
         """Per edge: one line for each of its tables refused (an id another edge owns,
         settings no table accepts)."""
         self._refused_tables: set[tuple[str, str]] = set()
-        self._waiting: dict[tuple[str, str], list[LogRow]] = {}
+        self._waiting: dict[tuple[str, str], list[RowLike]] = {}
         self._subscribers: list[UpdateCallback] = []
         self._status_subscribers: list[StatusCallback] = []
 
@@ -213,31 +222,32 @@ class ReplicaHall:
 
     # --- feeding --------------------------------------------------------------------
 
-    def on_rows(self, edge_id: str, rows: Iterable[LogRow]) -> None:
+    def on_rows(self, edge_id: str, rows: Iterable[RowLike]) -> None:
         """Apply a batch of an edge's rows (in its log's order), then publish an update
         for each table that changed."""
         changed: dict[str, list[dict[str, Any]]] = {}
-        last = self.last_seq.get(edge_id, 0)
+        last = self.last_seq.get(edge_id)
         for row in rows:
-            if row.seq <= last:
+            if last is not None and row.seq <= last:
                 continue  # a repeat
             last = row.seq
             self.rows[edge_id] = self.rows.get(edge_id, 0) + 1
             self._row(edge_id, row, changed)
-        self.last_seq[edge_id] = last
+        if last is not None:
+            self.last_seq[edge_id] = last
         for table_id in list(changed):
             runner = self.runners[table_id]
-            if runner.pending is not None:
+            if runner.pending is not None and runner.pending.replayed is None:
                 self._apply(runner, changed)
         for table_id, events in changed.items():
             if events:
                 self._publish(Update(table_id, events))
 
-    def _row(self, edge_id: str, row: LogRow, changed: dict[str, list[dict[str, Any]]]) -> None:
+    def _row(self, edge_id: str, row: RowLike, changed: dict[str, list[dict[str, Any]]]) -> None:
         key = (edge_id, row.table_id)
         if key in self._refused_tables:
             return
-        if row.kind == REGISTER_KIND and row.role != "out":
+        if row.role == REGISTRATION:
             self._register(edge_id, row, changed)
             return
         runner = self.runners.get(row.table_id)
@@ -256,30 +266,32 @@ class ReplicaHall:
         if data is None:
             return
         if row.role in INPUT_ROLES:
-            if runner.pending is not None:
-                self._apply(runner, changed)
+            self._complete(runner, changed)
             outputs = [echo_of(row.t, data)] if row.role == "echo" else []
             runner.pending = _Pending(row.seq, row.kind, row.t, data, outputs)
             changed.setdefault(runner.id, [])
             if runner.log is not None and row.role == "echo":
                 runner.log.append((row.seq, outputs[0]))
         elif row.role == "out":
-            if runner.pending is not None:
-                runner.pending.outputs.append(data)
-            else:
+            pending = runner.pending
+            if pending is None:
                 logger.warning(
-                    "edge %s, table %s: output %d came after its input was applied",
+                    "edge %s, table %s: output %d before any input: kept in the log only",
                     edge_id,
                     row.table_id,
                     row.seq,
                 )
+            else:
+                pending.outputs.append(data)
+                if pending.replayed is not None:  # applied already: shown as it comes
+                    changed.setdefault(runner.id, []).append(data)
             if runner.log is not None:
                 runner.log.append((row.seq, data))
         else:
             logger.warning("edge %s: row %d has an unknown role %r", edge_id, row.seq, row.role)
 
     def _register(
-        self, edge_id: str, row: LogRow, changed: dict[str, list[dict[str, Any]]]
+        self, edge_id: str, row: RowLike, changed: dict[str, list[dict[str, Any]]]
     ) -> None:
         table_id = row.table_id
         owner = self.runners.get(table_id)
@@ -318,7 +330,7 @@ class ReplicaHall:
         self.refused.setdefault(edge_id, []).append(why)
         logger.error("edge %s: %s", edge_id, why)
 
-    def _json(self, edge_id: str, row: LogRow) -> dict[str, Any] | None:
+    def _json(self, edge_id: str, row: RowLike) -> dict[str, Any] | None:
         try:
             value = json.loads(row.data)
         except (TypeError, ValueError):
@@ -329,24 +341,49 @@ class ReplicaHall:
         return value
 
     def _apply(self, runner: ReplicaTable, changed: dict[str, list[dict[str, Any]]]) -> None:
-        """Replay the table's pending input (the hall's rebuild, one input long)."""
-        pending, runner.pending = runner.pending, None
-        if pending is None:
+        """Replay the table's pending input through the table code a rebuild uses
+        (:func:`service.store.apply_input`), its games noted as a hall notes them."""
+        pending = runner.pending
+        if pending is None or pending.replayed is not None:
             return
-        item = pending.done()
-
-        def seen(_item: Input, produced: Sequence[TableEvent]) -> None:
-            runner.inputs += 1
-            if produced:
-                runner.note_outputs([output_json(o) for o in produced])
-
-        report = rebuild(runner.table, runner.id, [item], on_input=seen)
+        item = pending.item()
+        try:
+            produced: Sequence[TableEvent] = apply_input(runner.table, item)
+        except Exception as exc:  # noqa: BLE001 - a bad row must not stop the replica
+            logger.warning("table %s: input %d failed on replay: %s", runner.id, item.seq, exc)
+            produced = ()
+        runner.inputs += 1
+        outs = [output_json(o) for o in produced]
+        if outs:
+            runner.note_outputs(outs)
         runner.table.take_clock_orders()  # the edge's clock had them
-        runner.divergences += report.divergences
+        pending.replayed = normalise(outs)
         events = changed.setdefault(runner.id, [])
         if item.outputs and not runner.quiet_clock(item):
             runner.clock_published = item.t
             events.extend(item.outputs)
+
+    def _complete(self, runner: ReplicaTable, changed: dict[str, list[dict[str, Any]]]) -> None:
+        """The table's pending input has all its outputs (the next input came): applied
+        if it was not, and its replay compared with them."""
+        pending = runner.pending
+        if pending is None:
+            return
+        self._apply(runner, changed)
+        runner.pending = None
+        if pending.replayed == pending.outputs:
+            return
+        runner.divergences += 1
+        if runner.divergences == 1:
+            logger.warning(
+                "table %s: replay differs from the stored log at input %d (%s): stored %d "
+                "output(s), replay gave %d; the stored outputs stay the record",
+                runner.id,
+                pending.seq,
+                pending.kind,
+                len(pending.outputs),
+                len(pending.replayed or ()),
+            )
 
     # --- links ----------------------------------------------------------------------
 
@@ -369,7 +406,17 @@ class ReplicaHall:
     # --- the web's source (service.web.source.HallSource) ---------------------------
 
     def table_ids(self) -> Sequence[str]:
-        return list(self.runners)
+        """The tables by board number (those without one after), then by edge, then in
+        the order their edge registered them: the same in every web process, whatever
+        order the edges' rows reached it in."""
+        order = {table_id: index for index, table_id in enumerate(self.runners)}
+
+        def key(table_id: str) -> tuple[bool, int, str, int]:
+            runner = self.runners[table_id]
+            board = runner.config.board
+            return (board is None, board or 0, runner.edge_id, order[table_id])
+
+        return sorted(self.runners, key=key)
 
     def has_table(self, table_id: str) -> bool:
         return table_id in self.runners

@@ -1,27 +1,51 @@
 """The rows a read replica is fed: an edge's ``log`` rows as its store keeps them.
 
-A :class:`LogRow` is one row of an edge's store (:mod:`service.store`): its sequence number
-there, the table, the role (``in``, ``echo``: an input; ``out``: an output of the input
-before it), the kind, the time and the JSON text.  Besides the inputs and outputs of
-:mod:`service.store`, a *registration* row (kind :data:`REGISTER_KIND`) brings a table and
-the settings its log replays against, before any row of that table::
+A row (:class:`RowLike`; :class:`LogRow` here) is one row of an edge's store
+(:mod:`service.store`): its sequence number there, the table, the role (``in``, ``echo``:
+an input; ``out``: an output of the input before it; :data:`REGISTRATION`: the table's
+registration), the kind, the time and the JSON text.  A registration comes before any
+other row of its table (its sequence number may be 0 or below: an edge numbers the
+registrations of the tables it had before it first forwarded before its first row) and
+carries the settings the table's log replays against::
 
-    {"settings": {"white": "Ann", ...}, "board": 12}
+    {"board": 12, "settings": {"white": "Ann", ...}}
 
-``board`` (optional, null when the table has none) is the board number the feeds give the
-table's games.  Rows arrive in the order of their edge's log; an input's outputs follow it
-in the same batch (the edge commits them together).
+``board`` (null when the table has none) is the board number the feeds give its games.
+Rows arrive in the order of their edge's log; an input's outputs follow it, possibly in
+the next batch.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-REGISTER_KIND = "table"
-"""The kind of a row that registers a table and its settings (any role but ``out``)."""
+REGISTRATION = "table"
+"""The role (and kind) of a row that registers a table and its settings."""
 
 INPUT_ROLES = frozenset({"in", "echo"})
 """Roles of an input row (``echo``: a board input that is also its own first output)."""
+
+
+class RowLike(Protocol):
+    """What the replica reads of a row (the edge store's ``LogRow`` fits)."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def table_id(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def t(self) -> float: ...
+
+    @property
+    def data(self) -> str: ...
 
 
 class LogRow(NamedTuple):
