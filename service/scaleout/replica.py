@@ -101,6 +101,12 @@ class EdgeBeat:
     """UNIX time at the centre when the heartbeat arrived."""
     skew: float | None = None
     """The edge's clock minus the centre's, in seconds, at that heartbeat."""
+    interval: float | None = None
+    """Seconds between the edge's heartbeats (a heartbeat older than a few is late)."""
+    store: str | None = None
+    """The state of the edge's store (``ok``, ``failing``)."""
+    waiting: int | None = None
+    """Rows of the edge's log not forwarded yet."""
 
 
 class EdgeDirectory(Protocol):
@@ -527,6 +533,9 @@ class ReplicaHall:
                     "heartbeat": beat.at if beat is not None else None,
                     "age": round(now - beat.at, 3) if beat is not None else None,
                     "skew": beat.skew if beat is not None else None,
+                    "interval": beat.interval if beat is not None else None,
+                    "store": beat.store if beat is not None else None,
+                    "waiting": beat.waiting if beat is not None else None,
                     "tables": tables.get(name, 0),
                     "rows": self.rows.get(name, 0),
                     "last_seq": self.last_seq.get(name, 0),
