@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from replica_rows import batches, edge_rows, write_central
 from test_scaleout_replica import admin_row, answers, play_a_hall, registration, web
 
@@ -68,6 +69,7 @@ async def test_a_tail_feeds_the_replica_what_the_edge_stored(tmp_path: Path) -> 
         tail.close()
 
 
+@pytest.mark.slow  # a process of its own
 async def test_central_web_serves_the_rows_another_process_writes(tmp_path: Path) -> None:
     central = tmp_path / "central.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DGT_ADMIN_TOKEN": "central-token-123"}
