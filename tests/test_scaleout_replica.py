@@ -301,6 +301,14 @@ async def test_without_an_admin_link_a_command_is_a_503() -> None:
     assert str(refused.value) == "edge hall-b is not reachable from here (no admin link)"
 
 
+async def next_state(response: aiohttp.ClientResponse) -> dict[str, Any]:
+    """The data of the stream's next ``state`` event."""
+    while True:
+        line = (await asyncio.wait_for(response.content.readline(), 5)).decode()
+        if line.startswith("data: "):
+            return dict(json.loads(line[6:]))
+
+
 async def test_a_replica_streams_the_rows_it_is_fed() -> None:
     replica = ReplicaHall()
     replica.on_rows("hall-a", [registration(1, "7")])
@@ -308,19 +316,21 @@ async def test_a_replica_streams_the_rows_it_is_fed() -> None:
         web(replica) as (url, session),
         session.get(url + "/api/stream?table=7") as response,
     ):
-        lines = response.content
-
-        async def next_state() -> dict[str, Any]:
-            while True:
-                line = (await asyncio.wait_for(lines.readline(), 5)).decode()
-                if line.startswith("data: "):
-                    return dict(json.loads(line[6:]))
-
-        first = await next_state()
+        first = await next_state(response)
         assert first["state"]["settings"]["white"] == "?"
         replica.on_rows("hall-a", admin_row(2, "7", "Ann"))
-        second = await next_state()
+        second = await next_state(response)
         assert second["state"]["settings"]["white"] == "Ann"
+    async with (
+        web(replica) as (url, session),
+        session.get(url + "/api/stream") as response,  # the overview's
+    ):
+        first = await next_state(response)
+        assert first["table"] == "7"
+        replica.on_rows("hall-b", [registration(0, "8")])  # a table registered later
+        second = await next_state(response)
+        assert second["table"] == "8"
+        assert second["state"]["white"] == "?"
 
 
 async def test_a_hall_of_its_own_has_no_edges(tmp_path: Path) -> None:

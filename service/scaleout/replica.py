@@ -1,10 +1,11 @@
 """``ReplicaHall``: every edge's tables, rebuilt from their log rows, for the central web.
 
 The centre stores every edge's log rows in order and hands each committed batch to
-:meth:`ReplicaHall.on_rows` (``edge_id``, rows as :class:`~service.scaleout.rows.LogRow`).
-Each table is replayed through the same table code a hall rebuilds its tables with at
-start (:func:`service.store.rebuild`, :func:`service.hall.default_table_factory`) and keeps
-its games as a hall's table does (:class:`service.hall.GameBook`): one path, so the
+:meth:`ReplicaHall.on_rows` (``edge_id``, rows as :mod:`service.scaleout.rows` describes
+them).  Each table is made as a hall makes it (:func:`service.hall.default_table_factory`),
+its inputs replayed one by one as a rebuild at start replays them
+(:func:`service.store.apply_input`, the step of :func:`service.store.rebuild`), and its
+games kept as a hall's table keeps them (:class:`service.hall.GameBook`): one path, so the
 replica's state JSON and PGN are the edge's.  :class:`ReplicaHall` is a
 :class:`~service.web.source.HallSource`: the web app serves it as it serves a hall.
 
@@ -216,6 +217,8 @@ class ReplicaHall:
         settings no table accepts)."""
         self._refused_tables: set[tuple[str, str]] = set()
         self._waiting: dict[tuple[str, str], list[RowLike]] = {}
+        self._new: set[str] = set()
+        """Tables registered by the batch being applied (published even without events)."""
         self._subscribers: list[UpdateCallback] = []
         self._status_subscribers: list[StatusCallback] = []
 
@@ -246,8 +249,9 @@ class ReplicaHall:
             if runner.pending is not None and runner.pending.replayed is None:
                 self._apply(runner, changed)
         for table_id, events in changed.items():
-            if events:
-                self._publish(Update(table_id, events))
+            if events or table_id in self._new:
+                self._publish(Update(table_id, events))  # a new table: a card of its own
+        self._new.clear()
 
     def _row(self, edge_id: str, row: RowLike, changed: dict[str, list[dict[str, Any]]]) -> None:
         key = (edge_id, row.table_id)
@@ -327,6 +331,7 @@ class ReplicaHall:
             runner.log = []
         self.runners[table_id] = runner
         changed.setdefault(table_id, [])
+        self._new.add(table_id)
         for waiting in self._waiting.pop((edge_id, table_id), []):
             self._row(edge_id, waiting, changed)
 
