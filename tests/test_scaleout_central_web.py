@@ -69,25 +69,39 @@ async def test_a_tail_feeds_the_replica_what_the_edge_stored(tmp_path: Path) -> 
         tail.close()
 
 
-@pytest.mark.slow  # a process of its own
-async def test_central_web_serves_the_rows_another_process_writes(tmp_path: Path) -> None:
-    central = tmp_path / "central.db"
+async def central_web(central: Path, *extra: str) -> tuple[asyncio.subprocess.Process, str, str]:
+    """``dgt-service central-web`` on ``central``: the process, its URL and what it said
+    before it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DGT_ADMIN_TOKEN": "central-token-123"}
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "service.cli", "central-web", "--db", str(central),
-        "--listen", "127.0.0.1:0", "--seconds", "30",
+        "--listen", "127.0.0.1:0", "--seconds", "30", *extra,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env=env,
     )  # fmt: skip
+    assert process.stdout is not None
+    said = ""
+    while True:
+        line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
+        assert line, f"central-web ended before it served: {said}"
+        said += line
+        if line.startswith("open "):
+            return process, line.split()[1].rstrip("/"), said
+
+
+async def stop(process: asyncio.subprocess.Process) -> None:
+    process.terminate()
+    await asyncio.wait_for(process.communicate(), 10)
+
+
+@pytest.mark.slow  # processes of their own
+async def test_central_web_serves_the_rows_another_process_writes(tmp_path: Path) -> None:
+    central = tmp_path / "central.db"
+    snapshot = tmp_path / "central.db.snapshot"
+    process, url, said = await central_web(central, "--snapshot-every", "0.1")
     try:
-        assert process.stdout is not None
-        url = ""
-        while not url:
-            line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
-            assert line, "central-web ended before it served"
-            if line.startswith("open "):
-                url = line.split()[1].rstrip("/")
+        assert "tables from" not in said  # no snapshot yet
         write_central(central, "hall-a", [registration(1, "7")])
         async with aiohttp.ClientSession() as session:
 
@@ -114,6 +128,22 @@ async def test_central_web_serves_the_rows_another_process_writes(tmp_path: Path
             async with session.get(url + "/api/tables/7/log") as response:
                 events = (await response.json())["events"]
             assert [e["type"] for e in events] == ["players"]
+            while not snapshot.exists():
+                assert time.monotonic() < deadline, "no snapshot written"
+                await asyncio.sleep(0.05)
     finally:
-        process.terminate()
-        await asyncio.wait_for(process.communicate(), 10)
+        await stop(process)
+    process, url, said = await central_web(central)
+    try:
+        assert "1 tables from" in said
+        async with aiohttp.ClientSession() as session:
+            deadline = time.monotonic() + 10
+            while True:  # from the snapshot, and the rows after it if any
+                async with session.get(url + "/api/tables") as response:
+                    tables = (await response.json())["tables"]
+                if [t["white"] for t in tables] == ["Ann"]:
+                    break
+                assert time.monotonic() < deadline, tables
+                await asyncio.sleep(0.05)
+    finally:
+        await stop(process)

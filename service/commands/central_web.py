@@ -6,6 +6,10 @@ stream and PGN feeds as a hall's web, for every edge's tables
 (:class:`service.scaleout.replica.ReplicaHall`).  Several such processes can serve the same
 file.  Admin commands answer 503 here (no link to the edges: send them to the centre or to
 the edge's own page).  The admin token comes as for ``run``.
+
+It comes up from the last snapshot (``--snapshot``, by default beside the database) and the
+rows after it, and writes one every ``--snapshot-every`` seconds while rows come
+(:mod:`service.scaleout.snapshot`).
 """
 
 from __future__ import annotations
@@ -15,15 +19,19 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
+from pathlib import Path
 
 from service import event_loop
 from service.commands.run import TOKEN_ENV, resolve_token
 from service.errors import UsageError
 from service.scaleout.central_db import CentralTail
 from service.scaleout.replica import ReplicaHall
+from service.scaleout.snapshot import keep_snapshots, read_snapshot
 from service.web import WebServer
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
+SNAPSHOT_EVERY = 60.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,6 +54,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="FILE",
         help="read the admin token from FILE (created with a new token if missing)",
     )
+    p.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        help="the replica's snapshot to come up from and keep (default: the database's "
+        "name with .snapshot)",
+    )
+    p.add_argument(
+        "--snapshot-every",
+        type=float,
+        default=SNAPSHOT_EVERY,
+        metavar="SECONDS",
+        help=f"write the snapshot this often while rows come (default {SNAPSHOT_EVERY:g}; "
+        "0: never)",
+    )
     p.add_argument("--hosts", nargs="*", default=(), metavar="NAME", help="Host names served")
     p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
     p.set_defaults(run=run)
@@ -63,9 +85,22 @@ def parse_listen(value: str) -> tuple[str, int]:
 def run(args: argparse.Namespace) -> int:
     bind, port = parse_listen(args.listen)
     token, generated = resolve_token(args)
+    snapshot = Path(args.snapshot or f"{args.db}.snapshot")
+    if args.snapshot_every < 0:
+        raise UsageError("--snapshot-every must be 0 (never) or more seconds")
     with contextlib.suppress(KeyboardInterrupt):
         event_loop.run(
-            _serve(args.db, bind, port, token, generated, tuple(args.hosts), args.seconds)
+            _serve(
+                args.db,
+                bind,
+                port,
+                token,
+                generated,
+                tuple(args.hosts),
+                args.seconds,
+                snapshot,
+                args.snapshot_every,
+            )
         )
     return 0
 
@@ -78,10 +113,23 @@ async def _serve(
     generated: bool,
     hosts: tuple[str, ...],
     seconds: float | None,
+    snapshot: Path | None = None,
+    snapshot_every: float = 0.0,
 ) -> None:
     replica = ReplicaHall()
     tail = CentralTail(db, replica.on_rows)
     replica.use_log(tail)
+    if snapshot is not None:
+        started = time.monotonic()
+        state = read_snapshot(snapshot)
+        if state is not None:
+            replica.restore(state)
+            tail.resume(replica.last_seq)
+            print(
+                f"dgt-service: {len(replica.runners)} tables from {snapshot} "
+                f"in {time.monotonic() - started:.2f} s",
+                flush=True,
+            )
     server = WebServer(replica, token, bind=bind, port=port, hosts=hosts)
     try:
         url = await server.start()
@@ -93,6 +141,11 @@ async def _serve(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     following = loop.create_task(tail.run(), name="central tail")
+    keeping: asyncio.Task[None] | None = None
+    if snapshot is not None and snapshot_every > 0:
+        keeping = loop.create_task(
+            keep_snapshots(replica, snapshot, snapshot_every), name="snapshots"
+        )
     try:
         print(f"dgt-service: central web on {db}", flush=True)
         print(f"open {url} (a page per table at {url}tables/ID)", flush=True)
@@ -106,8 +159,10 @@ async def _serve(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), seconds)
     finally:
-        following.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await following
+        for task in (following, keeping):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await server.close()
         tail.close()

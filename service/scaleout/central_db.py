@@ -83,6 +83,10 @@ class CentralTail:
         self._db: sqlite3.Connection | None = None
         self._problem: str | None = None
 
+    def resume(self, positions: dict[str, int]) -> None:
+        """Go on after these rows of each edge (a replica restored from a snapshot)."""
+        self.positions = dict(positions)
+
     def _connection(self) -> sqlite3.Connection | None:
         if self._db is None:
             if not self.path.exists():

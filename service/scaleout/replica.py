@@ -180,6 +180,19 @@ class ReplicaTable(GameBook):
         return False
 
 
+@dataclass(slots=True)
+class ReplicaState:
+    """What a replica rebuilt, as of the last row it took of each edge: a snapshot's
+    content (:mod:`service.scaleout.snapshot`), from which another replica goes on."""
+
+    runners: dict[str, ReplicaTable]
+    last_seq: dict[str, int]
+    rows: dict[str, int]
+    refused: dict[str, list[str]]
+    refused_tables: set[tuple[str, str]]
+    waiting: dict[tuple[str, str], list[RowLike]]
+
+
 class LogReader(Protocol):
     """Reads a table's stored outputs (``/api/tables/ID/log``) where the rows are kept."""
 
@@ -228,6 +241,31 @@ class ReplicaHall:
         if self.runners:
             raise ValueError("use_log comes before the first rows")
         self._log = log
+
+    def taken(self) -> ReplicaState:
+        """Everything rebuilt so far (shared, not copied: pickle it before the next rows)."""
+        return ReplicaState(
+            self.runners,
+            self.last_seq,
+            self.rows,
+            self.refused,
+            self._refused_tables,
+            self._waiting,
+        )
+
+    def restore(self, state: ReplicaState) -> None:
+        """Go on from ``state`` (before any rows): the rows to feed next are those after
+        :attr:`last_seq` of each edge."""
+        if self.runners or self.last_seq:
+            raise ValueError("restore comes before the first rows")
+        self.runners = state.runners
+        self.last_seq = state.last_seq
+        self.rows = state.rows
+        self.refused = state.refused
+        self._refused_tables = state.refused_tables
+        self._waiting = state.waiting
+        for runner in self.runners.values():
+            runner.log = None if self._log is not None else (runner.log or [])
 
     # --- feeding --------------------------------------------------------------------
 
