@@ -34,7 +34,8 @@ def heartbeat(time: float, link: str) -> dict[str, Any]:
 
 
 def test_heartbeats_give_the_edges_and_the_links() -> None:
-    replica = ReplicaHall(wall_clock=lambda: 1010.0)
+    now = [1000.0]
+    replica = ReplicaHall(wall_clock=lambda: now[0])
     directory = HeartbeatDirectory(on_link=replica.link_changed)
     replica.directory = directory
     replica.on_rows("hall-a", [registration(0, "1")])
@@ -51,10 +52,12 @@ def test_heartbeats_give_the_edges_and_the_links() -> None:
     assert len(updates) == 1  # the same link: nothing published
     directory.note(heartbeat(1004.25, "reconnecting"), received=1004.0)
     assert updates[-1].events[0]["state"] == "reconnecting"
+    now[0] = 1006.5
     (edge,) = replica.edges()
     assert edge["id"] == "hall-a"
     assert edge["heartbeat"] == 1004.0
-    assert edge["age"] == 6.0
+    assert edge["age"] == 2.5
+    assert edge["late"] is False
     assert edge["skew"] == 0.25
     assert edge["interval"] == 2.0
     assert edge["store"] == "ok"
@@ -121,3 +124,31 @@ async def test_admin_by_request_and_reply() -> None:
     assert wrong.value.status == 503
     assert "answered what is no answer" in str(wrong.value)
     assert len({body["id"] for _, body, _ in sent}) == len(sent)  # an id per command
+
+
+def test_the_tables_of_a_silent_edge_are_shown_down() -> None:
+    now = [1000.0]
+    replica = ReplicaHall(wall_clock=lambda: now[0])
+    directory = HeartbeatDirectory(on_link=replica.link_changed)
+    replica.directory = directory
+    replica.on_rows("hall-a", [registration(0, "1")])
+    directory.note(heartbeat(1000.0, "up"), received=1000.0)
+    updates: list[Update] = []
+    replica.subscribe(updates.append)
+    now[0] = 1005.0
+    replica.check_edges()
+    assert replica.state("1")["connection"]["state"] == "up"
+    assert updates == []
+    now[0] = 1007.0  # three intervals of 2 s without a heartbeat
+    replica.check_edges()
+    link = replica.state("1")["connection"]
+    assert link["state"] == "down"
+    assert link["error"].startswith("edge hall-a is silent: no heartbeat since ")
+    assert [u.events[0]["state"] for u in updates] == ["down"]
+    assert replica.edges()[0]["late"] is True
+    replica.check_edges()
+    assert len(updates) == 1  # told once
+    directory.note(heartbeat(1007.5, "up"), received=1007.5)
+    replica.check_edges()
+    assert [u.events[0]["state"] for u in updates] == ["down", "up"]
+    assert replica.edges()[0]["late"] is False

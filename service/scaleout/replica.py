@@ -29,7 +29,9 @@ replica's state JSON and PGN are the edge's.  :class:`ReplicaHall` is a
   failure or a time-out is a 503 with a one-line reason.  What the command changed arrives
   later with the edge's rows, like every other change.
 * **Edges**: an injected :class:`EdgeDirectory` gives each edge's last heartbeat and each
-  table's link (what the page shows as the board's connection).
+  table's link (what the page shows as the board's connection); the tables of an edge
+  silent for :data:`LATE_AFTER` heartbeat intervals are shown down, saying since when
+  (:meth:`ReplicaHall.check_edges`, called every second or so, publishes the change).
 * **Updates** are published after each batch, one per table that changed (a clock report
   that changed only the times at most every :data:`service.hall.CLOCK_REFRESH` seconds of
   the edge's time, as the hall does).
@@ -71,6 +73,11 @@ command, args)`` -> the edge's answer (the command's outputs, as ``POST
 :class:`service.hall.HallError` with the edge's status for the edge's own refusal, and
 :class:`EdgeUnreachable` (or any other exception) when the command could not be delivered
 or answered; :meth:`ReplicaHall.admin` bounds it by its time-out."""
+
+LATE_AFTER = 3.0
+"""Heartbeat intervals without one after which an edge is silent (its tables shown down)."""
+DEFAULT_INTERVAL = 2.0
+"""An edge's heartbeat interval when it does not say."""
 
 ADMIN_TIMEOUT = 5.0
 """Seconds an admin command may wait for its edge's answer."""
@@ -231,6 +238,7 @@ class ReplicaHall:
         self._refused_tables: set[tuple[str, str]] = set()
         self._waiting: dict[tuple[str, str], list[RowLike]] = {}
         self._new: set[str] = set()
+        self._late_edges: set[str] = set()
         """Tables registered by the batch being applied (published even without events)."""
         self._subscribers: list[UpdateCallback] = []
         self._status_subscribers: list[StatusCallback] = []
@@ -442,15 +450,41 @@ class ReplicaHall:
             self._publish(Update(table_id, [{"type": "connection", **self.connection(table_id)}]))
 
     def connection(self, table_id: str) -> dict[str, Any]:
+        """The table's link as its edge last reported it; ``down`` while the edge is
+        silent (no heartbeat for :data:`LATE_AFTER` of its intervals)."""
         runner = self.runners[table_id]
-        reported = self.directory.connection(runner.edge_id, table_id)
-        if reported is not None:
+        edge = runner.edge_id
+        reported = self.directory.connection(edge, table_id)
+        if reported is None:
+            return {
+                "state": Connection.CONNECTING,
+                "port": runner.config.port,
+                "error": f"no link status from edge {edge} yet",
+            }
+        beat = self.directory.beats().get(edge)
+        if beat is None or not self._late(beat):
             return reported
         return {
-            "state": Connection.CONNECTING,
-            "port": runner.config.port,
-            "error": f"no link status from edge {runner.edge_id} yet",
+            "state": Connection.DOWN,
+            "port": reported.get("port"),
+            "error": f"edge {edge} is silent: no heartbeat since "
+            f"{time.strftime('%H:%M:%S', time.localtime(beat.at))}",
         }
+
+    def _late(self, beat: EdgeBeat) -> bool:
+        return self._wall_clock() - beat.at > LATE_AFTER * (beat.interval or DEFAULT_INTERVAL)
+
+    def check_edges(self) -> None:
+        """Publish the links of the tables of every edge that fell silent or spoke again
+        since the last check (call it every second or so)."""
+        late = {edge for edge, beat in self.directory.beats().items() if self._late(beat)}
+        changed = late ^ self._late_edges
+        self._late_edges = late
+        if not changed:
+            return
+        for runner in self.runners.values():
+            if runner.edge_id in changed:
+                self.link_changed(runner.id)
 
     # --- the web's source (service.web.source.HallSource) ---------------------------
 
@@ -575,6 +609,7 @@ class ReplicaHall:
                     "id": name,
                     "heartbeat": beat.at if beat is not None else None,
                     "age": round(now - beat.at, 3) if beat is not None else None,
+                    "late": self._late(beat) if beat is not None else None,
                     "skew": beat.skew if beat is not None else None,
                     "interval": beat.interval if beat is not None else None,
                     "store": beat.store if beat is not None else None,

@@ -12,7 +12,7 @@
 
   function row(edge) {
     const tr = document.createElement("tr");
-    const late = edge.age === null || edge.age > 3 * (edge.interval || 2);
+    const late = edge.late !== false;
     tr.classList.toggle("late", late);
     const cells = [
       edge.id,
