@@ -14,7 +14,17 @@ from typing import NoReturn
 from dgt.errors import DgtError
 from service.errors import UsageError
 
-COMMANDS = ("run", "demo", "play", "monitor", "emulate", "scan", "recognize", "store")
+COMMANDS = (
+    "run",
+    "demo",
+    "play",
+    "monitor",
+    "emulate",
+    "scan",
+    "recognize",
+    "store",
+    "central_web",
+)
 """Sub-command modules, in the order ``--help`` lists them."""
 
 

@@ -144,46 +144,21 @@ def default_table_factory(table_id: str, settings: Mapping[str, Any]) -> TableLi
     return Table(table_id, TableSettings(**chosen), epoch=0.0)
 
 
-class HallTable(TableRunner):
-    """One table of the hall: a :class:`~service.table_runner.TableRunner` at its board,
-    reporting to the hall, with the games played at it and how its clock reports were
-    last shown."""
+class GameBook:
+    """The games played at one table, kept from the table's outputs: the part of a table
+    that the hall's :class:`HallTable` and a read replica's table share (both note the
+    outputs of every input, live or replayed, the same way)."""
 
-    def __init__(
-        self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
-    ) -> None:
-        super().__init__(
-            config.id,
-            table,
-            hall,
-            self._make_board,
-            port=config.port,
-            table_time=hall.wall_time,
-            send_orders=False,  # the hall sends them once their rows are committed
-        )
-        self.hall = hall
-        self.config = config
-        self.transport = transport
-        self.games: list[GameEntry] = [GameEntry(self.id, 1, config.settings.get("round", "?"))]
+    id: str
+    table: TableLike
+    games: list[GameEntry]
+    finished: bool
+
+    def _open_book(self, first_round: str) -> None:
+        """Start the list of games: the first one, filed under ``first_round`` (the round
+        of the table's configured settings)."""
+        self.games = [GameEntry(self.id, 1, first_round)]
         self.finished = False
-        self.clock_published = 0.0
-        self.clock_running: bool | None = None
-        self.replay_divergences = 0
-        self.inputs = 0
-
-    def _make_board(self) -> RunnerBoard:
-        """The board for one attempt to open it: a board of a bus line, or a board on its
-        own transport (made once, reused by every attempt)."""
-        if self.config.bus is not None:
-            return self.hall.bus_links.board(self.config, self.transport)
-        transport = self.transport or open_transport(self.config.port)
-        self.transport = transport
-        options = self.hall.board_options
-        if self.config.read_memory:
-            options = {**options, "read_memory": True}
-        return Board(transport, **options)
-
-    # --- games ----------------------------------------------------------------------
 
     def note_outputs(self, outs: Sequence[Mapping[str, Any]]) -> None:
         """Keep the list of games up to date from a batch of outputs.  A game with moves
@@ -208,13 +183,6 @@ class HallTable(TableRunner):
         """The PGN of the finished game at the table (None without moves)."""
         return self._pgn() if self._has_moves() else None
 
-    def quiet_clock(self, running: bool, now: float) -> bool:
-        """Whether a clock report that changed only the times can stay off the stream."""
-        if running == self.clock_running and now - self.clock_published < CLOCK_REFRESH:
-            return True
-        self.clock_running = running
-        return False
-
     def _pgn(self) -> str | None:
         try:
             pgn = self.table.pgn()
@@ -234,6 +202,52 @@ class HallTable(TableRunner):
         if entry.archived is not None:
             return entry.archived
         return self.table.pgn()
+
+
+class HallTable(TableRunner, GameBook):
+    """One table of the hall: a :class:`~service.table_runner.TableRunner` at its board,
+    reporting to the hall, with the games played at it (:class:`GameBook`) and how its
+    clock reports were last shown."""
+
+    def __init__(
+        self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
+    ) -> None:
+        super().__init__(
+            config.id,
+            table,
+            hall,
+            self._make_board,
+            port=config.port,
+            table_time=hall.wall_time,
+            send_orders=False,  # the hall sends them once their rows are committed
+        )
+        self.hall = hall
+        self.config = config
+        self.transport = transport
+        self._open_book(config.settings.get("round", "?"))
+        self.clock_published = 0.0
+        self.clock_running: bool | None = None
+        self.replay_divergences = 0
+        self.inputs = 0
+
+    def _make_board(self) -> RunnerBoard:
+        """The board for one attempt to open it: a board of a bus line, or a board on its
+        own transport (made once, reused by every attempt)."""
+        if self.config.bus is not None:
+            return self.hall.bus_links.board(self.config, self.transport)
+        transport = self.transport or open_transport(self.config.port)
+        self.transport = transport
+        options = self.hall.board_options
+        if self.config.read_memory:
+            options = {**options, "read_memory": True}
+        return Board(transport, **options)
+
+    def quiet_clock(self, running: bool, now: float) -> bool:
+        """Whether a clock report that changed only the times can stay off the stream."""
+        if running == self.clock_running and now - self.clock_published < CLOCK_REFRESH:
+            return True
+        self.clock_running = running
+        return False
 
 
 @dataclass(slots=True)

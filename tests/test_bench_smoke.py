@@ -78,6 +78,13 @@ SCRIPTS: dict[str, list[str]] = {
         r"^feed polls: \d+, reorders: 0 \(goal 0\)$",
         r"^push reorders: 0 \(goal 0\)$",
     ],
+    "replica.py": [
+        r"^4 tables, [\d,]+ moves, [\d,]+ rows, [\d,]+ inputs",
+        r"^replay: [\d.]+ s, [\d,]+ inputs/s; divergences 0$",
+        r"^snapshot: [\d.]+ MB, [\d.]+ kB a table; loop held [\d.]+ ms, the forked child",
+        r"^read and restored: [\d.]+ s \([\d.]+ s for 1,000 tables; goal < 10 s\)$",
+        r"^restored tables equal the replayed ones: True$",
+    ],
 }
 """Each script and the lines (regular expressions, one match per line) it must print."""
 

@@ -22,11 +22,12 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable, Hashable, Iterable
-from typing import Generic, TypeVar, cast
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Generic, Protocol, TypeVar, cast
 
 from service.broadcast.lichess_pgn import FeedEntry, FeedGame, entries, tags_of
-from service.hall import GameEntry, Hall, HallTable, Update
+from service.config import TableConfig
+from service.hall import GameEntry, Update
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,39 @@ Listener = Callable[[str, float, bool], None]
 
 
 K = TypeVar("K", bound=Hashable)
+
+
+class FeedTable(Protocol):
+    """What the feeds read of a table (a hall's :class:`service.hall.HallTable`, a read
+    replica's table)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def config(self) -> TableConfig: ...
+
+    @property
+    def games(self) -> list[GameEntry]: ...
+
+    def game_pgn(self, entry: GameEntry) -> str: ...
+
+
+class FeedHall(Protocol):
+    """What the feeds read of a hall (:class:`service.hall.Hall`, a read replica)."""
+
+    @property
+    def runners(self) -> Mapping[str, FeedTable]: ...
+
+    def games(self) -> Sequence[tuple[FeedTable, GameEntry]]: ...
+
+    def shown(self, table_id: str) -> FeedTable: ...
+
+    def game(self, table_id: str, number: int) -> tuple[FeedTable, GameEntry] | None: ...
+
+    def subscribe(self, callback: Callable[[Update], None]) -> None: ...
+
+    def unsubscribe(self, callback: Callable[[Update], None]) -> None: ...
 
 
 class FeedOrder(Generic[K]):
@@ -68,9 +102,9 @@ class FeedOrder(Generic[K]):
 class HallFeeds:
     """The hall's games in feed order (see the module docstring)."""
 
-    def __init__(self, hall: Hall) -> None:
+    def __init__(self, hall: FeedHall) -> None:
         # a proxy: the registry's value must not keep its (weak) key alive
-        self.hall: Hall = cast(Hall, weakref.proxy(hall))
+        self.hall: FeedHall = cast(FeedHall, weakref.proxy(hall))
         self.order: FeedOrder[GameKey] = FeedOrder()
         self.ready_order: FeedOrder[str] = FeedOrder()
         """Places in the lichess feed: a game (segment) is appended there when it first is
@@ -190,7 +224,7 @@ class HallFeeds:
         return self._entries[(runner.id, entry.number)]
 
     def _game(
-        self, runner: HallTable, entry: GameEntry, board: int, dirty: bool
+        self, runner: FeedTable, entry: GameEntry, board: int, dirty: bool
     ) -> FeedGame | None:
         """The game of ``entry``, written again only when its table changed."""
         key = (runner.id, entry.number)
@@ -220,10 +254,10 @@ class HallFeeds:
         return game
 
 
-_FEEDS: weakref.WeakKeyDictionary[Hall, HallFeeds] = weakref.WeakKeyDictionary()
+_FEEDS: weakref.WeakKeyDictionary[FeedHall, HallFeeds] = weakref.WeakKeyDictionary()
 
 
-def hall_feeds(hall: Hall) -> HallFeeds:
+def hall_feeds(hall: FeedHall) -> HallFeeds:
     """The one :class:`HallFeeds` of ``hall`` (made on first use)."""
     feeds = _FEEDS.get(hall)
     if feeds is None:

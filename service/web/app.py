@@ -14,9 +14,10 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_urldispatcher import MatchInfoError
 
+from service.broadcast.hall_feeds import FeedTable
 from service.broadcast.push import RoundSettingError, pusher_of, round_change
 from service.config import RULE_SETS, VARIANTS, check_setting, check_text
-from service.hall import GameEntry, Hall, HallError, HallTable
+from service.hall import GameEntry, Hall, HallError
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
 from service.table.admin import replay_only
@@ -34,7 +35,9 @@ from service.web.limits import (
     connection_cap,
     raise_open_files_limit,
 )
+from service.web.local import LocalHall
 from service.web.pairings_upload import pairings_handlers
+from service.web.source import HallSource
 from service.web.stream import StreamHub
 
 logger = logging.getLogger(__name__)
@@ -93,7 +96,9 @@ def quiet_malformed_requests() -> None:
         server_logger.addFilter(_FILTER)
 
 
-HALL_KEY: web.AppKey[Hall] = web.AppKey("hall", Hall)
+SOURCE_KEY: web.AppKey[HallSource] = web.AppKey("source")
+"""The tables the app shows (:class:`service.web.source.HallSource`): the app reads
+nothing else of them."""
 HUB_KEY: web.AppKey[StreamHub] = web.AppKey("hub", StreamHub)
 TOKEN_KEY: web.AppKey[str] = web.AppKey("token", str)
 HOSTS_KEY: web.AppKey[HostPolicy] = web.AppKey("hosts", HostPolicy)
@@ -195,16 +200,29 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
         response.headers.setdefault(key, value)
 
 
-def _hall(request: web.Request) -> Hall:
-    return request.app[HALL_KEY]
+def _source(request: web.Request) -> HallSource:
+    return request.app[SOURCE_KEY]
 
 
-def _runner(request: web.Request) -> HallTable:
-    hall = _hall(request)
-    runner = hall.runners.get(request.match_info["table"])
-    if runner is None:
-        raise HallError(f"no table {request.match_info['table'][:40]!r}", 404)
-    return runner
+def _local_hall(request: web.Request, what: str) -> Hall:
+    """The hall of this process behind the app; a read replica has none (409: ``what``
+    happens at the edge that owns the tables)."""
+    source = _source(request)
+    if not isinstance(source, LocalHall):
+        raise HallError(f"{what} at the hall that runs the boards, not on a read replica", 409)
+    return source.hall
+
+
+def _pairings_hall(request: web.Request) -> Hall:
+    return _local_hall(request, "pairings are imported")
+
+
+def _table_id(request: web.Request) -> str:
+    """The table the path names (404 when there is no such table)."""
+    table_id = request.match_info["table"]
+    if not _source(request).has_table(table_id):
+        raise HallError(f"no table {table_id[:40]!r}", 404)
+    return table_id
 
 
 # --- pages --------------------------------------------------------------------------
@@ -222,7 +240,7 @@ async def admin_page(request: web.Request) -> web.StreamResponse:
 
 
 async def table_page(request: web.Request) -> web.StreamResponse:
-    _runner(request)
+    _table_id(request)
     return web.FileResponse(STATIC / "table.html")
 
 
@@ -243,37 +261,37 @@ async def static_file(request: web.Request) -> web.StreamResponse:
 
 
 async def api_tables(request: web.Request) -> web.StreamResponse:
-    hall = _hall(request)
-    hall.settle()
-    tables = [hall.summary(tid) for tid in hall.runners]
+    source = _source(request)
+    source.settle()
+    tables = [source.summary(tid) for tid in source.table_ids()]
     return json_response({"tables": tables})
 
 
 async def api_table(request: web.Request) -> web.StreamResponse:
-    runner = _runner(request)
-    hall = _hall(request)
-    hall.settle()
-    return json_response(hall.state(runner.id))
+    table_id = _table_id(request)
+    source = _source(request)
+    source.settle()
+    return json_response(source.state(table_id))
 
 
 async def api_table_log(request: web.Request) -> web.StreamResponse:
-    runner = _runner(request)
-    hall = _hall(request)
-    hall.settle()
+    table_id = _table_id(request)
+    source = _source(request)
+    source.settle()
     after = _int_query(request, "after", 0)
     limit = min(_int_query(request, "limit", 500), 5000)
-    rows = hall.store.outputs(runner.id, after=after, limit=limit)
-    return json_response({"table": runner.id, "events": [{"seq": s, **e} for s, e in rows]})
+    rows = source.outputs(table_id, after=after, limit=limit)
+    return json_response({"table": table_id, "events": [{"seq": s, **e} for s, e in rows]})
 
 
 async def api_table_corrections(request: web.Request) -> web.StreamResponse:
     """The change log of the game at the table (corrections, players, result), as of the
     last commit."""
-    runner = _runner(request)
-    hall = _hall(request)
-    hall.settle()
-    changes = hall.shown(runner.id).table.change_log()
-    return json_response({"table": runner.id, "corrections": changes})
+    table_id = _table_id(request)
+    source = _source(request)
+    source.settle()
+    changes = source.corrections(table_id)
+    return json_response({"table": table_id, "corrections": changes})
 
 
 def _int_query(request: web.Request, key: str, default: int) -> int:
@@ -285,7 +303,7 @@ def _int_query(request: web.Request, key: str, default: int) -> int:
     return int(value)
 
 
-def _game_info(runner: HallTable, entry: GameEntry) -> dict[str, Any]:
+def _game_info(runner: FeedTable, entry: GameEntry) -> dict[str, Any]:
     pgn = runner.game_pgn(entry)
     headers = {
         key: re.sub(r"\\(.)", r"\1", value)
@@ -308,27 +326,27 @@ async def api_status(request: web.Request) -> web.StreamResponse:
     """``{"store": {...}}``: whether the store writes (``state`` ok or failing), the rows
     kept in memory meanwhile (``unstored``), why, and the tables shown as of their last
     commit until it writes again (``tables_behind``)."""
-    hall = _hall(request)
-    hall.settle()
-    return json_response({"store": hall.store_status()})
+    source = _source(request)
+    source.settle()
+    return json_response({"store": source.store_status()})
 
 
 async def api_games(request: web.Request) -> web.StreamResponse:
-    hall = _hall(request)
-    hall.settle()
-    return json_response({"games": [_game_info(r, e) for r, e in hall.games()]})
+    source = _source(request)
+    source.settle()
+    return json_response({"games": [_game_info(r, e) for r, e in source.games()]})
 
 
 # --- PGN ----------------------------------------------------------------------------
 
 
 async def pgn_game(request: web.Request) -> web.StreamResponse:
-    hall = _hall(request)
+    source = _source(request)
     match = _GAME_ID.match(request.match_info["game"])
     if match is None:
         raise HallError("a game id is TABLE-NUMBER, like 3-1", 404)
     number = int(match["number"])
-    text = feeds.game_text(hall, match["table"], number)
+    text = feeds.game_text(source, match["table"], number)
     if text is None:
         raise HallError("no such game", 404)
     return feeds.pgn_response(text, f"{match['table']}-{number}.pgn")
@@ -340,10 +358,10 @@ async def pgn_game(request: web.Request) -> web.StreamResponse:
 async def stream(request: web.Request) -> web.StreamResponse:
     """``/api/stream`` (overview: every table, summaries) or ``?table=ID`` (one table,
     its whole state; with ``&diff=1`` its whole state once, then ``diff`` events)."""
-    hall = _hall(request)
+    source = _source(request)
     hub = request.app[HUB_KEY]
     table = request.query.get("table")
-    if table is not None and table not in hall.runners:
+    if table is not None and not source.has_table(table):
         raise HallError(f"no table {table[:40]!r}", 404)
     diff = _diff_query(request, table)
     refusal = hub.refusal(request.remote)
@@ -357,9 +375,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
         }
     )
     await response.prepare(request)
-    tables = [table] if table is not None else list(hall.runners)
+    tables = [table] if table is not None else list(source.table_ids())
     full = table is not None
-    hall.settle()
+    source.settle()
     client = hub.open(tables if table is not None else None, full, request.remote, diff=diff)
     guard = request.app[GUARD_KEY]
     guard.streaming(request.transport, lambda: hub.hang_up(client))
@@ -451,7 +469,7 @@ def _clean_args(command: str, body: Any) -> dict[str, Any]:
 
 async def admin_command(request: web.Request) -> web.StreamResponse:
     _check_token(request)
-    runner = _runner(request)
+    table_id = _table_id(request)
     command = request.match_info["command"]
     if command not in ADMIN_COMMANDS:
         raise HallError(f"unknown command {command[:30]!r}: use {', '.join(ADMIN_COMMANDS)}", 404)
@@ -470,8 +488,8 @@ async def admin_command(request: web.Request) -> web.StreamResponse:
     replayed = replay_only(args)
     if replayed is not None:
         raise HallError(f"{replayed}: only a replay of the stored log gives that argument", 400)
-    events = await _hall(request).admin(runner.id, command, args)
-    return json_response({"table": runner.id, "command": command, "events": events})
+    events = await _source(request).admin(table_id, command, args)
+    return json_response({"table": table_id, "command": command, "events": events})
 
 
 async def admin_options(request: web.Request) -> web.StreamResponse:
@@ -495,7 +513,7 @@ async def admin_broadcast(request: web.Request) -> web.StreamResponse:
     round needs its ``lichess_id``); answers what ``GET /api/broadcast`` answers.  The
     lichess token is the config's: it never comes or goes here."""
     _check_token(request)
-    pusher = pusher_of(_hall(request))
+    pusher = pusher_of(_local_hall(request, "lichess pushes are changed"))
     if pusher is None:
         raise HallError(
             "no lichess pushes here: start the service with [broadcast] in its config "
@@ -520,11 +538,28 @@ async def admin_broadcast(request: web.Request) -> web.StreamResponse:
     return json_response(pusher.status())
 
 
+async def api_edges(request: web.Request) -> web.StreamResponse:
+    """``{"edges": [...]}``: the edges whose tables a read replica shows, each with its
+    last heartbeat; ``{"edges": null}`` for a hall of its own."""
+    return json_response({"edges": _source(request).edges()})
+
+
+def source_of(hall: Hall | HallSource) -> HallSource:
+    """What the app reads: a hall of this process through its adapter, any other source
+    as it is."""
+    return LocalHall(hall) if isinstance(hall, Hall) else hall
+
+
 def create_app(
-    hall: Hall, token: str, *, expose_timing: bool = False, hosts: HostPolicy | None = None
+    hall: Hall | HallSource,
+    token: str,
+    *,
+    expose_timing: bool = False,
+    hosts: HostPolicy | None = None,
 ) -> web.Application:
-    """The application serving ``hall``; ``token`` guards the admin API; ``hosts`` says
-    which ``Host`` names it answers (by default those of 127.0.0.1)."""
+    """The application serving ``hall`` (a hall of this process, or any
+    :class:`~service.web.source.HallSource`: a read replica); ``token`` guards the admin
+    API; ``hosts`` says which ``Host`` names it answers (by default those of 127.0.0.1)."""
     if len(token) < 8:
         raise ValueError("the admin token must have at least 8 characters")
     quiet_malformed_requests()
@@ -538,10 +573,11 @@ def create_app(
         ],
         client_max_size=MAX_BODY,
     )
-    app[HALL_KEY] = hall
+    source = source_of(hall)
+    app[SOURCE_KEY] = source
     app[HOSTS_KEY] = hosts or HostPolicy()
     app[GUARD_KEY] = ConnectionGuard()
-    hub = StreamHub(hall, expose_timing=expose_timing)
+    hub = StreamHub(source, expose_timing=expose_timing)
     app[HUB_KEY] = hub
     app[TOKEN_KEY] = token
     app.on_response_prepare.append(_security_headers)
@@ -561,18 +597,19 @@ def create_app(
     r.add_get("/api/tables/{table}/corrections", api_table_corrections)
     r.add_get("/api/games", api_games)
     r.add_get("/api/status", api_status)
+    r.add_get("/api/edges", api_edges)
     r.add_get("/api/stream", stream)
-    pgn_all, pgn_round = feeds.make_handlers(_hall)
+    pgn_all, pgn_round = feeds.make_handlers(_source)
     r.add_get("/games.pgn", pgn_all)
     r.add_get("/games/{game}.pgn", pgn_game)
     r.add_get("/rounds/{round}.pgn", pgn_round)
-    r.add_get("/api/broadcast", feeds.broadcast_handler(_hall, _check_token))
+    r.add_get("/api/broadcast", feeds.broadcast_handler(_source, _check_token))
     r.add_get("/api/admin/options", admin_options)
     r.add_post("/api/admin/tables/{table}/{command}", admin_command)
-    upload_pairings, last_pairings = pairings_handlers(_hall, _check_token)
+    upload_pairings, last_pairings = pairings_handlers(_pairings_hall, _check_token)
     r.add_post("/api/admin/pairings", upload_pairings)
     r.add_get("/api/pairings", last_pairings)
-    r.add_get("/api/games/{game}/corrections", game_changes_handler(_hall))
+    r.add_get("/api/games/{game}/corrections", game_changes_handler(_source))
     r.add_post("/api/admin/broadcast", admin_broadcast)
     return app
 
@@ -582,7 +619,7 @@ class WebServer:
 
     def __init__(
         self,
-        hall: Hall,
+        hall: Hall | HallSource,
         token: str,
         *,
         bind: str = "127.0.0.1",
@@ -609,7 +646,7 @@ class WebServer:
     async def start(self) -> str:
         """Listen; returns the base URL (``http://127.0.0.1:8080/``)."""
         open_files = raise_open_files_limit()
-        cap = connection_cap(open_files, len(self.app[HALL_KEY].runners))
+        cap = connection_cap(open_files, len(self.app[SOURCE_KEY].table_ids()))
         logger.info("open files: limit %s; web connections held at most: %d", open_files, cap)
         self._runner = web.AppRunner(
             self.app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=HEADER_TIMEOUT

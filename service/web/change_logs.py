@@ -9,8 +9,9 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from service.hall import Hall, HallError
+from service.hall import HallError
 from service.json_text import dumps
+from service.web.source import HallSource
 
 __all__ = ["game_changes_handler"]
 
@@ -18,9 +19,9 @@ _GAME = re.compile(r"^(?P<table>[A-Za-z0-9][A-Za-z0-9_.-]{0,31})-(?P<number>\d{1
 
 
 def game_changes_handler(
-    hall_of: Callable[[web.Request], Hall],
+    hall_of: Callable[[web.Request], HallSource],
 ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """The handler, reading the hall ``hall_of`` gives for a request."""
+    """The handler, reading the tables ``hall_of`` gives for a request."""
 
     async def handler(request: web.Request) -> web.StreamResponse:
         name = request.match_info["game"]

@@ -21,12 +21,12 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from service.broadcast.hall_feeds import hall_feeds
 from service.broadcast.lichess_pgn import joined
-from service.broadcast.push import MAX_GAMES, pusher_of
-from service.hall import Hall, HallError
+from service.broadcast.push import MAX_GAMES
+from service.hall import HallError
 from service.json_text import dumps
 from service.web.edge import content_disposition
+from service.web.source import HallSource
 
 FEEDS = ("all", "lichess", "other")
 """What ``?feed=`` takes."""
@@ -44,8 +44,8 @@ def _feed(request: web.Request) -> str:
     return feed
 
 
-def _chosen(hall: Hall, round_name: str | None, feed: str) -> list[str]:
-    feeds = hall_feeds(hall)
+def _chosen(source: HallSource, round_name: str | None, feed: str) -> list[str]:
+    feeds = source.feeds()
     if feed == "lichess":
         shown: dict[str, int] = {}
         texts = []
@@ -68,21 +68,21 @@ def pgn_response(text: str, name: str) -> web.Response:
     )
 
 
-def feed_text(hall: Hall, round_name: str | None, feed: str = "all") -> str:
+def feed_text(source: HallSource, round_name: str | None, feed: str = "all") -> str:
     """The feed of every game (``round_name`` None) or of one round, as of the last
     commit."""
-    hall.settle()
-    return joined(_chosen(hall, round_name, feed))
+    source.settle()
+    return joined(_chosen(source, round_name, feed))
 
 
-def game_text(hall: Hall, table_id: str, number: int) -> str | None:
+def game_text(source: HallSource, table_id: str, number: int) -> str | None:
     """One game (its segments, if any) as the feeds show it; None: no such game."""
-    hall.settle()
-    found = hall_feeds(hall).game_entries(table_id, number)
+    source.settle()
+    found = source.feeds().game_entries(table_id, number)
     return None if found is None else joined(e.text for e in found)
 
 
-def make_handlers(hall_of: Callable[[web.Request], Hall]) -> tuple[Handler, Handler]:
+def make_handlers(hall_of: Callable[[web.Request], HallSource]) -> tuple[Handler, Handler]:
     """The handlers of ``/games.pgn`` and ``/rounds/{round}.pgn``."""
 
     async def pgn_all(request: web.Request) -> web.StreamResponse:
@@ -146,16 +146,14 @@ async def conditional_middleware(request: web.Request, handler: Handler) -> web.
 
 
 def broadcast_handler(
-    hall_of: Callable[[web.Request], Hall], check_token: Callable[[web.Request], None]
+    hall_of: Callable[[web.Request], HallSource], check_token: Callable[[web.Request], None]
 ) -> Handler:
     """``GET /api/broadcast``: what the lichess pusher of the hall reports (see
     :meth:`service.broadcast.push.Pusher.status`); ``{"rounds": []}`` without one."""
 
     async def api_broadcast(request: web.Request) -> web.StreamResponse:
         check_token(request)
-        hall = hall_of(request)
-        pusher = pusher_of(hall)
-        status = pusher.status() if pusher is not None else {"rounds": [], "configured": False}
+        status = hall_of(request).broadcast_status()
         return web.Response(text=dumps(status), content_type="application/json")
 
     return api_broadcast

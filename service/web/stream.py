@@ -29,9 +29,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from service.hall import Hall, Update
+from service.hall import Update
 from service.json_text import dumps
 from service.table.settings import DETAIL_KEYS
+from service.web.source import HallSource
 from service.web.state_diff import state_diff
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class StreamClient:
 class StreamHub:
     """Fans the hall's updates out to the open streams."""
 
-    def __init__(self, hall: Hall, *, expose_timing: bool = False) -> None:
+    def __init__(self, hall: HallSource, *, expose_timing: bool = False) -> None:
         self.hall = hall
         self.expose_timing = expose_timing
         self.clients: set[StreamClient] = set()
@@ -261,7 +262,7 @@ class StreamHub:
     def status_payload(self) -> str | None:
         """The ``status`` event's data for a stream opening now (None while the store
         writes: a stream then carries nothing of it)."""
-        if self.hall.store.healthy:
+        if self.hall.store_healthy():
             return None
         return dumps({"store": self.hall.store_status()})
 

@@ -1,0 +1,167 @@
+"""How long a read replica takes to come up: by replaying every row, or from a snapshot.
+
+N tables each play a seeded random game (moves made by hand as square events, a clock
+press after each, a clock report every second while a player thinks), logged as a hall logs
+them (registration, inputs with their outputs, an echo role for board events); the rows are
+fed to a :class:`service.scaleout.replica.ReplicaHall` in batches of 500 as the centre hands
+them on.  Prints the replay's inputs per second, then a snapshot's size, how long the event
+loop is held while a forked child writes it, the child's time, and the time to read and
+restore it (the issue's goal: a web process up in under 10 s for 1,000 boards x 6 hours).
+Checks that the restored tables equal the replayed ones.
+
+    .venv/bin/python bench/replica.py --tables 200 --plies 80 --think 20
+    .venv/bin/python bench/replica.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import chess
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dgt.events import BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged  # noqa: E402
+from dgt.protocol.constants import Piece  # noqa: E402
+from service.hall import default_table_factory  # noqa: E402
+from service.scaleout.replica import ReplicaHall  # noqa: E402
+from service.scaleout.rows import REGISTRATION, LogRow  # noqa: E402
+from service.scaleout.snapshot import read_snapshot, snapshot_bytes, write_forked  # noqa: E402
+from service.store import board_input, echo_of, normalise, output_json  # noqa: E402
+
+PIECES = {
+    "P": Piece.WPAWN, "R": Piece.WROOK, "N": Piece.WKNIGHT, "B": Piece.WBISHOP,
+    "K": Piece.WKING, "Q": Piece.WQUEEN, "p": Piece.BPAWN, "r": Piece.BROOK,
+    "n": Piece.BKNIGHT, "b": Piece.BBISHOP, "k": Piece.BKING, "q": Piece.BQUEEN,
+}  # fmt: skip
+
+
+class NoLog:
+    """The replica's outputs are read from the centre's database: none kept here."""
+
+    def outputs(
+        self, edge_id: str, table_id: str, *, after: int, limit: int
+    ) -> list[tuple[int, dict[str, Any]]]:
+        return []
+
+
+def game_rows(table_id: str, seq: int, plies: int, think: int, rnd: random.Random) -> list[LogRow]:
+    """The log rows of one table playing a random game (plain moves only)."""
+    settings = {"white": f"W{table_id}", "black": f"B{table_id}", "round": "1",
+                "rules": "casual", "time_control": "5400+30"}  # fmt: skip
+    registration = json.dumps({"board": int(table_id), "settings": settings})
+    rows = [LogRow(seq, table_id, REGISTRATION, REGISTRATION, 0.0, registration)]
+    table = default_table_factory(table_id, settings)
+
+    def log(kind: str, t: float, data: dict[str, Any], outs: list[dict[str, Any]]) -> None:
+        role = "in"
+        if outs and kind == "board" and outs[0] == echo_of(t, data):
+            role, outs = "echo", outs[1:]
+        rows.append(LogRow(seq + len(rows), table_id, role, kind, t, json.dumps(data)))
+        for out in outs:
+            when = float(out.get("time", t) or t)
+            text = json.dumps(out)
+            rows.append(LogRow(seq + len(rows), table_id, "out", out["type"], when, text))
+
+    def feed(event: Any) -> None:
+        ticks = [output_json(o) for o in table.tick(event.time)]
+        if ticks:
+            log("tick", event.time, {}, ticks)
+        outs = [output_json(o) for o in table.feed(event)]
+        log("board", event.time, normalise(board_input(event)), outs)
+
+    board = chess.Board()
+    squares = {s: PIECES[p.symbol()] for s, p in board.piece_map().items()}
+    t, left, right = 1_000_000.0, 5400.0, 5400.0
+    feed(ClockUpdate(t, left, right, False, Side.LEFT))
+    feed(BoardSnapshot(t, tuple(squares.get(s, Piece.EMPTY) for s in range(64)), "connect"))
+    for _ply in range(plies):
+        plain = [
+            m for m in board.legal_moves
+            if not (m.promotion or board.is_castling(m) or board.is_en_passant(m))
+        ]  # fmt: skip
+        if not plain or board.is_game_over():
+            break
+        for _second in range(think):
+            t += 1.0
+            left, right = (left - 1, right) if board.turn else (left, right - 1)
+            feed(ClockUpdate(t, left, right, True, Side.LEFT if board.turn else Side.RIGHT))
+        move = rnd.choice(plain)
+        piece = squares.pop(move.from_square)
+        t += 0.3
+        feed(SquareChanged(t, move.from_square, Piece.EMPTY, piece))
+        if move.to_square in squares:
+            t += 0.1
+            feed(SquareChanged(t, move.to_square, Piece.EMPTY, squares.pop(move.to_square)))
+        t += 0.3
+        squares[move.to_square] = piece
+        feed(SquareChanged(t, move.to_square, piece, Piece.EMPTY))
+        board.push(move)
+        t += 0.2
+        feed(LeverMoved(t, Side.LEFT if board.turn else Side.RIGHT))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--plies", type=int, default=80)
+    parser.add_argument("--think", type=int, default=20, help="clock reports before a move")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="a small run (smoke test)")
+    args = parser.parse_args()
+    if args.quick:
+        args.tables, args.plies, args.think = 4, 20, 3
+    rnd = random.Random(args.seed)
+    made = time.perf_counter()
+    rows: list[LogRow] = []
+    for number in range(1, args.tables + 1):
+        rows += game_rows(str(number), len(rows), args.plies, args.think, rnd)
+    started = time.perf_counter()
+    replica = ReplicaHall(log=NoLog())
+    for first in range(0, len(rows), 500):
+        replica.on_rows("edge", rows[first : first + 500])
+    replayed = time.perf_counter() - started
+    inputs = sum(r.inputs for r in replica.runners.values())
+    moves = sum(len(r.table.moves()) for r in replica.runners.values())
+    divergences = sum(r.divergences for r in replica.runners.values())
+    print(f"{args.tables} tables, {moves:,} moves, {len(rows):,} rows, {inputs:,} inputs "
+          f"(logged in {started - made:.1f} s)")  # fmt: skip
+    print(f"replay: {replayed:.2f} s, {inputs / replayed:,.0f} inputs/s; divergences {divergences}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "replica.snapshot"
+        size = len(snapshot_bytes(replica))
+        before = time.perf_counter()
+        pid = write_forked(replica, path)
+        held = time.perf_counter() - before
+        if pid is not None:
+            os.waitpid(pid, 0)
+        child = time.perf_counter() - before
+        before = time.perf_counter()
+        state = read_snapshot(path)
+        if state is None:
+            print("the snapshot could not be read back")
+            return 1
+        again = ReplicaHall(log=NoLog())
+        again.restore(state)
+        restored = time.perf_counter() - before
+    print(f"snapshot: {size / 1e6:.1f} MB, {size / args.tables / 1e3:.1f} kB a table; loop "
+          f"held {held * 1000:.1f} ms, the forked child wrote it in {child:.2f} s")  # fmt: skip
+    thousand = restored / args.tables * 1000
+    print(f"read and restored: {restored:.2f} s ({thousand:.1f} s for 1,000 tables; goal < 10 s)")
+    same = all(again.state(t) == replica.state(t) for t in replica.table_ids())
+    print(f"restored tables equal the replayed ones: {same}")
+    return 0 if same and divergences == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""The rows a read replica is fed: an edge's ``log`` rows as its store keeps them.
+
+A row (:class:`RowLike`; :class:`LogRow` here) is one row of an edge's store
+(:mod:`service.store`): its sequence number there, the table, the role (``in``, ``echo``:
+an input; ``out``: an output of the input before it; :data:`REGISTRATION`: the table's
+registration), the kind, the time and the JSON text.  A registration comes before any
+other row of its table (its sequence number may be 0 or below: an edge numbers the
+registrations of the tables it had before it first forwarded before its first row) and
+carries the settings the table's log replays against::
+
+    {"board": 12, "settings": {"white": "Ann", ...}}
+
+``board`` (null when the table has none) is the board number the feeds give its games.
+Rows arrive in the order of their edge's log; an input's outputs follow it, possibly in
+the next batch.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+REGISTRATION = "table"
+"""The role (and kind) of a row that registers a table and its settings."""
+
+INPUT_ROLES = frozenset({"in", "echo"})
+"""Roles of an input row (``echo``: a board input that is also its own first output)."""
+
+
+class RowLike(Protocol):
+    """What the replica reads of a row (the edge store's ``LogRow`` fits)."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def table_id(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def t(self) -> float: ...
+
+    @property
+    def data(self) -> str: ...
+
+
+class LogRow(NamedTuple):
+    """One row of an edge's log (the columns of the store's ``log`` table, in order)."""
+
+    seq: int
+    table_id: str
+    role: str
+    kind: str
+    t: float
+    data: str
+    """The row's JSON text, as stored."""
