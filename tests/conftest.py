@@ -38,6 +38,7 @@ from typing import Any
 
 import chess
 import pytest
+from nats_broker import Broker, server_binary
 
 from dgt.emulator import EmulatorServer, VirtualBoard
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
@@ -60,7 +61,6 @@ from dgt.protocol import (
 )
 from dgt.protocol.eeprom import EEPieceChange, EETag, EETagRecord
 from service import event_loop
-from nats_broker import Broker, server_binary
 
 if event_loop.name() == "uvloop":
     # The tests run on the loop the service runs on (service.event_loop): uvloop where it
