@@ -14,7 +14,7 @@ from typing import NoReturn
 from dgt.errors import DgtError
 from service.errors import UsageError
 
-COMMANDS = ("run", "demo", "play", "monitor", "emulate", "scan", "recognize", "store")
+COMMANDS = ("run", "central", "demo", "play", "monitor", "emulate", "scan", "recognize", "store")
 """Sub-command modules, in the order ``--help`` lists them."""
 
 

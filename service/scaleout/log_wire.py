@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,22 +48,8 @@ MAX_BATCH_BYTES = 256 * 1024
 """A batch stops at this many rows or bytes of row data as sent (the broker takes 1 MB a
 message unless told otherwise); it has at least one row."""
 
-_EDGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
-
-
 class WireError(ValueError):
     """A message on the log stream that is not a batch of this format."""
-
-
-def check_edge_id(value: str) -> str:
-    """An edge id: 1-32 letters, digits, ``-`` and ``_`` (it is a subject token and a key of
-    the status bucket).  Raises ValueError saying so."""
-    if not _EDGE_ID.fullmatch(value):
-        raise ValueError(
-            f"edge id {value[:40]!r}: 1-32 letters, digits, '-' or '_' (starting with a letter "
-            "or digit)"
-        )
-    return value
 
 
 def log_subject(edge_id: str) -> str:
