@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from service.store import REGISTRATION, SCHEMA_VERSION, Store, row_inputs
 from service.store_salvage import recover
 
