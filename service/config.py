@@ -184,6 +184,14 @@ def check_central_url(value: object) -> str:
     return text
 
 
+def shown_url(url: str) -> str:
+    """A broker's address without the user and password it may carry (for the logs)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
 def check_edge_id(value: object) -> str:
     """An edge id: 1-32 letters, digits, '-' or '_' (a subject token of the broker)."""
     if not isinstance(value, str) or not _EDGE_ID.fullmatch(value):

@@ -36,8 +36,13 @@ def free_port() -> int:
 class Broker:
     """One ``nats-server -js`` process (started by :meth:`start`)."""
 
-    def __init__(self, binary: str, store_dir: Path, port: int | None = None) -> None:
+    def __init__(
+        self, binary: str, store_dir: Path, port: int | None = None, config: str | None = None
+    ) -> None:
+        """``config``: the text of a server config file (users, permissions) besides the
+        options given here."""
         self.binary = binary
+        self.config = config
         self.store_dir = store_dir
         self.port = port or free_port()
         self.process: subprocess.Popen[bytes] | None = None
@@ -51,18 +56,15 @@ class Broker:
         """Start the server and wait until it takes connections."""
         assert self.process is None, "already running"
         self.store_dir.mkdir(parents=True, exist_ok=True)
+        command = [self.binary, "-js", "-sd", str(self.store_dir), "-a", "127.0.0.1"]
+        command += ["-p", str(self.port)]
+        if self.config is not None:
+            path = self.store_dir.parent / f"nats-{self.port}.conf"
+            path.write_text(self.config, encoding="utf-8")
+            command += ["-c", str(path)]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [
-                    self.binary,
-                    "-js",
-                    "-sd",
-                    str(self.store_dir),
-                    "-a",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                ],
+                command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )

@@ -16,7 +16,7 @@ from pathlib import Path
 import nats
 import pytest
 from hall_stand_in import EchoTable
-from nats_broker import Broker
+from nats_broker import Broker, server_binary
 
 from dgt.protocol import Piece
 from dgt.transports.emulator import EmulatorTransport
@@ -39,10 +39,10 @@ async def wait_for(predicate: Callable[[], bool], seconds: float = 10.0) -> None
 class EdgeHall:
     """A hall of two stand-in tables on emulated boards, an edge of the broker at ``url``."""
 
-    def __init__(self, url: str, path: Path) -> None:
+    def __init__(self, url: str, path: Path, edge_id: str = "a") -> None:
         self.store = Store(path)
-        db = claim(self.store, "a", {"1": 1, "2": 2})
-        self.edge = Edge(url, "a", db, heartbeat_interval=0.2)
+        db = claim(self.store, edge_id, {"1": 1, "2": 2})
+        self.edge = Edge(url, edge_id, db, heartbeat_interval=0.2)
         self.hall = Hall(self.store, table_factory=EchoTable, tick_interval=0, central=self.edge)
         self.transports = [EmulatorTransport(name=f"emu-edge-{i}") for i in (1, 2)]
         for i, transport in enumerate(self.transports, 1):
@@ -184,6 +184,69 @@ async def test_an_edge_started_while_the_broker_is_down_catches_up(
             await centre.close()
     finally:
         await edge.close()
+
+
+PERMISSIONS = """
+authorization {
+  users = [
+    {user: "hall-a", password: "pa", permissions: {
+      publish: ["dgt.log.hall-a", "$KV.dgt_edges.hall-a", "$JS.API.STREAM.INFO.*",
+                "$JS.API.STREAM.MSG.GET.DGT_LOG", "_INBOX.>"],
+      subscribe: ["dgt.admin.hall-a.>", "_INBOX.>"]}}
+    {user: "centre", password: "pc"}
+  ]
+}
+"""
+
+
+async def test_an_edge_needs_no_right_but_its_own_subjects(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The README's per-edge permissions: the centre makes the stream and the bucket; an
+    edge publishes its log and its heartbeat, reads its last message, answers its admin
+    subject, and can write nowhere else."""
+    binary = server_binary()
+    if binary is None:
+        pytest.skip("no nats-server binary (./setup.sh test installs it)")
+    broker = Broker(binary, tmp_path / "nats", config=PERMISSIONS)
+    broker.start()
+    centre_url = f"nats://centre:pc@127.0.0.1:{broker.port}"
+    edge_url = f"nats://hall-a:pa@127.0.0.1:{broker.port}"
+    centre = Centre(centre_url, tmp_path / "centre.db")
+    edge = EdgeHall(edge_url, tmp_path / "edge.db", "hall-a")
+    try:
+        await wait_for(lambda: centre.aggregator.client is not None)
+        await asyncio.sleep(0.3)  # the stream and the bucket are made
+        await edge.start()
+        edge.move(1, 1)
+        await wait_for(lambda: len(edge.hall.runners["1"].table.moves()) == 1)
+        edge.hall.settle()
+        await wait_for(lambda: len(centre.handed) == edge.store.count())
+        await wait_for(lambda: edge.edge.heartbeats >= 1)
+        client = await nats.connect(centre_url)
+        try:
+            request = json.dumps({"id": "x", "table": "2", "command": "players", "args": {}})
+            reply = await client.request(admin_subject("hall-a"), request.encode(), 5)
+            assert json.loads(reply.data)["status"] == 200
+        finally:
+            await client.close()
+        intruder = await nats.connect(edge_url, error_cb=_quiet)
+        try:
+            with pytest.raises(Exception):  # noqa: B017, PT011 - refused, or no answer
+                await intruder.jetstream().publish("dgt.log.hall-b", b"{}", timeout=1)
+        finally:
+            await intruder.close()
+        assert centre.store.edges().keys() == {"hall-a"}
+        assert "pa@" not in caplog.text
+        assert "pc@" not in caplog.text
+    finally:
+        await edge.close()
+        await centre.close()
+        broker.stop()
+
+
+async def _quiet(_exc: Exception) -> None:
+    pass
 
 
 def test_a_database_never_runs_under_another_edge_id(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import signal
 from pathlib import Path
 
 from service import event_loop
-from service.config import check_central_url
+from service.config import check_central_url, shown_url
 from service.errors import UsageError
 from service.scaleout.central_store import CentralStore, CentralStoreError
 
@@ -61,7 +61,7 @@ async def _serve(url: str, store: CentralStore, seconds: float | None) -> None:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     task = loop.create_task(aggregator.run(), name="aggregator")
-    print(f"dgt-service central: reading {url} into {store.path}", flush=True)
+    print(f"dgt-service central: reading {shown_url(url)} into {store.path}", flush=True)
     try:
         if seconds is None:
             await stop.wait()

@@ -40,6 +40,7 @@ from service.config import (
     check_origin,
     check_setting,
     load_config,
+    shown_url,
 )
 from service.errors import UsageError
 from service.hall import CentralLink, Hall, HallError
@@ -415,7 +416,7 @@ def edge_link(store: Store, central: CentralOption) -> CentralLink:
     from service.scaleout.edge import Edge, claim
 
     db = claim(store, central.edge_id, dict(central.boards))
-    print(f"edge {central.edge_id}: forwarding the log to {central.url}", flush=True)
+    print(f"edge {central.edge_id}: forwarding the log to {shown_url(central.url)}", flush=True)
     return Edge(central.url, central.edge_id, db)
 
 

@@ -28,7 +28,12 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from service.scaleout.central_store import CentralStore, CentralStoreError, Gap
-from service.scaleout.jetstream_log import NATS_ERRORS, connect, ensure_log_stream
+from service.scaleout.jetstream_log import (
+    NATS_ERRORS,
+    connect,
+    ensure_log_stream,
+    ensure_status_bucket,
+)
 from service.scaleout.log_wire import LOG_STREAM, LOG_SUBJECTS, Batch, WireError, decode_batch
 from service.store import LogRow
 
@@ -78,6 +83,7 @@ class Aggregator:
             while True:
                 try:
                     await ensure_log_stream(js)
+                    await ensure_status_bucket(js)
                     await self._read(client, js)
                 except Gap as gap:
                     self.gaps += 1

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
@@ -28,7 +27,12 @@ from service.json_text import dumps
 from service.scaleout.edge_admin import AdminDesk
 from service.scaleout.edge_forwarder import LogForwarder
 from service.scaleout.edge_status import HEARTBEAT_INTERVAL, heartbeat
-from service.scaleout.jetstream_log import NATS_ERRORS, JetStreamLog, connect
+from service.scaleout.jetstream_log import (
+    NATS_ERRORS,
+    JetStreamLog,
+    connect,
+    ensure_status_bucket,
+)
 from service.scaleout.log_wire import STATUS_BUCKET, admin_subjects, log_subject
 from service.store import Store, StoreError
 from service.table import AdminCommand
@@ -125,10 +129,8 @@ class Edge:
         while True:
             try:
                 if bucket is None:
-                    try:
-                        bucket = await js.key_value(STATUS_BUCKET)
-                    except nats.js.errors.BucketNotFoundError:
-                        bucket = await js.create_key_value(bucket=STATUS_BUCKET, history=1)
+                    await ensure_status_bucket(js)
+                    bucket = await js.key_value(STATUS_BUCKET)
                 await bucket.put(self.edge_id, self._status(hall))
                 self.heartbeats += 1
             except NATS_ERRORS as exc:

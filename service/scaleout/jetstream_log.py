@@ -18,11 +18,13 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 
+from service.config import shown_url
 from service.scaleout.edge_forwarder import Refused, Unreachable
 from service.scaleout.log_wire import (
     EXPECTED_LAST_SUBJECT_SEQ,
     LOG_STREAM,
     LOG_SUBJECTS,
+    STATUS_BUCKET,
     WRONG_LAST_SEQUENCE,
 )
 
@@ -76,7 +78,7 @@ class LinkLog:
 
 async def connect(url: str, who: str) -> Client:
     """A connection to the broker at ``url``; waits (for ever) until it is reachable."""
-    link = LinkLog(who, url)
+    link = LinkLog(who, shown_url(url))
     client = await nats.connect(
         url,
         name=who,
@@ -100,6 +102,15 @@ async def ensure_log_stream(js: JetStreamContext) -> None:
         await js.add_stream(
             StreamConfig(name=LOG_STREAM, subjects=[LOG_SUBJECTS], storage=StorageType.FILE)
         )
+
+
+async def ensure_status_bucket(js: JetStreamContext) -> None:
+    """Make the edges' status bucket unless it exists (the centre does, so that an edge
+    needs no right to make streams)."""
+    try:
+        await js.key_value(STATUS_BUCKET)
+    except nats.js.errors.BucketNotFoundError:
+        await js.create_key_value(bucket=STATUS_BUCKET, history=1)
 
 
 class JetStreamLog:

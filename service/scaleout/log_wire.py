@@ -48,6 +48,7 @@ MAX_BATCH_BYTES = 256 * 1024
 """A batch stops at this many rows or bytes of row data as sent (the broker takes 1 MB a
 message unless told otherwise); it has at least one row."""
 
+
 class WireError(ValueError):
     """A message on the log stream that is not a batch of this format."""
 
