@@ -375,8 +375,6 @@ class Hall:
     async def close(self) -> None:
         """Close every board, commit what is queued."""
         self.closing = True
-        if self.central is not None:
-            await self.central.close()
         for task in (self._tick_task, self._checkpoint_task):
             if task is not None:
                 task.cancel()
@@ -385,6 +383,8 @@ class Hall:
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
         await self.bus_links.close()
         self._flush()
+        if self.central is not None:
+            await self.central.close()  # after the last commit: it may still forward it
 
     # --- subscribers ----------------------------------------------------------------
 

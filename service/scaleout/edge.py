@@ -39,6 +39,9 @@ from service.table import AdminCommand
 
 logger = logging.getLogger(__name__)
 
+DRAIN_SECONDS = 2.0
+"""At a stop, how long the edge may still forward the last commits."""
+
 
 def claim(store: Store, edge_id: str, boards: dict[str, int | None]) -> str:
     """Make ``store`` the store of edge ``edge_id`` (:meth:`service.store.Store.claim_edge`,
@@ -91,6 +94,8 @@ class Edge:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
+        if self.forwarder is not None and self.client is not None and self.client.is_connected:
+            await self.forwarder.drain(DRAIN_SECONDS)
         if self.client is not None:
             with contextlib.suppress(*NATS_ERRORS):
                 await self.client.close()

@@ -133,6 +133,14 @@ class LogForwarder:
         except ForwarderError as exc:
             logger.error("edge %s: the log is not forwarded: %s", self.edge_id, exc)
 
+    async def drain(self, seconds: float) -> None:
+        """Forward what is committed, for at most ``seconds`` (a stop: what does not go now
+        goes at the next start)."""
+        with contextlib.suppress(TimeoutError, Unreachable, ForwarderError, StoreError):
+            async with asyncio.timeout(seconds):
+                while await self.step():
+                    pass
+
     async def step(self) -> bool:
         """Send the next batch (resyncing first when needed); returns whether one went.
         Raises :class:`Unreachable` or :class:`~service.store.StoreError`."""
