@@ -118,7 +118,10 @@ class Edge:
             loop.create_task(forwarder.run(), name=f"edge {self.edge_id} log"),
             loop.create_task(self._beat(hall), name=f"edge {self.edge_id} heartbeat"),
         ]
-        await asyncio.gather(*self._tasks)
+        try:
+            await asyncio.gather(*self._tasks)
+        except Exception:  # a bug: said loudly, but the hall goes on
+            logger.exception("edge %s: the link to the centre stopped", self.edge_id)
 
     async def _admin(self, message: Msg) -> None:
         assert self.desk is not None
