@@ -29,7 +29,7 @@ from service.scaleout.log_wire import STATUS_BUCKET, admin_subject
 from service.store import REGISTRATION, LogRow, Store
 
 
-async def wait_for(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
+async def wait_for(predicate: Callable[[], bool], seconds: float = 30.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not predicate():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
@@ -157,7 +157,7 @@ async def test_a_cut_from_the_broker_changes_nothing_at_the_hall(
         nats_broker.start()
         centre = Centre(nats_broker.url, tmp_path / "centre.db")
         try:
-            await wait_for(lambda: len(centre.handed) == edge.store.count(), seconds=15)
+            await wait_for(lambda: len(centre.handed) == edge.store.count(), seconds=30)
             assert centre.handed == edge.store.log_rows(None, limit=10_000)
         finally:
             await centre.close()
@@ -178,7 +178,7 @@ async def test_an_edge_started_while_the_broker_is_down_catches_up(
         centre = Centre(nats_broker.url, tmp_path / "centre.db")
         try:
             edge.hall.settle()
-            await wait_for(lambda: len(centre.handed) == edge.store.count(), seconds=15)
+            await wait_for(lambda: len(centre.handed) == edge.store.count(), seconds=30)
             assert centre.handed == edge.store.log_rows(None, limit=10_000)
         finally:
             await centre.close()

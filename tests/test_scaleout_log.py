@@ -28,7 +28,7 @@ from service.scaleout.log_wire import (
 from service.store import REGISTRATION, LogRow, Store
 
 
-async def wait_for(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
+async def wait_for(predicate: Callable[[], bool], seconds: float = 30.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not predicate():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
@@ -230,7 +230,7 @@ async def test_restarts_of_edge_reader_and_broker_resume_exactly(
         nats_broker.start()
         async with connected(nats_broker) as client:
             await forward_all(client)
-        await wait_for(lambda: len(reader.seqs()) == 24, seconds=15)
+        await wait_for(lambda: len(reader.seqs()) == 24, seconds=30)
         assert central_rows(reader.central) == store.log_rows(None, limit=10_000)
     finally:
         await reader.close()

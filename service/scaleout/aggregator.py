@@ -74,10 +74,11 @@ class Aggregator:
         self.caught_up = asyncio.Event()
         """Set whenever a fetch found nothing more to read."""
         self._retry = RETRY_FIRST
+        self._link_up = asyncio.Event()
 
     async def run(self) -> None:
         """Read until cancelled."""
-        client = self.client = await connect(self.url, "centre")
+        client = self.client = await connect(self.url, "centre", self._link_up.set)
         try:
             js = client.jetstream()
             while True:
@@ -85,6 +86,7 @@ class Aggregator:
                     await ensure_log_stream(js)
                     await ensure_status_bucket(js)
                     await self._read(client, js)
+                    continue  # the link was cut and is back: a new consumer at once
                 except Gap as gap:
                     self.gaps += 1
                     logger.warning(
@@ -96,7 +98,9 @@ class Aggregator:
                     logger.debug("centre: reading the stream: %s", exc)
                 except CentralStoreError as exc:
                     logger.warning("centre: %s; trying again", exc)
-                await asyncio.sleep(self._retry)
+                self._link_up.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._link_up.wait(), self._retry)
                 self._retry = min(RETRY_MAX, self._retry * 2)
         finally:
             self.client = None

@@ -101,12 +101,16 @@ class Edge:
                 await self.client.close()
             self.client = None
 
+    def _link_up(self) -> None:
+        if self.forwarder is not None:
+            self.forwarder.link_up()
+
     def _woken(self, _update: Update) -> None:
         if self.forwarder is not None:
             self.forwarder.wake()
 
     async def _run(self, hall: Hall) -> None:
-        client = self.client = await connect(self.url, f"edge {self.edge_id}")
+        client = self.client = await connect(self.url, f"edge {self.edge_id}", self._link_up)
         js = client.jetstream()
         forwarder = self.forwarder = LogForwarder(
             hall.store, JetStreamLog(js), self.edge_id, self.db, log_subject(self.edge_id)

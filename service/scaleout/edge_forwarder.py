@@ -100,12 +100,17 @@ class LogForwarder:
         self.rows = 0
         self.refused = 0
         self._wake = asyncio.Event()
+        self._link_up = asyncio.Event()
         self._cut_since: float | None = None
         self._retry = RETRY_FIRST
 
     def wake(self) -> None:
         """New rows are committed: look now."""
         self._wake.set()
+
+    def link_up(self) -> None:
+        """The broker is reachable again: try now, not at the end of the back-off."""
+        self._link_up.set()
 
     def waiting(self) -> int:
         """Rows committed and not on the stream yet (as far as the forwarder knows)."""
@@ -122,7 +127,9 @@ class LogForwarder:
                     sent = await self.step()
                 except (Unreachable, StoreError) as exc:
                     self._note_cut(str(exc))
-                    await asyncio.sleep(self._retry)
+                    self._link_up.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._link_up.wait(), self._retry)
                     self._retry = min(RETRY_MAX, self._retry * 2)
                     continue
                 if sent:

@@ -10,6 +10,7 @@ warning (never a traceback); :class:`JetStreamLog` is the edge's
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import nats
 import nats.errors
@@ -44,9 +45,10 @@ class LinkLog:
     """Logs the link's cuts and returns: one warning a cut, the client's own errors only at
     debug level (the client would log each attempt with a traceback)."""
 
-    def __init__(self, who: str, url: str) -> None:
+    def __init__(self, who: str, url: str, on_up: Callable[[], None] | None = None) -> None:
         self.who = who
         self.url = url
+        self.on_up = on_up
         self.cut = False
         self.connected = False
 
@@ -71,14 +73,17 @@ class LinkLog:
 
     async def reconnected(self) -> None:
         self.connected = True
+        if self.on_up is not None:
+            self.on_up()
         if self.cut:
             self.cut = False
             logger.warning("%s: the broker %s is back", self.who, self.url)
 
 
-async def connect(url: str, who: str) -> Client:
-    """A connection to the broker at ``url``; waits (for ever) until it is reachable."""
-    link = LinkLog(who, shown_url(url))
+async def connect(url: str, who: str, on_up: Callable[[], None] | None = None) -> Client:
+    """A connection to the broker at ``url``; waits (for ever) until it is reachable.
+    ``on_up()`` is called whenever the link is back after a cut."""
+    link = LinkLog(who, shown_url(url), on_up)
     client = await nats.connect(
         url,
         name=who,
