@@ -378,7 +378,20 @@ def main() -> int:
     logging.basicConfig(level=logging.CRITICAL)
     global VERBOSE
     VERBOSE = args.verbose
-    return asyncio.run(run(args))
+    return asyncio.run(bounded(args))
+
+
+async def bounded(args: argparse.Namespace) -> int:
+    """The run, stopped (exit status 1, every task's stack on stderr) if it overstays."""
+    limit = args.quiet + args.duration + args.catch_up + 60
+    task = asyncio.get_running_loop().create_task(run(args))
+    done, _ = await asyncio.wait({task}, timeout=limit)
+    if task in done:
+        return task.result()
+    print(f"TIMEOUT: the run took more than {limit:g} s", flush=True)
+    for other in asyncio.all_tasks():
+        other.print_stack(file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
