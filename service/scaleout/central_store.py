@@ -1,7 +1,9 @@
 """``service.scaleout.central_store``: the centre's copy of every edge's log, in SQLite.
 
 Each row is kept with its edge and the seq it has in the edge's own log (the edge's
-:class:`~service.store.LogRow` as it was forwarded); the position in the log stream (the
+:class:`~service.store.LogRow` as it was forwarded: table ``rows``, keyed by ``(edge, seq)``,
+indexed by ``(edge, table_id, seq)`` for a table's outputs; table ``edges``: each edge's
+database name and ``last`` row stored); the position in the log stream (the
 stream sequence of the last message taken) is committed in the same transaction as the rows
 of that message, so a reader that stops anywhere starts again exactly after it.
 
@@ -52,6 +54,7 @@ CREATE TABLE IF NOT EXISTS rows (
     data TEXT NOT NULL,
     PRIMARY KEY (edge, seq)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rows_by_table ON rows (edge, table_id, seq);
 CREATE TABLE IF NOT EXISTS foreign_messages (
     stream_seq INTEGER PRIMARY KEY,
     edge TEXT NOT NULL,
