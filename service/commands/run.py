@@ -73,13 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--config", metavar="FILE", help="TOML config with the tables")
     add_service_options(p)
     add_play_options(p)
-    g = p.add_argument_group(
-        "an edge of a central service",
-        "forward the log (every table, exactly once, in order) to a central service over a "
-        "NATS JetStream broker; the hall runs as ever when the broker cannot be reached",
-    )
-    g.add_argument("--central", metavar="URL", help="the broker, nats://HOST:PORT")
-    g.add_argument("--edge-id", metavar="ID", help="this hall's id there (kept in the database)")
+    add_central_options(p)
     for key, default in (
         ("event", None),
         ("site", None),
@@ -117,6 +111,17 @@ def add_service_options(p: argparse.ArgumentParser) -> None:
         "power cut or OS crash, at the cost of slower writes (default NORMAL: survives a crash "
         "of the service, may lose the last moments on a power cut)",
     )
+
+
+def add_central_options(p: argparse.ArgumentParser) -> None:
+    """``--central`` and ``--edge-id`` (``run`` and ``demo``)."""
+    g = p.add_argument_group(
+        "an edge of a central service",
+        "forward the log (every table, exactly once, in order) to a central service over a "
+        "NATS JetStream broker; the hall runs as ever when the broker cannot be reached",
+    )
+    g.add_argument("--central", metavar="URL", help="the broker, nats://HOST:PORT")
+    g.add_argument("--edge-id", metavar="ID", help="this hall's id there (kept in the database)")
 
 
 def add_play_options(p: argparse.ArgumentParser) -> None:
