@@ -16,6 +16,7 @@ from service.errors import UsageError
 
 COMMANDS = (
     "run",
+    "central",
     "demo",
     "play",
     "monitor",

@@ -11,6 +11,8 @@
     play = 1982                    # serve the DGT LiveChess API (lichess, chess.com) on
                                    # 127.0.0.1:PORT for the boards (true: 1982); off unless set
     play_origins = ["http://myhost:8000"]  # more origins whose pages may use it
+    central = "nats://10.0.0.5:4222" # an edge of a central service: forward the log there
+    edge_id = "hall-a"             # this hall's id there (kept in the database)
 
     [defaults]                     # apply to every table unless the table says otherwise
     event = "Club Championship"
@@ -84,7 +86,11 @@ _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9.])?|\[[0-9A
 
 _PLAY_KEYS = {"play", "play_origins"}
 """The keys of the play API (``run --play``) in ``[service]``."""
-_SERVICE_KEYS = {"bind", "port", "database", "admin_token_file", "hosts"} | _PLAY_KEYS
+_CENTRAL_KEYS = {"central", "edge_id"}
+"""The keys of an edge of a central service (``run --central``) in ``[service]``."""
+_SERVICE_KEYS = (
+    {"bind", "port", "database", "admin_token_file", "hosts"} | _PLAY_KEYS | _CENTRAL_KEYS
+)
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
@@ -178,6 +184,44 @@ class ServiceConfig:
     """Origins whose pages may open the play API besides lichess, chess.com and localhost."""
     broadcast: BroadcastConfig | None = None
     pairings: PairingsConfig | None = None
+    central: str | None = None
+    """The broker of a central service this hall is an edge of (``nats://HOST:PORT``)."""
+    edge_id: str | None = None
+    """This hall's id as an edge (kept in its database)."""
+
+
+def check_central_url(value: object) -> str:
+    """A broker's address ``nats://HOST:PORT`` (or ``tls://``).  Raises ValueError."""
+    text = value.strip() if isinstance(value, str) else ""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        parts, port = urlsplit(""), None
+    if parts.scheme not in ("nats", "tls") or not parts.hostname or port is None or parts.path:
+        raise ValueError(f"{_show(value)} is not a broker address like nats://10.0.0.5:4222")
+    return text
+
+
+def shown_url(url: str) -> str:
+    """A broker's address without the user and password it may carry (for the logs)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
+def check_edge_id(value: object) -> str:
+    """An edge id: 1-32 letters, digits, '-' or '_' (a subject token of the broker)."""
+    if not isinstance(value, str) or not _EDGE_ID.fullmatch(value):
+        raise ValueError(
+            f"edge id {_show(value)}: 1-32 letters, digits, '-' or '_' (starting with a letter "
+            "or digit)"
+        )
+    return value
+
+
+_EDGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
 
 DEFAULT_PLAY_PORT = 1982
@@ -493,6 +537,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
             "service",
         )
     play, play_origins = _play_keys(service, fail)
+    central, edge_id = _central_keys(service, fail)
     base = path.parent
 
     def file_key(key: str) -> Path | None:
@@ -682,6 +727,8 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         play_origins=play_origins,
         broadcast=_broadcast(data.get("broadcast"), lines, path),
         pairings=_pairings(data.get("pairings"), lines, path),
+        central=central,
+        edge_id=edge_id,
     )
 
 
@@ -711,6 +758,20 @@ def _pairings(raw: object, lines: KeyLines, path: Path) -> PairingsConfig | None
     ):
         raise fail(f"round: must be a round number 1-{MAX_ROUND}, not {_show(number)}", "round")
     return PairingsConfig(path.parent / value, number)
+
+
+def _central_keys(
+    service: Mapping[str, Any], fail: Callable[[str, str, str], ConfigError]
+) -> tuple[str | None, str | None]:
+    """``[service] central`` and ``edge_id`` (None where not given)."""
+    checked: list[str | None] = []
+    for key, check in (("central", check_central_url), ("edge_id", check_edge_id)):
+        value = service.get(key)
+        try:
+            checked.append(None if value is None else check(value))
+        except ValueError as exc:
+            raise fail(f"[service] {key}: {exc}", key, "service") from None
+    return checked[0], checked[1]
 
 
 def _play_keys(

@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from dgt.board import Board
 from dgt.events import BoardEvent
@@ -127,6 +127,16 @@ class GameEntry:
         if self.archived is not None:
             return self.archived
         return self.live() if self.live is not None else None
+
+
+class CentralLink(Protocol):
+    """What carries the hall to a central service (``run --central``: the edge of
+    :mod:`service.scaleout.edge`), started once the hall has started and closed first when
+    it closes.  A hall without one is a club's: nothing of it is imported."""
+
+    async def start(self, hall: Hall) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 TableFactory = Callable[[str, Mapping[str, Any]], TableLike]
@@ -267,8 +277,10 @@ class Hall:
         tick_interval: float = TICK_INTERVAL,
         board_options: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        central: CentralLink | None = None,
     ) -> None:
         self.store = store
+        self.central = central
         self.table_factory = table_factory or default_table_factory
         self.tick_interval = tick_interval
         self.board_options = {"read_memory": False, **(board_options or {})}
@@ -310,7 +322,9 @@ class Hall:
         except BusConfigError as exc:
             raise HallError(f"table {config.id}: {exc}") from None
         wanted = settings_dict(config.settings)
-        stored = self.store.register_table(config.id, wanted, self._wall_clock())
+        stored = self.store.register_table(
+            config.id, wanted, self._wall_clock(), board=config.board
+        )
         if stored != wanted:
             logger.info(
                 "table %s: the log was started with other settings; those are replayed, "
@@ -375,6 +389,8 @@ class Hall:
         if self.tick_interval > 0:
             self._tick_task = self._loop.create_task(self._ticker(), name="hall ticks")
         self._checkpoint_task = self._loop.create_task(self._checkpointer(), name="checkpoints")
+        if self.central is not None:
+            await self.central.start(self)
 
     async def close(self) -> None:
         """Close every board, commit what is queued."""
@@ -387,6 +403,8 @@ class Hall:
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
         await self.bus_links.close()
         self._flush()
+        if self.central is not None:
+            await self.central.close()  # after the last commit: it may still forward it
 
     # --- subscribers ----------------------------------------------------------------
 

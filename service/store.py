@@ -45,11 +45,12 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
@@ -66,30 +67,38 @@ from service.table.admin import replayed_admin_args
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
-"""2: the ``echo`` role (an input that is also its own first output)."""
+SCHEMA_VERSION = 3
+"""2: the ``echo`` role (an input that is also its own first output).  3: the ``table`` role
+(a table's registration, written by a store that forwards its log: :meth:`Store.claim_edge`);
+a database of schema 2 is brought to 3 when opened (its log copied under the new check)."""
 
-_SCHEMA = """
+_LOG_COLUMNS = """
+    seq INTEGER PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    -- not "role IN (...)": SQLite builds a lookup table for that at every insert
+    role TEXT NOT NULL CHECK (role = 'in' OR role = 'echo' OR role = 'out' OR role = 'table'),
+    kind TEXT NOT NULL,
+    t REAL NOT NULL,
+    data TEXT NOT NULL
+"""
+
+_LOG_GUARDS = (
+    "CREATE INDEX IF NOT EXISTS log_by_table ON log (table_id, seq)",
+    """CREATE TRIGGER IF NOT EXISTS log_no_update BEFORE UPDATE ON log
+    BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END""",
+    """CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
+    BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END""",
+)
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tables (
     id TEXT PRIMARY KEY,
     settings TEXT NOT NULL,
     created REAL NOT NULL
 );
-CREATE TABLE IF NOT EXISTS log (
-    seq INTEGER PRIMARY KEY,
-    table_id TEXT NOT NULL,
-    -- not "role IN (...)": SQLite builds a lookup table for that at every insert
-    role TEXT NOT NULL CHECK (role = 'in' OR role = 'echo' OR role = 'out'),
-    kind TEXT NOT NULL,
-    t REAL NOT NULL,
-    data TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS log_by_table ON log (table_id, seq);
-CREATE TRIGGER IF NOT EXISTS log_no_update BEFORE UPDATE ON log
-    BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
-    BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END;
+CREATE TABLE IF NOT EXISTS log ({_LOG_COLUMNS});
+{";".join(_LOG_GUARDS)};
 """
 
 _INSERT = "INSERT INTO log (table_id, role, kind, t, data) VALUES (?, ?, ?, ?, ?)"
@@ -102,6 +111,37 @@ RETRY_FIRST = 0.5
 """Seconds before the first retry of a failed commit; each failure doubles it..."""
 RETRY_MAX = 8.0
 """... up to this."""
+
+
+REGISTRATION = "table"
+"""Role (and kind) of a table's registration row: its ``data`` is
+``{"board": N or null, "settings": {...}}``, the settings the table was created with (what
+``tables.settings`` holds) and the board number its games carry in the feeds (null: its
+position in the hall), its time the creation's.  Only a store with an edge id writes them
+(:meth:`Store.claim_edge`), so that a reader of the forwarded log can build every table
+from the log alone; readers of inputs and outputs pass them by."""
+
+
+def registration_data(settings: Mapping[str, Any], board: int | None) -> str:
+    """The ``data`` of a registration row."""
+    return dumps({"board": board, "settings": dict(settings)})
+
+EDGE_ID_KEY = "edge_id"
+"""The ``meta`` key of the edge id a database forwards its log under."""
+EDGE_DB_KEY = "edge_db"
+"""The ``meta`` key of a random name the database got with its edge id: the stream tells
+the rows of one database from those of another given the same edge id."""
+
+
+class LogRow(NamedTuple):
+    """One row of the log as stored (``data`` is the JSON text): what an edge forwards."""
+
+    seq: int
+    table_id: str
+    role: str
+    kind: str
+    t: float
+    data: str
 
 
 class StoreError(Exception):
@@ -308,6 +348,8 @@ class Store:
                 self._db.execute(
                     "INSERT INTO meta (key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
                 )
+            elif int(row[0]) == 2:
+                self._migrate_from_2()
             elif int(row[0]) != SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: database schema {row[0]} is not {SCHEMA_VERSION}: "
@@ -340,6 +382,23 @@ class Store:
                 f"{self.path}: the database cannot be written: {exc}{_disk_hint(self.path)}"
             ) from None
         self._fold_recovery()
+
+    def _migrate_from_2(self) -> None:
+        """Schema 2 to 3: the log copied into a table whose check also takes the ``table``
+        role (SQLite cannot change a check in place), in one transaction."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(f"CREATE TABLE log_3 ({_LOG_COLUMNS})")
+            self._db.execute("INSERT INTO log_3 SELECT seq, table_id, role, kind, t, data FROM log")
+            self._db.execute("DROP TABLE log")
+            self._db.execute("ALTER TABLE log_3 RENAME TO log")
+            for statement in _LOG_GUARDS:
+                self._db.execute(statement)
+            self._db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
+            self._db.execute("COMMIT")
+        finally:
+            self._rollback()
+        logger.info("%s: database schema 2 brought to %d", self.path, SCHEMA_VERSION)
 
     def _fold_recovery(self) -> None:
         for path in recovery_paths(self.path):
@@ -379,18 +438,97 @@ class Store:
     # --- tables -------------------------------------------------------------------------
 
     def register_table(
-        self, table_id: str, settings: Mapping[str, Any], now: float
+        self, table_id: str, settings: Mapping[str, Any], now: float, *, board: int | None = None
     ) -> dict[str, Any]:
         """Add a table (its settings at creation) unless it exists; returns the stored
-        settings, which are what its log replays against."""
+        settings, which are what its log replays against.  A store with an edge id also
+        logs the registration (with ``board``, the table's board number in the feeds)."""
         stored = self.settings(table_id)
         if stored is not None:
             return stored
-        self._write(
-            "INSERT INTO tables (id, settings, created) VALUES (?, ?, ?)",
-            (table_id, json.dumps(dict(settings), sort_keys=True), now),
-        )
+        text = json.dumps(dict(settings), sort_keys=True)
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT INTO tables (id, settings, created) VALUES (?, ?, ?)",
+                (table_id, text, now),
+            )
+            if self.edge_id is not None:
+                self._db.execute(
+                    _INSERT,
+                    (table_id, REGISTRATION, REGISTRATION, now, registration_data(settings, board)),
+                )
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot write: {exc}") from None
+        finally:
+            self._rollback()
         return dict(settings)
+
+    # --- an edge of a central service ----------------------------------------------------
+
+    @property
+    def edge_id(self) -> str | None:
+        """The edge id this database forwards its log under (None: it never did)."""
+        with self._reading("the meta table"):
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (EDGE_ID_KEY,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @property
+    def edge_db(self) -> str | None:
+        """The random name of this database as an edge (None: it never was one)."""
+        with self._reading("the meta table"):
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (EDGE_DB_KEY,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def claim_edge(self, edge_id: str, boards: Mapping[str, int | None] | None = None) -> None:
+        """Have this database forward its log as edge ``edge_id``: the id is kept, and
+        from now on each table's registration is a row of the log (:data:`REGISTRATION`);
+        the tables registered before get theirs now (their board numbers from ``boards``),
+        before the first row of the log, so every table's rows follow its registration.
+        Raises :class:`StoreError` when the database is another edge's."""
+        boards = boards or {}
+        known = self.edge_id
+        if known is not None and known != edge_id:
+            raise StoreError(
+                f"{self.path} is the store of edge {known!r}, not {edge_id!r}: give "
+                f"--edge-id {known}, or another --db for a new edge"
+            )
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (EDGE_ID_KEY, edge_id)
+            )
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                (EDGE_DB_KEY, uuid.uuid4().hex),
+            )
+            missing = self._db.execute(
+                "SELECT id, settings, created FROM tables AS t WHERE NOT EXISTS "
+                "(SELECT 1 FROM log WHERE table_id=t.id AND role=?) ORDER BY created, rowid",
+                (REGISTRATION,),
+            ).fetchall()
+            first = self._db.execute("SELECT min(seq) FROM log").fetchone()[0]
+            seq = (1 if first is None else int(first)) - len(missing)
+            for table_id, settings, created in missing:
+                self._db.execute(
+                    "INSERT INTO log (seq, table_id, role, kind, t, data) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        seq,
+                        table_id,
+                        REGISTRATION,
+                        REGISTRATION,
+                        created,
+                        registration_data(json.loads(settings), boards.get(table_id)),
+                    ),
+                )
+                seq += 1
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: cannot write: {exc}") from None
+        finally:
+            self._rollback()
 
     def table_ids(self) -> list[str]:
         """Every table ever registered, in creation order."""
@@ -624,32 +762,41 @@ class Store:
 
     # --- reading ------------------------------------------------------------------------
 
+    def log_rows(self, after: int | None = None, limit: int = 1000) -> list[LogRow]:
+        """Committed rows of the log (every table's, registrations too) in order, after the
+        row ``after`` (None: from the first), at most ``limit``."""
+        sql = "SELECT seq, table_id, role, kind, t, data FROM log"
+        params: tuple[int, ...] = (limit,)
+        if after is not None:
+            sql += " WHERE seq>?"
+            params = (after, limit)
+        with self._reading("the log"):
+            return [LogRow(*row) for row in self._db.execute(f"{sql} ORDER BY seq LIMIT ?", params)]
+
+    def last_seq(self) -> int | None:
+        """The sequence number of the last committed row (None: the log is empty)."""
+        with self._reading("the log"):
+            row = self._db.execute("SELECT max(seq) FROM log").fetchone()
+        return None if row[0] is None else int(row[0])
+
     def inputs(self, table_id: str) -> Iterator[Input]:
         """The table's inputs in order, each with the outputs stored after it.  Raises
         :class:`StoreDamaged` at a row that cannot be read."""
         cursor = self._db.execute(
             "SELECT seq, role, kind, t, data FROM log WHERE table_id=? ORDER BY seq", (table_id,)
         )
-        current: tuple[int, str, float, dict[str, Any]] | None = None
-        outs: list[dict[str, Any]] = []
         with self._reading(f"the log of table {table_id}"):
-            for seq, role, kind, t, data in cursor:
-                if role != "out":
-                    if current is not None:
-                        yield Input(*current, tuple(outs))
-                    current = (seq, kind, t, self._json(data, seq))
-                    outs = [echo_of(t, current[3])] if role == "echo" else []
-                elif current is not None:
-                    outs.append(self._json(data, seq))
-        if current is not None:
-            yield Input(*current, tuple(outs))
+            yield from grouped_inputs(cursor, self._json)
 
     def outputs(
         self, table_id: str, *, after: int = 0, limit: int = 1000, kind: str | None = None
     ) -> list[tuple[int, dict[str, Any]]]:
         """Stored outputs of a table (what was shown), oldest first, after ``after``.  A
         board event's echo has the sequence number of its input."""
-        sql = "SELECT seq, role, t, data FROM log WHERE table_id=? AND role!='in' AND seq>?"
+        sql = (
+            "SELECT seq, role, t, data FROM log "
+            "WHERE table_id=? AND role!='in' AND role!='table' AND seq>?"
+        )
         params: list[Any] = [table_id, after]
         if kind is not None:
             sql += " AND kind=?"
@@ -724,6 +871,43 @@ class Store:
             f"{self.path}: {len(rows)} row(s) could not be stored ({why}); they are in "
             f"{where}, which the next start with this --db stores first"
         )
+
+
+def grouped_inputs(
+    rows: Iterable[tuple[int, str, str, float, str]],
+    parse: Callable[[str, int], dict[str, Any]],
+) -> Iterator[Input]:
+    """One table's rows (seq, role, kind, t, data text, in order) as its inputs, each with
+    the outputs stored after it; registrations are passed by.  ``parse(text, seq)`` reads a
+    row's JSON."""
+    current: tuple[int, str, float, dict[str, Any]] | None = None
+    outs: list[dict[str, Any]] = []
+    for seq, role, kind, t, data in rows:
+        if role == REGISTRATION:
+            continue
+        if role != "out":
+            if current is not None:
+                yield Input(*current, tuple(outs))
+            current = (seq, kind, t, parse(data, seq))
+            outs = [echo_of(t, current[3])] if role == "echo" else []
+        elif current is not None:
+            outs.append(parse(data, seq))
+    if current is not None:
+        yield Input(*current, tuple(outs))
+
+
+def row_inputs(rows: Iterable[LogRow]) -> Iterator[Input]:
+    """The inputs among one table's log rows (as :meth:`Store.log_rows` reads them or an
+    edge forwards them), as :meth:`Store.inputs` gives them: what :func:`rebuild` replays.
+    Raises ValueError at a row that is not a JSON object."""
+
+    def parse(text: str, seq: int) -> dict[str, Any]:
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError(f"row {seq} is not a JSON object")
+        return value
+
+    return grouped_inputs(((r.seq, r.role, r.kind, r.t, r.data) for r in rows), parse)
 
 
 def apply_input(table: Replayable, item: Input) -> Sequence[Any]:

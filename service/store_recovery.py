@@ -23,7 +23,7 @@ from service.atomic_file import sync_directory, write_atomically
 Row = tuple[str, str, str, float, str]
 """One log row: table id, role, kind, time, data (JSON text)."""
 
-ROLES = ("in", "echo", "out")
+ROLES = ("in", "echo", "out", "table")
 
 
 class RecoveryError(Exception):

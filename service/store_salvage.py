@@ -191,6 +191,16 @@ def _max_seq(connection: sqlite3.Connection) -> int | None:
     return int(row[0] or 0)
 
 
+def _min_seq(connection: sqlite3.Connection) -> int:
+    """The first sequence number (a registration written for the tables of an older log
+    is numbered before its first row: 0 or less); 1 when it cannot be read."""
+    try:
+        row = connection.execute("SELECT min(seq) FROM log").fetchone()
+    except sqlite3.DatabaseError:
+        return 1
+    return int(row[0] if row[0] is not None else 1)
+
+
 def _bound(connection: sqlite3.Connection) -> int:
     """An upper bound of the sequence numbers when the last cannot be read: no more rows
     than the file has room for."""
@@ -231,7 +241,7 @@ def _log_rows(connection: sqlite3.Connection, report: CheckReport) -> Iterator[L
     if top is None:
         report.end_known = False
         top = _bound(connection)
-    first = 1
+    first = min(1, _min_seq(connection))  # registrations may come before row 1
     while first <= top:
         last = min(top, first + CHUNK - 1)
         yield from _read_range(connection, first, last, report)

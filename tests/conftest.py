@@ -14,6 +14,9 @@
   real pseudo-terminal (the host opens a stable symlink to it, so ``unplug``/``plug`` can
   swap the pty underneath like a USB board re-enumerating).  It is deliberately simple: the
   full emulator lives in ``dgt.emulator``.
+* ``nats_broker``: a real ``nats-server`` with JetStream (``tests/nats_broker.py``) on a free
+  port, its files in the test's directory; the test is skipped only when there is no
+  ``nats-server`` binary (``./setup.sh test`` installs one).
 * ``move_on``: a hand moving a piece on an emulated board served on a pty;
   ``replay_squares``: the board as a consumer of a driver's events sees it.
 """
@@ -35,6 +38,7 @@ from typing import Any
 
 import chess
 import pytest
+from nats_broker import Broker, server_binary
 
 from dgt.emulator import EmulatorServer, VirtualBoard
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
@@ -382,6 +386,19 @@ class FakePtyBoard:
         with self.lock:
             if self.mode in ("nice", "update"):
                 self.send(ClockAck(0x10, 0x88, 0x01 | (4 << button), 0x31 + button).to_bytes())
+
+
+@pytest.fixture
+def nats_broker(tmp_path: Path) -> Iterator[Broker]:
+    binary = server_binary()
+    if binary is None:
+        pytest.skip("no nats-server binary (./setup.sh test installs it)")
+    broker = Broker(binary, tmp_path / "nats")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture

@@ -269,17 +269,17 @@ def test_a_database_of_another_schema_is_refused_with_what_to_do(tmp_path: Path)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value='1' WHERE key='schema'")
     db.close()
-    with pytest.raises(StoreError, match="schema 1 is not 2: use a new --db file"):
+    with pytest.raises(StoreError, match="schema 1 is not 3: use a new --db file"):
         Store(path)
 
 
 def test_the_log_refuses_a_row_of_no_known_role(tmp_path: Path) -> None:
-    """The file itself keeps the log's roles to ``in``, ``echo`` and ``out``: a row written
-    around the store with any other role is refused, the known ones are taken."""
+    """The file itself keeps the log's roles to ``in``, ``echo``, ``out`` and ``table``: a
+    row written around the store with any other role is refused, the known ones are taken."""
     Store(tmp_path / "s.db").close()
     db = sqlite3.connect(tmp_path / "s.db")
     insert = "INSERT INTO log (table_id, role, kind, t, data) VALUES ('1', ?, 'board', 1.0, '{}')"
-    for role in ("in", "echo", "out"):
+    for role in ("in", "echo", "out", "table"):
         db.execute(insert, (role,))
     for role in ("bogus", "", "IN"):
         with pytest.raises(sqlite3.IntegrityError):

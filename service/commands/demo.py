@@ -29,8 +29,10 @@ from dgt.emulator.replay import read_games, replay_games
 from dgt.transports.emulator import EmulatorTransport
 from service.commands.run import (
     Outputs,
+    add_central_options,
     add_play_options,
     add_service_options,
+    central_option,
     check_listen,
     check_pgn_dir,
     play_option,
@@ -73,6 +75,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_service_options(p)
     add_play_options(p)
+    add_central_options(p)
     p.set_defaults(run=run)
 
 
@@ -231,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
     bind = args.bind or "127.0.0.1"
     check_listen(bind, port, args.seconds)
     play_api = play_option(args, ServiceConfig())
+    central = central_option(args, ServiceConfig(), [])
     token, generated = resolve_token(args)
     pgn_dir = check_pgn_dir(args.pgn_dir)
     rng = random.Random(args.seed)
@@ -307,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
             durable=args.durable,
             play=play_api,
             outputs=Outputs(pgn_dir),
+            central=central,
         )
     finally:
         if tmp is not None:

@@ -36,12 +36,15 @@ from service.config import (
     BroadcastConfig,
     ServiceConfig,
     TableConfig,
+    check_central_url,
+    check_edge_id,
     check_origin,
     check_setting,
     load_config,
+    shown_url,
 )
 from service.errors import UsageError
-from service.hall import Hall, HallError
+from service.hall import CentralLink, Hall, HallError
 from service.pairings import Round, load_pairings
 from service.pairings.hall_import import import_round
 from service.store import Store, StoreError, check_database
@@ -79,6 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_service_options(p)
     add_play_options(p)
+    add_central_options(p)
     for key, default in (
         ("event", None),
         ("site", None),
@@ -118,6 +122,17 @@ def add_service_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_central_options(p: argparse.ArgumentParser) -> None:
+    """``--central`` and ``--edge-id`` (``run`` and ``demo``)."""
+    g = p.add_argument_group(
+        "an edge of a central service",
+        "forward the log (every table, exactly once, in order) to a central service over a "
+        "NATS JetStream broker; the hall runs as ever when the broker cannot be reached",
+    )
+    g.add_argument("--central", metavar="URL", help="the broker, nats://HOST:PORT")
+    g.add_argument("--edge-id", metavar="ID", help="this hall's id there (kept in the database)")
+
+
 def add_play_options(p: argparse.ArgumentParser) -> None:
     """The play API's options (``run`` and ``demo``)."""
     g = p.add_argument_group(
@@ -140,6 +155,37 @@ def add_play_options(p: argparse.ArgumentParser) -> None:
         help="also allow pages of ORIGIN (e.g. http://myhost:8000) to open it; allowed "
         "always: lichess.org, www.chess.com, localhost",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CentralOption:
+    """The central service this hall is an edge of: the broker, the edge id, and the board
+    numbers of the tables (for the registrations of tables made before)."""
+
+    url: str
+    edge_id: str
+    boards: tuple[tuple[str, int | None], ...] = ()
+
+
+def central_option(
+    args: argparse.Namespace, config: ServiceConfig, tables: list[TableConfig]
+) -> CentralOption | None:
+    """``--central`` / ``--edge-id`` (or ``[service] central`` / ``edge_id``; the command line
+    wins), or None for a hall of its own."""
+    url = getattr(args, "central", None) or config.central
+    edge_id = getattr(args, "edge_id", None) or config.edge_id
+    if url is None:
+        if edge_id is not None:
+            raise UsageError("--edge-id names this hall at a central service: add --central URL")
+        return None
+    if edge_id is None:
+        raise UsageError("--central needs --edge-id ID: this hall's id at the centre")
+    try:
+        url = check_central_url(url)
+        edge_id = check_edge_id(edge_id)
+    except ValueError as exc:
+        raise UsageError(f"--central: {exc}") from None
+    return CentralOption(url, edge_id, tuple((t.id, t.board) for t in tables))
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
     pgn_dir = check_pgn_dir(args.pgn_dir)
     lichess_token = read_token(config.broadcast) if config.broadcast is not None else None
     pairings = pairings_option(args, config)
+    central = central_option(args, config, tables)
 
     async def setup(hall: Hall) -> None:
         for table in tables:
@@ -271,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
         hosts=config.hosts,
         play=play,
         outputs=Outputs(pgn_dir, config.broadcast, lichess_token),
+        central=central,
     )
 
 
@@ -342,6 +390,7 @@ def serve(
     hosts: tuple[str, ...] = (),
     play: PlayOption | None = None,
     outputs: Outputs | None = None,
+    central: CentralOption | None = None,
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
     synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
@@ -358,6 +407,13 @@ def serve(
             store = Store(db, durable=durable)
         except StoreError as exc:
             raise UsageError(str(exc)) from None
+        link: CentralLink | None = None
+        if central is not None:
+            try:
+                link = edge_link(store, central)
+            except StoreError as exc:
+                store.close()
+                raise UsageError(str(exc)) from None
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 event_loop.run(
@@ -375,6 +431,7 @@ def serve(
                         hosts,
                         play,
                         outputs or Outputs(),
+                        link,
                     )
                 )
         except StoreError as exc:  # a damaged row found while rebuilding the tables
@@ -416,6 +473,16 @@ class Outputs:
         return running
 
 
+def edge_link(store: Store, central: CentralOption) -> CentralLink:
+    """The hall's link to the centre (``nats`` is imported only now): the store is claimed
+    for the edge id first (StoreError when it is another edge's)."""
+    from service.scaleout.edge import Edge, claim
+
+    db = claim(store, central.edge_id, dict(central.boards))
+    print(f"edge {central.edge_id}: forwarding the log to {shown_url(central.url)}", flush=True)
+    return Edge(central.url, central.edge_id, db)
+
+
 async def _retry_store(hall: Hall) -> None:
     """While the store is failing, have the hall commit again whenever the store's back-off
     is over (a commit is otherwise only tried when something new comes in)."""
@@ -440,8 +507,9 @@ async def _serve(
     hosts: tuple[str, ...] = (),
     play: PlayOption | None = None,
     outputs: Outputs | None = None,
+    central: CentralLink | None = None,
 ) -> None:
-    hall = Hall(store)
+    hall = Hall(store, central=central)
     try:
         await setup(hall)
     except HallError as exc:

@@ -17,10 +17,11 @@ the next batch.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
-REGISTRATION = "table"
-"""The role (and kind) of a row that registers a table and its settings."""
+from service.store import REGISTRATION, LogRow
+
+__all__ = ["INPUT_ROLES", "REGISTRATION", "LogRow", "RowLike"]
 
 INPUT_ROLES = frozenset({"in", "echo"})
 """Roles of an input row (``echo``: a board input that is also its own first output)."""
@@ -47,14 +48,3 @@ class RowLike(Protocol):
     @property
     def data(self) -> str: ...
 
-
-class LogRow(NamedTuple):
-    """One row of an edge's log (the columns of the store's ``log`` table, in order)."""
-
-    seq: int
-    table_id: str
-    role: str
-    kind: str
-    t: float
-    data: str
-    """The row's JSON text, as stored."""
