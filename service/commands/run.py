@@ -43,7 +43,7 @@ from service.config import (
 from service.errors import UsageError
 from service.hall import Hall, HallError
 from service.pairings import Round, load_pairings
-from service.pairings.hall_import import import_round
+from service.pairings.hall_import import desk, import_round
 from service.store import Store, StoreError, check_database
 from service.store_lock import StoreLock, StoreLockError
 from service.web import WebServer
@@ -448,6 +448,7 @@ async def _serve(
         raise UsageError(str(exc)) from None
     outputs = outputs or Outputs()
     hall_feeds(hall)  # the feeds' order starts with the games rebuilt now
+    desk(hall)  # the last round of pairings imported, read back for the pages
     server = WebServer(hall, token, bind=bind, port=port, hosts=hosts)
     url = await server.start()
     stop = asyncio.Event()
