@@ -5,8 +5,11 @@ file is a one-line warning and the config alone, never a failed start."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -170,3 +173,36 @@ async def test_a_malformed_file_is_a_warning_and_the_config_alone(
     assert said in warnings[0]
     assert "push.db.broadcast.json" in warnings[0]
     assert "\n" not in warnings[0]
+
+
+@pytest.mark.slow
+async def test_run_applies_the_kept_rounds_over_its_config(
+    tmp_path: Path, lichess: LichessStandIn
+) -> None:
+    """``dgt-service run`` end to end: the round the config pushes to AbCd1234 goes where
+    the admin page last sent it, and the start says so."""
+    config = tmp_path / "hall.toml"
+    config.write_text(
+        f'[defaults]\nround = "4"\n\n[[table]]\nport = "emulator"\nwhite = "Ann Able"\n'
+        f'black = "Bob Baker"\n\n[broadcast]\nurl = "{lichess.url}"\n'
+        f'token_env = "LICHESS_TEST_TOKEN"\ninterval = 2\n\n'
+        f'[[broadcast.round]]\nround = "4"\nid = "{CONFIG_ID}"\n'
+    )
+    (tmp_path / "hall.db.broadcast.json").write_text(
+        '{"rounds": [{"round": "4", "lichess_id": "NewRnd99", "enabled": true, "delay": 0},'
+        ' {"round": "5", "lichess_id": "Round555", "enabled": false, "delay": 0}]}'
+    )
+    env = {**os.environ, "LICHESS_TEST_TOKEN": LICHESS_TOKEN, "PYTHONPATH": os.getcwd()}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "service.cli", "run", "--config", str(config),
+        "--seconds", "4", "--port", "0", "--db", str(tmp_path / "hall.db"),
+        "--admin-token", "cli-admin-token",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    text = out.decode() + err.decode()
+    assert process.returncode == 0, text
+    assert LICHESS_TOKEN not in text
+    assert "round 4 -> NewRnd99, 5 -> Round555 (off)" in text
+    assert lichess.pushes, text
+    assert {p.round_id for p in lichess.pushes} == {"NewRnd99"}

@@ -411,7 +411,10 @@ class Outputs:
             pusher = Pusher(hall, self.broadcast, client)
             pusher.start()
             running.append(pusher)
-            rounds = ", ".join(f"{r.round} -> {r.lichess_id}" for r in self.broadcast.rounds)
+            rounds = ", ".join(  # as applied: the admin page's last changes over the config
+                f"{r['round']} -> {r['lichess_id']}" + (" (off)" if r["state"] == "off" else "")
+                for r in pusher.status()["rounds"]
+            )
             print(f"pushing to {self.broadcast.url}: round {rounds}", flush=True)
         return running
 
