@@ -30,8 +30,10 @@ The rounds can be changed while the service runs (:meth:`Pusher.configure_round`
 page's broadcast panel through ``POST /api/admin/broadcast``): a round's lichess round id,
 whether it is pushed (a round switched off shows state ``off`` and pushes nothing until it is
 switched on again, which pushes it whole), its delay, or a round added.  A new lichess round id
-starts that round afresh (nothing counts as shown there yet).  Such changes last until the
-service stops: the config is what a start reads.
+starts that round afresh (nothing counts as shown there yet).  Each round changed so is kept
+beside the database (``DB.broadcast.json``, :mod:`service.broadcast.kept_rounds`: its
+lichess round id, on/off and delay, never the token) and applied over the config's
+``[broadcast]`` at the next start: the admin's last change wins until the file is deleted.
 """
 
 from __future__ import annotations
@@ -41,19 +43,23 @@ import contextlib
 import logging
 import math
 import os
-import re
 import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 import aiohttp
 
 from service.broadcast.hall_feeds import hall_feeds
+from service.broadcast.kept_rounds import kept_path, load_rounds, save_rounds
 from service.broadcast.lichess_pgn import MAX_PUSH_BYTES, FeedEntry, joined, pack
-from service.config import MAX_DELAY, BroadcastConfig, BroadcastRound, ConfigError, check_setting
+from service.broadcast.round_setting import RoundChange
+from service.broadcast.round_setting import RoundSettingError as RoundSettingError
+from service.broadcast.round_setting import round_change as round_change
+from service.config import BroadcastConfig, BroadcastRound, ConfigError
 from service.hall import Hall
 
 logger = logging.getLogger(__name__)
@@ -80,64 +86,6 @@ class LichessUnreachable(PushError):
 
 class LichessRefused(PushError):
     """lichess refused the push whole (bad token, unknown round, upstream URL...)."""
-
-
-class RoundSettingError(ValueError):
-    """A round setting the pusher cannot take (one line, for the admin page)."""
-
-
-LICHESS_ROUND_ID = re.compile(r"[A-Za-z0-9]{8}")
-"""A lichess broadcast round id, as ``[broadcast]`` takes it (from the round's address)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RoundChange:
-    """What the admin page changes of one round (None: left as it is)."""
-
-    round: str
-    lichess_id: str | None = None
-    enabled: bool | None = None
-    delay: float | None = None
-
-
-def round_change(body: Mapping[str, object]) -> RoundChange:
-    """A :class:`RoundChange` from a JSON object (``round``; optional ``lichess_id``,
-    ``enabled``, ``delay``).  Raises :class:`RoundSettingError`."""
-    unknown = set(body) - {"round", "lichess_id", "enabled", "delay"}
-    if unknown:
-        raise RoundSettingError(
-            f"unknown key {sorted(unknown)[0][:30]!r}: give round, lichess_id, enabled, delay"
-        )
-    if body.get("round") is None:
-        raise RoundSettingError("round is missing: the name of the round, as the tables have it")
-    try:
-        name = check_setting("round", body.get("round"))
-    except ValueError as exc:
-        raise RoundSettingError(str(exc)) from None
-    if not name:
-        raise RoundSettingError("round is missing: the name of the round, as the tables have it")
-    lichess_id = body.get("lichess_id")
-    if lichess_id is not None and (
-        not isinstance(lichess_id, str) or not LICHESS_ROUND_ID.fullmatch(lichess_id)
-    ):
-        raise RoundSettingError(
-            "lichess_id must be the lichess round id (8 letters or digits, from the round's "
-            "address)"
-        )
-    enabled = body.get("enabled")
-    if enabled is not None and not isinstance(enabled, bool):
-        raise RoundSettingError("enabled must be true or false")
-    delay = body.get("delay")
-    if delay is not None and (
-        not isinstance(delay, int | float) or isinstance(delay, bool) or not 0 <= delay <= MAX_DELAY
-    ):
-        raise RoundSettingError(f"delay must be 0 to {MAX_DELAY:g} seconds")
-    return RoundChange(
-        name,
-        lichess_id,
-        enabled,
-        None if delay is None else float(delay),
-    )
 
 
 class PushClient(Protocol):
@@ -303,6 +251,7 @@ class Pusher:
         max_games: int = MAX_GAMES,
         backoff: tuple[float, float] = BACKOFF,
         refused_retry: float = REFUSED_RETRY,
+        keep_rounds: bool = True,
     ) -> None:
         self.hall = hall
         self.config = config
@@ -315,6 +264,13 @@ class Pusher:
         self.backoff = backoff
         self.refused_retry = refused_retry
         self._rounds = [_Round(r, pending=True) for r in config.rounds]
+        self.database: Path | None = hall.store.path if keep_rounds else None
+        """Beside it the rounds changed on the admin page are kept (None: not kept)."""
+        self._kept: dict[str, RoundChange] = {}
+        """Each round changed on the admin page (since the file was last deleted): its
+        whole settings."""
+        if self.database is not None:
+            self._apply_kept()
         self._changed: dict[str, float] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -465,7 +421,25 @@ class Pusher:
 
     def configure_round(self, change: RoundChange) -> None:
         """Change a round's lichess round id, switch it on or off, change its delay, or add
-        a round (which needs its lichess round id).  Raises :class:`RoundSettingError`."""
+        a round (which needs its lichess round id); the round's settings are then kept
+        beside the database (:mod:`service.broadcast.kept_rounds`) for the next start.
+        Raises :class:`RoundSettingError`."""
+        rs = self._change(change)
+        logger.info(
+            "round %s: pushed to lichess round %s, %s, delay %g s (changed on the admin page)",
+            rs.config.round,
+            rs.config.lichess_id,
+            "on" if rs.enabled else "off",
+            rs.config.delay,
+        )
+        self._kept[rs.config.round] = RoundChange(
+            rs.config.round, rs.config.lichess_id, rs.enabled, rs.config.delay
+        )
+        if self.database is not None:
+            save_rounds(self.database, self._kept.values())
+        self._wake.set()
+
+    def _change(self, change: RoundChange) -> _Round:
         rs = next((r for r in self._rounds if r.config.round == change.round), None)
         if rs is None:
             if change.lichess_id is None:
@@ -487,14 +461,35 @@ class Pusher:
         if change.enabled is not None:
             rs.enabled = change.enabled
         rs.pending = True
-        logger.info(
-            "round %s: pushed to lichess round %s, %s, delay %g s (changed on the admin page)",
-            rs.config.round,
-            rs.config.lichess_id,
-            "on" if rs.enabled else "off",
-            rs.config.delay,
-        )
-        self._wake.set()
+        return rs
+
+    def _apply_kept(self) -> None:
+        """Apply the rounds kept from the admin page over the config's (at start)."""
+        assert self.database is not None
+        for change in load_rounds(self.database):
+            configured = next((r for r in self.config.rounds if r.round == change.round), None)
+            rs = self._change(change)
+            self._kept[change.round] = change
+            if configured is None:
+                what = "added on the admin page"
+            elif (configured.lichess_id, configured.delay, True) == (
+                rs.config.lichess_id, rs.config.delay, rs.enabled
+            ):  # fmt: skip
+                continue
+            else:
+                what = (
+                    f"the admin page's settings over the config's (lichess round "
+                    f"{configured.lichess_id}, on, delay {configured.delay:g} s)"
+                )
+            logger.info(
+                "round %s: pushed to lichess round %s, %s, delay %g s: %s, kept in %s",
+                rs.config.round,
+                rs.config.lichess_id,
+                "on" if rs.enabled else "off",
+                rs.config.delay,
+                what,
+                kept_path(self.database).name,
+            )
 
     async def _push(self, rs: _Round) -> None:
         rs.last_built = self._clock()

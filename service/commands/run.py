@@ -46,7 +46,7 @@ from service.config import (
 from service.errors import UsageError
 from service.hall import CentralLink, Hall, HallError
 from service.pairings import Round, load_pairings
-from service.pairings.hall_import import import_round
+from service.pairings.hall_import import desk, import_round
 from service.store import Store, StoreError, check_database
 from service.store_lock import StoreLock, StoreLockError
 from service.web import WebServer
@@ -468,7 +468,10 @@ class Outputs:
             pusher = Pusher(hall, self.broadcast, client)
             pusher.start()
             running.append(pusher)
-            rounds = ", ".join(f"{r.round} -> {r.lichess_id}" for r in self.broadcast.rounds)
+            rounds = ", ".join(  # as applied: the admin page's last changes over the config
+                f"{r['round']} -> {r['lichess_id']}" + (" (off)" if r["state"] == "off" else "")
+                for r in pusher.status()["rounds"]
+            )
             print(f"pushing to {self.broadcast.url}: round {rounds}", flush=True)
         return running
 
@@ -516,6 +519,7 @@ async def _serve(
         raise UsageError(str(exc)) from None
     outputs = outputs or Outputs()
     hall_feeds(hall)  # the feeds' order starts with the games rebuilt now
+    desk(hall)  # the last round of pairings imported, read back for the pages
     server = WebServer(hall, token, bind=bind, port=port, hosts=hosts)
     url = await server.start()
     stop = asyncio.Event()

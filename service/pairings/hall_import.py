@@ -3,17 +3,21 @@
 move, else to the table's next game), and the last round imported kept for the pages (its
 byes, its tables without a game, its boards without a table).
 
-The round a hall was given is kept in memory: a restart shows it again when it imports the
-same file again (``run --pairings`` or the config do at every start)."""
+The last round imported is kept beside the hall's database (:mod:`service.pairings.kept_round`)
+and read back when the hall's desk is first asked for (at start): a restart shows it again.
+A start that imports its round again (``run --pairings``, the config) shows that round,
+unless the round kept is a later one (imported on the admin page since): that one stays."""
 
 from __future__ import annotations
 
 import logging
 import weakref
+from pathlib import Path
 from typing import Any
 
 from service.hall import Hall, HallError
 from service.pairings.assign import Assignment, TableOrder, assign
+from service.pairings.kept_round import load_report, save_report
 from service.pairings.round import Round
 from service.table import AdminCommand
 
@@ -23,20 +27,29 @@ logger = logging.getLogger(__name__)
 
 
 class PairingsDesk:
-    """The last round imported into a hall, as the pages show it (None before one)."""
+    """The last round imported into a hall, as the pages show it (None before one), kept
+    beside the database ``database`` (None: in memory only)."""
 
-    def __init__(self) -> None:
-        self.last: dict[str, Any] | None = None
+    def __init__(self, database: Path | None = None) -> None:
+        self.database = database
+        self.last: dict[str, Any] | None = None if database is None else load_report(database)
+
+    def keep(self, report: dict[str, Any]) -> None:
+        """Show ``report`` from now on, and after a restart."""
+        self.last = report
+        if self.database is not None:
+            save_report(self.database, report)
 
 
 _DESKS: weakref.WeakKeyDictionary[Hall, PairingsDesk] = weakref.WeakKeyDictionary()
 
 
 def desk(hall: Hall) -> PairingsDesk:
-    """The hall's pairings desk (made on first use)."""
+    """The hall's pairings desk (made on first use: the round kept beside the hall's
+    database read back)."""
     found = _DESKS.get(hall)
     if found is None:
-        found = _DESKS[hall] = PairingsDesk()
+        found = _DESKS[hall] = PairingsDesk(hall.store.path)
     return found
 
 
@@ -62,13 +75,26 @@ async def import_round(hall: Hall, round_: Round, *, at_start: bool = False) -> 
     tables = [await _seat(hall, order, round_.number if at_start else None)
               for order in assignment.orders]  # fmt: skip
     report = _report(round_, assignment, tables)
-    desk(hall).last = report
+    shown = desk(hall)
+    if at_start and shown.last is not None and _later(shown.last, round_.number):
+        logger.info(
+            "pairings: round %s, imported since, stays shown rather than the start's round %s",
+            shown.last["round"], round_.number,
+        )  # fmt: skip
+    else:
+        shown.keep(report)
     seated = sum(1 for t in tables if "error" not in t)
     logger.info(
         "pairings %s round %s: %d table(s) seated, %d bye(s), %d board(s) without a table",
         round_.source, round_.number, seated, len(round_.byes), len(assignment.no_table),
     )  # fmt: skip
     return report
+
+
+def _later(kept: dict[str, Any], number: int | None) -> bool:
+    """Whether the round ``kept`` is a later round than ``number``."""
+    later = kept.get("round")
+    return isinstance(later, int) and number is not None and later > number
 
 
 def _round_number(value: object) -> int | None:

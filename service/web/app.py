@@ -22,7 +22,7 @@ from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
 from service.table.admin import replay_only
 from service.web import feeds
-from service.web.change_logs import game_changes_handler
+from service.web.change_logs import game_changes_handler, table_games_handler
 from service.web.edge import (
     HostPolicy,
     check_scalar,
@@ -610,6 +610,7 @@ def create_app(
     r.add_post("/api/admin/pairings", upload_pairings)
     r.add_get("/api/pairings", last_pairings)
     r.add_get("/api/games/{game}/corrections", game_changes_handler(_source))
+    r.add_get("/api/tables/{table}/games", table_games_handler(_source))
     r.add_post("/api/admin/broadcast", admin_broadcast)
     return app
 

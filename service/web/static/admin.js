@@ -16,6 +16,7 @@ let prefilled = false;
 let chooseAnswered = false;
 let drawnChoice = "";
 let changesDrawn = null;
+let earlierDrawn = null;
 const summaries = new Map();
 const rows = new Map();
 
@@ -251,6 +252,8 @@ function select(id) {
   prefilled = false;
   chooseAnswered = false;
   drawnClaims = drawnMoves = drawnChoice = "";
+  earlierDrawn = null;
+  earlierList().textContent = "";
   for (const [other, tr] of rows) tr.classList.toggle("selected", other === id);
   $("detail").hidden = false;
   $("detail-title").textContent = "Table " + id;
@@ -311,6 +314,13 @@ function renderDetail(state) {
   if (changeKey !== changesDrawn) {
     changesDrawn = changeKey;
     loadChanges(selected);
+  }
+  // A game is replaced at the table when a new one begins: its result or first move changes.
+  const moves = Array.isArray(state.moves) ? state.moves : [];
+  const earlierKey = [selected, state.result, moves.length ? moves[0].uci : ""].join("|");
+  if (earlierKey !== earlierDrawn) {
+    earlierDrawn = earlierKey;
+    loadEarlier(selected);
   }
   renderChoice(panel);
   $("drop-kind-form").hidden = !(panel && panel.variant === "twenty-chess");
@@ -395,18 +405,101 @@ function changeValue(value) {
   return String(value);
 }
 
+function changeText(item) {
+  const when = new Date(item.time * 1000).toLocaleTimeString();
+  const ply = item.ply ? " at ply " + item.ply : "";
+  let text = when + " " + item.what + ply + ": " + changeValue(item.old) + " \u2192 " + changeValue(item.new);
+  if (Array.isArray(item.dropped) && item.dropped.length) text += "; dropped " + item.dropped.join(" ");
+  return text;
+}
+
 function renderChanges(items) {
   const list = $("changes");
   list.textContent = "";
   $("no-changes").hidden = items.length > 0;
   for (const item of items) {
     const li = document.createElement("li");
-    const when = new Date(item.time * 1000).toLocaleTimeString();
-    const ply = item.ply ? " at ply " + item.ply : "";
-    let text = when + " " + item.what + ply + ": " + changeValue(item.old) + " \u2192 " + changeValue(item.new);
-    if (Array.isArray(item.dropped) && item.dropped.length) text += "; dropped " + item.dropped.join(" ");
-    li.textContent = text;
+    li.textContent = changeText(item);
     list.appendChild(li);
+  }
+}
+
+// The table's earlier games (GET /api/tables/ID/games), newest first, each collapsed; its
+// change log (GET /api/games/TABLE-N/corrections) is read when it is opened, once: a game
+// replaced at its table never changes.  The list and its heading follow "Changes to this
+// game", made here.
+function earlierList() {
+  let list = $("earlier-games");
+  if (list) return list;
+  const head = document.createElement("h3");
+  head.textContent = "Earlier games at this table";
+  list = document.createElement("ul");
+  list.id = "earlier-games";
+  list.className = "items earlier";
+  const none = document.createElement("p");
+  none.id = "no-earlier";
+  none.className = "hint";
+  none.textContent = "None: no game was finished and replaced at this table yet.";
+  $("no-changes").after(head, list, none);
+  return list;
+}
+
+async function loadEarlier(table) {
+  if (table === null) return;
+  const answer = await call("GET", "/api/tables/" + encodeURIComponent(table) + "/games");
+  if (!answer.ok || table !== selected) return;
+  const list = earlierList();
+  const games = Array.isArray(answer.data.games) ? answer.data.games : [];
+  for (const game of games) {
+    if (!game || game.at_table || typeof game.game !== "string") continue;
+    if (list.querySelector('details[data-game="' + CSS.escape(game.game) + '"]')) continue;
+    list.prepend(earlierGame(game));
+  }
+  $("no-earlier").hidden = list.children.length > 0;
+}
+
+function earlierGame(game) {
+  const li = document.createElement("li");
+  const details = document.createElement("details");
+  details.dataset.game = game.game;
+  const summary = document.createElement("summary");
+  const count = Number(game.changes) || 0;
+  const changes = count ? count + (count === 1 ? " change" : " changes") : "no change";
+  summary.textContent = "Game " + shown(game.number) + " (" + game.game + ", round " + shown(game.round) + "): "
+    + shown(game.white) + " \u2013 " + shown(game.black) + " " + shown(game.result) + ", " + changes;
+  const log = document.createElement("ul");
+  log.className = "items changes";
+  details.append(summary, log);
+  details.addEventListener("toggle", () => {
+    if (details.open && details.dataset.read !== "1") readEarlierLog(game.game, details, log);
+  });
+  li.appendChild(details);
+  return li;
+}
+
+async function readEarlierLog(game, details, log) {
+  details.dataset.read = "1";
+  log.textContent = "";
+  const answer = await call("GET", "/api/games/" + encodeURIComponent(game) + "/corrections");
+  const items = answer.ok && Array.isArray(answer.data.corrections) ? answer.data.corrections : null;
+  if (items === null) {
+    delete details.dataset.read;  // read again when opened again
+    const li = document.createElement("li");
+    li.className = "error";
+    li.textContent = "cannot read its change log: " + answer.error;
+    log.appendChild(li);
+    return;
+  }
+  for (const item of items) {
+    const li = document.createElement("li");
+    li.textContent = changeText(item);
+    log.appendChild(li);
+  }
+  if (!items.length) {
+    const li = document.createElement("li");
+    li.className = "hint";
+    li.textContent = "None: no move, player or result was changed by a command.";
+    log.appendChild(li);
   }
 }
 

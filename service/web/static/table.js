@@ -137,8 +137,9 @@ function showSetRight(box, s, fix) {
 
 // -- positions of the moves ------------------------------------------------------------------
 // Replayed here from the game's start (the stream's `start`) and each move's UCI, piece by
-// piece (castling, en passant, promotion; an illegal move that stood as it was made).
-// Variants written otherwise (20-chess drops, realtime) are not stepped through.
+// piece (castling, en passant, promotion; an illegal move that stood as it was made);
+// 20-chess by its own actions (twenty.js).  Realtime games are not stepped through: their
+// moves overlap in time, so no position stands between two of them.
 
 function parsePlacement(fen) {
   const board = new Array(64).fill("");
@@ -201,21 +202,47 @@ function applyUci(before, uci) {
   return b;
 }
 
+// How the game's positions are replayed: from the stream's start FEN with each move's UCI
+// (the games python-chess plays), else by a variant's own rules (twenty.js: 20-chess, whose
+// replay must end where the game stands, `live`); null: not stepped through (realtime).
+function replayOf(s) {
+  if (s.realtime && typeof s.realtime === "object") return null;
+  const start = (streamExtras[tableId] || {}).start;
+  if (typeof start === "string") return { start: start, apply: (board, i, moves) => applyUci(board, moves[i].uci), live: null };
+  return typeof twentyReplay === "function" ? twentyReplay(s) : null;
+}
+
 // The placement after `ply` moves (0: the start), or null where it cannot be replayed.
 function placementAt(s, ply) {
-  const start = (streamExtras[tableId] || {}).start;
-  if (typeof start !== "string" || (s.realtime && typeof s.realtime === "object")) return null;
-  if (!replayed || replayed.start !== start || replayed.moves !== s.moves) {
-    replayed = { start: start, moves: s.moves, boards: [parsePlacement(start)] };
+  const how = replayOf(s);
+  if (!how) return null;
+  if (!replayed || replayed.start !== how.start || replayed.moves !== s.moves) {
+    replayed = { start: how.start, moves: s.moves, boards: [parsePlacement(how.start)] };
   }
   const boards = replayed.boards, moves = movesOf(s);
-  while (boards.length <= ply && boards[boards.length - 1]) {
-    boards.push(applyUci(boards[boards.length - 1], moves[boards.length - 1].uci));
+  while (boards.length <= ply && boards.length <= moves.length && boards[boards.length - 1]) {
+    boards.push(how.apply(boards[boards.length - 1], boards.length - 1, moves));
   }
   return boards[ply] ? placementText(boards[ply]) : null;
 }
 
-function steppable(s) { return placementAt(s, 0) !== null; }
+// The pieces of two placements alike, an extra piece's capacity aside (F, E, M).
+function samePieces(a, b) {
+  const plain = (p) => String(p).replace(/[FEM]/g, "X").replace(/[fem]/g, "x");
+  return typeof a === "string" && typeof b === "string" && plain(a) === plain(b);
+}
+
+function steppable(s) {
+  const how = replayOf(s);
+  if (!how || placementAt(s, 0) === null) return false;
+  if (how.live === null) return true;
+  if (replayed.checkedMoves !== s.moves || replayed.checkedLive !== how.live) {
+    replayed.checkedMoves = s.moves;
+    replayed.checkedLive = how.live;
+    replayed.ok = samePieces(placementAt(s, movesOf(s).length), how.live);
+  }
+  return replayed.ok;
+}
 
 // The square of the king a move's SAN says is in check, on `placement` (the one after it).
 function checkSquare(placement, move) {
