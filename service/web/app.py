@@ -213,8 +213,9 @@ def _local_hall(request: web.Request, what: str) -> Hall:
     return source.hall
 
 
-def _pairings_hall(request: web.Request) -> Hall:
-    return _local_hall(request, "pairings are imported")
+def _pairings_hall(request: web.Request) -> Hall | None:
+    source = _source(request)
+    return source.hall if isinstance(source, LocalHall) else None
 
 
 def _table_id(request: web.Request) -> str:

@@ -34,9 +34,11 @@ def _json(obj: Any) -> web.Response:
 
 
 def pairings_handlers(
-    hall_of: Callable[[web.Request], Hall], check_token: Callable[[web.Request], None]
+    hall_of: Callable[[web.Request], Hall | None], check_token: Callable[[web.Request], None]
 ) -> tuple[Handler, Handler]:
-    """The upload handler (behind ``check_token``) and the public view of the last round."""
+    """The upload handler (behind ``check_token``) and the public view of the last round;
+    ``hall_of`` gives None where no hall of this process runs the tables (a read replica:
+    pairings are imported at the edge, and none is shown here)."""
 
     async def upload(request: web.Request) -> web.StreamResponse:
         check_token(request)
@@ -62,10 +64,17 @@ def pairings_handlers(
             round_ = read_pairings(bytes(data), name, number)
         except PairingsError as exc:
             raise HallError(str(exc), 400) from None
-        return _json(await import_round(hall_of(request), round_))
+        hall = hall_of(request)
+        if hall is None:
+            raise HallError(
+                "pairings are imported at the hall that runs the boards, not on a read replica",
+                409,
+            )
+        return _json(await import_round(hall, round_))
 
     async def last(request: web.Request) -> web.StreamResponse:
-        report = desk(hall_of(request)).last
+        hall = hall_of(request)
+        report = None if hall is None else desk(hall).last
         if report is None:
             return _json({"round": None, "tables": [], "byes": [], "unpaired_tables": [],
                           "no_table": []})  # fmt: skip
