@@ -268,12 +268,14 @@ def readings(
     not_first: LegalAction | None = None,
     last: Sequence[int] = (),
     gap: float | None = None,
+    plies: int = AHEAD_PLIES,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
     handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
     ``gap``: how much later than the action before it an action's piece must be lifted
-    (default ``slack``; a move must be complete when the caller asks, so less may do)."""
+    (default ``slack``; a move must be complete when the caller asks, so less may do).
+    ``plies``: the most actions of a sequence."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -286,6 +288,7 @@ def readings(
         occupied,
         todo,
         shortest=shortest,
+        plies=plies,
         placed=placed,
         not_first=not_first,
         lifted=handled.last_lift,

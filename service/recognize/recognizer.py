@@ -143,9 +143,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import combinations, islice, product
 from typing import NamedTuple
 
 from dgt.events import (
@@ -184,6 +185,7 @@ from service.variants.base import (
     STANDARD_ID,
     Action,
     Color,
+    IllegalActionError,
     LegalAction,
     Move,
     ScoreEvent,
@@ -229,8 +231,15 @@ SCAN_SLACK = 0.1
 """Seconds by which a board may report a place before the lift that physically came first
 (both happened within one scan of the sensors)."""
 PROMOTION_KINDS = frozenset("qrbn")
-REREAD_PLIES = 8
+REREAD_PLIES = 24
 """How far back an action read among several may be read again another way."""
+REREAD_COMBINATIONS = 400
+"""The most ways of reading again one re-reading looks at (most are set aside unseen:
+they change no piece the handling since the last action touched)."""
+REREAD_TRIALS = 6
+"""The most ways of reading again one re-reading tries on the game."""
+REREAD_AHEAD = 2
+"""The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
 _FEW_SQUARES = 8
 """A mismatch over more squares than this compares the board with every legal action rather
@@ -410,6 +419,18 @@ def _same_origin(new: LegalAction, old: LegalAction) -> bool:
     return isinstance(a, Move) and isinstance(b, Move) and a.from_square == b.from_square
 
 
+def _combinations(
+    choices: Sequence[tuple[int, tuple[LegalAction, ...]]],
+) -> Iterator[dict[int, LegalAction]]:
+    """Ways of reading again actions read among several (``choices``: an action's index and
+    its other readings, the latest first): one action read another way, then two, then
+    three."""
+    for size in (1, 2, 3):
+        for group in combinations(choices, size):
+            indices = [index for index, _ in group]
+            for chosen in product(*(others for _, others in group)):
+                yield dict(zip(indices, chosen, strict=True))
+
 
 @cache
 def _start_index() -> dict[SquareMap, tuple[StartPosition, ...]]:
@@ -567,10 +588,11 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
-            if self._reread(now, out):
-                return out
+            reread = self._reread(now, out, complete=True, promotions=False)
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
+                return out
+            if reread:
                 return out
             if self._follow(now, out):
                 return out
@@ -804,8 +826,8 @@ class Recognizer:
             self.presence_only
             and self._top is not None
             and self._top.diff
-            and not self._reread(event.time, out)  # a move is complete: explain it
-            and not self._read_swept(event.time, out)
+            # a move is complete: explain it
+            and not self._reread(event.time, out, complete=True) | self._read_swept(event.time, out)
         ):
             self._follow(event.time, out)
         if self._played and not self._played[-1].final:
@@ -938,7 +960,11 @@ class Recognizer:
             if ply is not None:
                 self._take_back(ply, time, out)
                 return
-        if self.presence_only and self._placing is not None and not self._reread(time, out):
+        if (
+            self.presence_only
+            and self._placing is not None
+            and not self._reread(time, out, placed=self._placing)
+        ):
             self._follow(time, out, self._placing)
 
     def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
@@ -1126,22 +1152,8 @@ class Recognizer:
         re-reading.  Without ``promotions``, not a capture that promotes (a pawn is held
         a while as the new piece is fetched).  Returns whether it read one."""
         top = self._top
-        if top is None or self._game is None or not top.diff:
-            return False
-        board = self._board
-        diff = top.diff
-        if any(board[sq] for sq in diff):
-            return False
-        pool = self._candidates(top.node, next(iter(diff))).get(frozenset(diff), ())
-        found = [
-            c
-            for c in pool
-            if c.same
-            and (promotions or c.promotion is None)
-            and all(board[sq] == reading for sq, reading in c.readings)
-            and not any(sq in top.first_lift or sq in top.last_place for sq in c.same)
-        ]
-        if not found:
+        found = self._swept_captures(promotions)
+        if top is None or not found:
             return False
         self._sort_likeliest(top, found)
         landed = self._landed(len(self._played) - 1)
@@ -1166,6 +1178,27 @@ class Recognizer:
         played.swept = True
         logger.debug("capture read with the captured piece swept off: %s", played.san)
         return True
+
+    def _swept_captures(self, promotions: bool) -> list[_Candidate]:
+        """The legal captures from the top position that read as the board does when the
+        board only lacks pieces and whose captured square was not handled (see
+        :meth:`_read_swept`), in no particular order."""
+        top = self._top
+        if top is None or self._game is None or not top.diff:
+            return []
+        board = self._board
+        diff = top.diff
+        if any(board[sq] for sq in diff):
+            return []
+        pool = self._candidates(top.node, next(iter(diff))).get(frozenset(diff), ())
+        return [
+            c
+            for c in pool
+            if c.same
+            and (promotions or c.promotion is None)
+            and all(board[sq] == reading for sq, reading in c.readings)
+            and not any(sq in top.first_lift or sq in top.last_place for sq in c.same)
+        ]
 
     def _take_back(self, ply: int, time: float, out: list[RecognizerEvent]) -> None:
         """The board shows the position after ``ply`` actions: a takeback to it, held for a
@@ -1728,111 +1761,257 @@ class Recognizer:
         logger.debug("action %s amended to %s", old.san, played.san)
         self._explained(time, out)
 
-    def _reread(self, time: float, out: list[RecognizerEvent]) -> bool:
-        """Presence-only, the board stands on something no action explains: an action of
-        the last :data:`REREAD_PLIES` read among several readings (the board cannot tell
-        which piece was captured) is read the other way if then the actions since are
-        still legal and the board shows the position after them, or after them and one more
-        legal action.  Emits a takeback of the actions since the re-read one and the
-        actions again.  Returns whether it did."""
-        if self._game is None or self._top is None:
+    def _reread(
+        self,
+        time: float,
+        out: list[RecognizerEvent],
+        *,
+        complete: bool = False,
+        promotions: bool = True,
+        placed: int | None = None,
+    ) -> bool:
+        """Presence-only, the board stands on something no action explains: actions of the
+        last :data:`REREAD_PLIES` read among several readings (the board cannot tell which
+        piece was captured) are read another way -- one of them, else two, else three at
+        once (a capture read wrong makes the recapture read wrong too) -- if then the
+        actions since are still legal and the board shows the position after them, or
+        after them and one more legal action (``complete``: a move must be complete, so a
+        capture whose captured piece was swept off will do, if the game as read has none;
+        ``promotions``: see :meth:`_read_swept`).  A reading is tried only if it changes
+        the piece on a square handled since the last action (or, for a swept capture, on
+        any square) or gives check.  Emits a takeback of the actions since the first one
+        read again and the actions again, each with the readings not taken as its
+        alternatives.  Returns whether it did."""
+        top = self._top
+        if self._game is None or top is None or not top.diff:
             return False
         count = len(self._played)
-        top = self._top
-        seen = top.diff.keys() | top.first_lift.keys() | top.last_place.keys()
-        for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1):
-            played = self._played[index]
-            read = played.action.action
-            for alternative, san in played.alternatives:
-                other = alternative.action
-                if (
-                    isinstance(read, Move)
-                    and isinstance(other, Move)
-                    and read.to_square not in seen
-                    and other.to_square not in seen
-                    and not any(mark in text for text in (san, played.san) for mark in "+#")
-                ):
-                    # the readings differ in the pieces on those two squares only (and
-                    # neither gives check): what the board shows now tells them apart only
-                    # if one was handled since
-                    continue
-                if self._try_reading(index, alternative, time, out):
-                    return True
-        return False
-
-    def _try_reading(
-        self, index: int, alternative: LegalAction, time: float, out: list[RecognizerEvent]
-    ) -> bool:
-        """Read action ``index`` as ``alternative`` if that explains the board (see
-        :meth:`_reread`); else leave everything as it was."""
-        game = self._game
-        assert game is not None
-        if not self._may_read(index, alternative):
+        choices = [
+            (index, tuple(other for other, _ in self._played[index].alternatives))
+            for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
+            if self._played[index].alternatives
+        ]
+        if not choices:
             return False
-        old_top, old_prev = self._top, self._prev
-        assert old_top is not None
-        saved, saved_nodes = self._take_back_from(index)
-        applied = 0
-        reading: LegalAction | None = alternative
-        for _ in saved:
-            if reading is None:
-                break
-            self._apply(reading)
-            applied += 1
-            if applied < len(saved):
-                action = saved[applied].action.action
-                reading = _legal_now(game, action)
-        if applied == len(saved):
-            top = self._new_ref(self._nodes[-1])
-            _copy_handling(old_top, top)
-            self._top = top
-            matches = self._matches(top) if top.diff else []
-            if not top.diff or matches:
-                self._commit_reading(index, saved, old_prev, time, out)
-                if matches:
-                    self._advance(matches[0].action, time, out, _alternatives(matches))
+        board = self._board
+        swept = not any(board[sq] for sq in top.diff)
+        if swept and (not complete or self._swept_captures(promotions)):
+            return False  # only lifts: nothing to read yet, or the game as read explains it
+        seen = 0
+        for square in (*top.diff, *top.first_lift, *top.last_place):
+            seen |= 1 << square
+        tried = 0
+        for combination in islice(_combinations(choices), REREAD_COMBINATIONS):
+            differ, check = self._differing(combination)
+            if not (check or differ & seen or (swept and differ)):
+                continue
+            if tried == REREAD_TRIALS:
+                return False
+            tried += 1
+            if self._may_read(combination) and self._try_reading(
+                combination, time, out, swept=swept, promotions=promotions, placed=placed
+            ):
                 return True
-        self._restore_from(index, saved, saved_nodes)
-        self._top, self._prev = old_top, old_prev
         return False
 
-    def _may_read(self, index: int, alternative: LegalAction) -> bool:
+    def _differing(self, combination: Mapping[int, LegalAction]) -> tuple[int, bool]:
+        """The squares (a bit mask) whose piece differs now between the game as read and
+        the game read with ``combination`` (action index -> the reading instead), followed
+        from the first action read another way on (a later action leaving such a square
+        takes the difference with it); and whether a reading or a read action replaced
+        gives check.  No game is made: occupancy is the same either way."""
+        start = min(combination)
+        differ = 0
+        check = False
+        for index in range(start, len(self._played)):
+            played = self._played[index]
+            emptied = filled = 0
+            for square, symbol in played.action.changes:
+                if symbol:
+                    filled |= 1 << square
+                else:
+                    emptied |= 1 << square
+            other = combination.get(index)
+            if other is None:
+                carried = differ & emptied
+                differ &= ~(emptied | filled)
+                if carried:
+                    differ |= filled
+                continue
+            check = (
+                check
+                or "+" in played.san
+                or "#" in played.san
+                or any(
+                    la == other and ("+" in san or "#" in san) for la, san in played.alternatives
+                )
+            )
+            for square, symbol in other.changes:
+                if symbol:
+                    filled |= 1 << square
+                else:
+                    emptied |= 1 << square
+            differ = (differ | filled) & ~emptied
+        return differ, check
+
+    def _may_read(self, combination: Mapping[int, LegalAction]) -> bool:
         """A quick test before :meth:`_try_reading` (the game alone stepped, no events or
-        positions made): with action ``index`` read as ``alternative``, the later actions
-        stay legal and the board's occupancy is the last position's or one more legal
-        action's from it."""
+        positions made): with the actions of ``combination`` read another way, the later
+        actions stay legal and the board's occupancy is the last position's or one more
+        legal action's from it."""
         game = self._game
         assert game is not None
-        later = [played.action.action for played in self._played[index:]]
+        start = min(combination)
+        later = [played.action for played in self._played[start:]]
         for _ in later:
             game.undo()
         made = 0
         fits = False
         try:
-            reading: LegalAction | None = alternative
-            for number in range(len(later)):
-                if reading is None:
-                    break
-                game.apply(reading.action)
+            for index, read in enumerate(later, start):
+                game.apply(combination.get(index, read).action)
                 made += 1
-                if number + 1 < len(later):
-                    reading = _legal_now(game, later[number + 1])
-            if made == len(later):
-                board, squares = self._board, game.squares
-                occupied = differ = 0
-                for square in _SQUARES:
-                    bit = 1 << square
-                    if squares[square]:
-                        occupied |= bit
-                    if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
-                        differ |= bit
-                fits = not differ or bool(search(game, occupied, differ, plies=1))
+            board, squares = self._board, game.squares
+            occupied = differ = 0
+            for square in _SQUARES:
+                bit = 1 << square
+                if squares[square]:
+                    occupied |= bit
+                if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
+                    differ |= bit
+            fits = not differ or bool(search(game, occupied, differ, plies=REREAD_AHEAD))
+        except IllegalActionError:
+            pass  # a later action is not legal read so
         finally:
             for _ in range(made):
                 game.undo()
+            for la in later:
+                game.apply(la.action)
+        return fits
+
+    def _try_reading(
+        self,
+        combination: Mapping[int, LegalAction],
+        time: float,
+        out: list[RecognizerEvent],
+        *,
+        swept: bool,
+        promotions: bool,
+        placed: int | None,
+    ) -> bool:
+        """Read the actions of ``combination`` another way if that explains the board
+        (see :meth:`_reread`; ``swept``: a swept capture will do); else leave everything as
+        it was."""
+        game = self._game
+        assert game is not None
+        start = min(combination)
+        old_top, old_prev = self._top, self._prev
+        assert old_top is not None
+        saved, saved_nodes = self._take_back_from(start)
+        applied = 0
+        for index, played in enumerate(saved, start):
+            chosen = combination.get(index)
+            if chosen is None:
+                others = tuple(la for la, _ in played.alternatives)
+                reading = _legal_now(game, played.action.action)
+            else:
+                others = tuple(
+                    la
+                    for la in (played.action, *(la for la, _ in played.alternatives))
+                    if la != chosen
+                )
+                reading = chosen if index == start else _legal_now(game, chosen.action)
+            if reading is None:
+                break
+            kept = tuple(
+                la for la in (_legal_now(game, other.action) for other in others) if la is not None
+            )
+            self._apply(reading, kept)
+            applied += 1
+        if applied == len(saved):
+            top = self._new_ref(self._nodes[-1])
+            _copy_handling(old_top, top)
+            self._top = top
+            matches = self._matches(top) if top.diff else []
+            found: list[Reading] = []
+            if top.diff and not matches and not (swept and self._swept_captures(promotions)):
+                found = self._ahead_of(top, placed)
+                if not found:
+                    self._restore_from(start, saved, saved_nodes)
+                    self._top, self._prev = old_top, old_prev
+                    return False
+            then = [c.action.action for c in matches[:1]]
+            then += [la.action for la in found[0].actions] if found else []
+            for index in combination:
+                self._drop_disproved(index, then)
+            self._commit_reading(start, saved, old_prev, time, out)
+            if matches:
+                self._advance(matches[0].action, time, out, _alternatives(matches))
+            elif found:
+                self._read_ahead(found, self._top, time, out)
+            return True
+        self._restore_from(start, saved, saved_nodes)
+        self._top, self._prev = old_top, old_prev
+        return False
+
+    def _drop_disproved(self, index: int, then: Sequence[Action]) -> None:
+        """Drop the other readings of action ``index`` that the actions after it and
+        ``then`` (about to be made) disprove (one of them is not legal read so): a screen
+        offers only what may have been."""
+        game = self._game
+        assert game is not None
+        played = self._played[index]
+        if not played.alternatives:
+            return
+        later = [p.action.action for p in self._played[index:]]
+        for _ in later:
+            game.undo()
+        kept = []
+        try:
+            for other, san in played.alternatives:
+                made = 0
+                try:
+                    game.apply(other.action)
+                    made += 1
+                    for action in (*later[1:], *then):
+                        game.apply(action)
+                        made += 1
+                    kept.append((other, san))
+                except IllegalActionError:
+                    pass
+                finally:
+                    for _ in range(made):
+                        game.undo()
+        finally:
             for action in later:
                 game.apply(action)
-        return fits
+        played.alternatives = tuple(kept)
+
+    def _ahead_of(self, top: _Ref, placed: int | None) -> list[Reading]:
+        """Readings ahead (:mod:`.ahead`) of two actions at most from ``top``, the current
+        position, to the board (see :meth:`_follow`), for a game read again."""
+        game = self._game
+        assert game is not None
+        if any(self._board[sq] == UNREADABLE for sq in top.diff):
+            return []
+        if not self._replied(top.node.squares, top.diff, game.sides_to_act()):
+            return []
+        found = readings(
+            game,
+            top.node.view,
+            list(top.diff),
+            _handled(top),
+            promotion=self._promotion,
+            slack=SCAN_SLACK,
+            shortest=2,
+            placed=placed,
+            last=self._landed(len(self._played) - 1),
+            gap=None if placed is not None else 0.0,
+            plies=REREAD_AHEAD,
+        )
+        if found and placed is not None and found[0].rank[0]:
+            return []
+        return found
 
     def _take_back_from(self, index: int) -> tuple[list[_Played], list[_Node]]:
         """Take the actions from ``index`` on back (to try another reading of them); returns
