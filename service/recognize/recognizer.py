@@ -143,10 +143,9 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from itertools import combinations, islice, product
 from typing import NamedTuple
 
 from dgt.events import (
@@ -233,11 +232,13 @@ SCAN_SLACK = 0.1
 PROMOTION_KINDS = frozenset("qrbn")
 REREAD_PLIES = 24
 """How far back an action read among several may be read again another way."""
-REREAD_COMBINATIONS = 400
-"""The most ways of reading again one re-reading looks at (most are set aside unseen:
-they change no piece the handling since the last action touched)."""
 REREAD_TRIALS = 6
-"""The most ways of reading again one re-reading tries on the game."""
+"""The most other readings of an action one re-reading tries on the game (most are set
+aside unseen: they change no piece the handling since the last action touched)."""
+REREAD_CHANGES = 3
+"""The most actions read another way at once (a capture, its recapture, and the next)."""
+REREAD_NODES = 64
+"""The most actions one trial of a re-reading makes (bounds its cost)."""
 REREAD_AHEAD = 2
 """The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
@@ -419,17 +420,32 @@ def _same_origin(new: LegalAction, old: LegalAction) -> bool:
     return isinstance(a, Move) and isinstance(b, Move) and a.from_square == b.from_square
 
 
-def _combinations(
-    choices: Sequence[tuple[int, tuple[LegalAction, ...]]],
-) -> Iterator[dict[int, LegalAction]]:
-    """Ways of reading again actions read among several (``choices``: an action's index and
-    its other readings, the latest first): one action read another way, then two, then
-    three."""
-    for size in (1, 2, 3):
-        for group in combinations(choices, size):
-            indices = [index for index, _ in group]
-            for chosen in product(*(others for _, others in group)):
-                yield dict(zip(indices, chosen, strict=True))
+def _target(la: LegalAction) -> int:
+    """The square a move goes to (-1 for other actions)."""
+    action = la.action
+    return action.to_square if isinstance(action, Move) else -1
+
+
+def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
+    """The squares (a bit mask) whose piece differs between two games after one makes
+    ``read`` and the other ``made`` (the same occupancy either way), from ``differ``
+    before: an action leaving such a square takes the difference with it."""
+    emptied = filled = 0
+    for square, symbol in read.changes:
+        if symbol:
+            filled |= 1 << square
+        else:
+            emptied |= 1 << square
+    if made == read:
+        carried = differ & emptied
+        differ &= ~(emptied | filled)
+        return differ | filled if carried else differ
+    for square, symbol in made.changes:
+        if symbol:
+            filled |= 1 << square
+        else:
+            emptied |= 1 << square
+    return (differ | filled) & ~emptied
 
 
 @cache
@@ -1770,28 +1786,30 @@ class Recognizer:
         promotions: bool = True,
         placed: int | None = None,
     ) -> bool:
-        """Presence-only, the board stands on something no action explains: actions of the
+        """Presence-only, the board stands on something no action explains: an action of the
         last :data:`REREAD_PLIES` read among several readings (the board cannot tell which
-        piece was captured) are read another way -- one of them, else two, else three at
-        once (a capture read wrong makes the recapture read wrong too) -- if then the
-        actions since are still legal and the board shows the position after them, or
-        after them and one more legal action (``complete``: a move must be complete, so a
-        capture whose captured piece was swept off will do, if the game as read has none;
-        ``promotions``: see :meth:`_read_swept`).  A reading is tried only if it changes
-        the piece on a square handled since the last action (or, for a swept capture, on
-        any square) or gives check.  Emits a takeback of the actions since the first one
-        read again and the actions again, each with the readings not taken as its
+        piece was captured) is read another way if then the actions since are still legal
+        -- or become legal when captures read among several after it are read another way
+        too (a capture read wrong makes its recapture read wrong: see :meth:`_explore`) --
+        and the board shows the position after them, or after them and one or two more
+        legal actions (``complete``: a move must be complete, so a capture whose captured
+        piece was swept off will do, if the game as read has none; ``promotions``: see
+        :meth:`_read_swept`; ``placed``: the square set down, which the last action read
+        ahead must set down).  A reading is tried only if it may change the piece on a
+        square handled since the last action (or, for a swept capture, on any square) or
+        gives check.  Emits a takeback of the actions since the first one read again and
+        the actions again, each with the readings not taken that later play allows as its
         alternatives.  Returns whether it did."""
         top = self._top
         if self._game is None or top is None or not top.diff:
             return False
         count = len(self._played)
-        choices = [
-            (index, tuple(other for other, _ in self._played[index].alternatives))
+        roots = [
+            (index, other)
             for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
-            if self._played[index].alternatives
+            for other, _ in self._played[index].alternatives
         ]
-        if not choices:
+        if not roots:
             return False
         board = self._board
         swept = not any(board[sq] for sq in top.diff)
@@ -1801,93 +1819,127 @@ class Recognizer:
         for square in (*top.diff, *top.first_lift, *top.last_place):
             seen |= 1 << square
         tried = 0
-        for combination in islice(_combinations(choices), REREAD_COMBINATIONS):
-            differ, check = self._differing(combination)
+        for index, other in roots:
+            differ, check = self._may_differ(index, other)
             if not (check or differ & seen or (swept and differ)):
                 continue
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
-            if self._may_read(combination) and self._try_reading(
+            combination = self._explore(index, other)
+            if combination is not None and self._try_reading(
                 combination, time, out, swept=swept, promotions=promotions, placed=placed
             ):
                 return True
         return False
 
-    def _differing(self, combination: Mapping[int, LegalAction]) -> tuple[int, bool]:
-        """The squares (a bit mask) whose piece differs now between the game as read and
-        the game read with ``combination`` (action index -> the reading instead), followed
-        from the first action read another way on (a later action leaving such a square
-        takes the difference with it); and whether a reading or a read action replaced
-        gives check.  No game is made: occupancy is the same either way."""
-        start = min(combination)
-        differ = 0
-        check = False
-        for index in range(start, len(self._played)):
-            played = self._played[index]
-            emptied = filled = 0
-            for square, symbol in played.action.changes:
-                if symbol:
-                    filled |= 1 << square
-                else:
-                    emptied |= 1 << square
-            other = combination.get(index)
-            if other is None:
-                carried = differ & emptied
-                differ &= ~(emptied | filled)
-                if carried:
-                    differ |= filled
-                continue
-            check = (
-                check
-                or "+" in played.san
-                or "#" in played.san
-                or any(
-                    la == other and ("+" in san or "#" in san) for la, san in played.alternatives
-                )
-            )
-            for square, symbol in other.changes:
-                if symbol:
-                    filled |= 1 << square
-                else:
-                    emptied |= 1 << square
-            differ = (differ | filled) & ~emptied
+    def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
+        """The squares (a bit mask) whose piece may differ now between the game as read
+        and the game with action ``start`` read as ``other`` (a later action touching such
+        a square may differ too, or be read another way: the squares it and its other
+        readings set a piece down on are added); and whether either reading gives check.
+        No game is made: occupancy is the same either way."""
+        played = self._played[start]
+        sans = [played.san, *(san for la, san in played.alternatives if la == other)]
+        check = any("+" in san or "#" in san for san in sans)
+        emptied = filled = 0
+        for square, symbol in (*played.action.changes, *other.changes):
+            if symbol:
+                filled |= 1 << square
+            else:
+                emptied |= 1 << square
+        differ = filled & ~emptied
+        for index in range(start + 1, len(self._played)):
+            later = self._played[index]
+            touched = set_down = 0
+            for la in (later.action, *(la for la, _ in later.alternatives)):
+                for square, symbol in la.changes:
+                    touched |= 1 << square
+                    if symbol:
+                        set_down |= 1 << square
+            if touched & differ:
+                differ |= set_down
         return differ, check
 
-    def _may_read(self, combination: Mapping[int, LegalAction]) -> bool:
-        """A quick test before :meth:`_try_reading` (the game alone stepped, no events or
-        positions made): with the actions of ``combination`` read another way, the later
-        actions stay legal and the board's occupancy is the last position's or one more
-        legal action's from it."""
+    def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
+        """The game stepped alone (no events or positions made): with action ``start``
+        read as ``first``, the actions after it made as read, or -- each a capture read
+        among several or read swept (its captured square never handled) -- read as another
+        capture by the same piece (one of its other readings, or a capture of a piece that
+        differs now between the two games: a recapture of the piece really taken), at most
+        :data:`REREAD_CHANGES` actions read another way in all and :data:`REREAD_NODES`
+        actions made, until they are all legal and the board's occupancy is the last
+        position's or one or two more legal actions' from it.  Returns the actions read
+        another way (index -> reading), or None.  The game is left as it was."""
         game = self._game
         assert game is not None
-        start = min(combination)
         later = [played.action for played in self._played[start:]]
+        count = len(self._played)
         for _ in later:
             game.undo()
-        made = 0
-        fits = False
+        chosen: dict[int, LegalAction] = {start: first}
+        nodes = 0
+
+        def options(index: int, differ: int) -> list[LegalAction]:
+            played = self._played[index]
+            found = [played.action]
+            action = played.action.action
+            if not (played.alternatives or played.swept) or len(chosen) >= REREAD_CHANGES:
+                return found  # a capture whose captured square was handled was read so
+            found += [la for la, _ in played.alternatives]
+            if isinstance(action, Move) and differ:
+                found += [
+                    la
+                    for la in game.actions_changing(action.from_square)
+                    if _other_capture(action, la) and differ >> _target(la) & 1 and la not in found
+                ]
+            return found
+
+        def down(index: int, differ: int) -> bool:
+            nonlocal nodes
+            if index == count:
+                return self._fits()
+            read = self._played[index].action
+            for option in [first] if index == start else options(index, differ):
+                if nodes >= REREAD_NODES:
+                    return False
+                nodes += 1
+                try:
+                    game.apply(option.action)
+                except IllegalActionError:
+                    continue
+                if option != read:
+                    chosen[index] = option
+                try:
+                    if down(index + 1, _followed(differ, read, option)):
+                        return True
+                finally:
+                    game.undo()
+                if index != start:
+                    chosen.pop(index, None)
+            return False
+
         try:
-            for index, read in enumerate(later, start):
-                game.apply(combination.get(index, read).action)
-                made += 1
-            board, squares = self._board, game.squares
-            occupied = differ = 0
-            for square in _SQUARES:
-                bit = 1 << square
-                if squares[square]:
-                    occupied |= bit
-                if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
-                    differ |= bit
-            fits = not differ or bool(search(game, occupied, differ, plies=REREAD_AHEAD))
-        except IllegalActionError:
-            pass  # a later action is not legal read so
+            found = down(start, 0)
         finally:
-            for _ in range(made):
-                game.undo()
             for la in later:
                 game.apply(la.action)
-        return fits
+        return chosen if found else None
+
+    def _fits(self) -> bool:
+        """Whether the board's occupancy is the game's position's, or one or two legal
+        actions' from it."""
+        game = self._game
+        assert game is not None
+        board, squares = self._board, game.squares
+        occupied = differ = 0
+        for square in _SQUARES:
+            bit = 1 << square
+            if squares[square]:
+                occupied |= bit
+            if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
+                differ |= bit
+        return not differ or bool(search(game, occupied, differ, plies=REREAD_AHEAD))
 
     def _try_reading(
         self,
@@ -2060,6 +2112,7 @@ class Recognizer:
         ):
             played.final = old.final
             played.by_settle = old.by_settle
+            played.swept = old.swept
             out.append(self._move_event(time, played, played.final, ply))
         if len(self._nodes) > 1:
             self._prev = self._new_ref(self._nodes[-2])
