@@ -375,6 +375,7 @@ class _Played:
     by_settle: bool = False  # completed only by the board standing still
     alternatives: tuple[tuple[LegalAction, str], ...] = ()  # read the same; with their SAN
     swept: bool = False  # read as a capture whose captured piece was swept off
+    unseen: tuple[LegalAction, ...] = ()  # other captures a swept capture would read as
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
@@ -411,6 +412,24 @@ def _alternatives(matches: Sequence[_Candidate]) -> tuple[LegalAction, ...]:
         candidate.action
         for candidate in matches[1:]
         if _other_capture(action, candidate.action) and len(candidate.same) == len(chosen.same)
+    )
+
+
+def _unseen(
+    matches: Sequence[_Candidate], unordered: Sequence[_Candidate]
+) -> tuple[LegalAction, ...]:
+    """The other captures by the piece of the likeliest of ``matches`` whose captured
+    square was not handled in order (``unordered``): had the piece really captured been
+    swept off, a neighbour knocked over and set back would read as this capture.  Never
+    named; a re-reading tries them when later play disproves the capture read."""
+    action = matches[0].action.action
+    named = {c.action for c in matches}
+    return tuple(
+        c.action
+        for c in unordered
+        if c.action not in named
+        and _other_capture(action, c.action)
+        and not any(c.action.changes == other.changes for other in named)
     )
 
 
@@ -961,9 +980,11 @@ class Recognizer:
                         # maybe the opponent's reply seen place-before-lift: decide once
                         # the scan had time to report a lift
                         self._pending = _Pending(time, self._placing, candidate.action)
-        matches = self._matches(top)
+        unordered: list[_Candidate] = []
+        matches = self._matches(top, unordered)
         if matches:
             self._advance(matches[0].action, time, out, _alternatives(matches))
+            self._played[-1].unseen = _unseen(matches, unordered)
             return
         found = self._find_start()
         if found is not None:
@@ -1152,10 +1173,26 @@ class Recognizer:
             if index == 0 and replace:
                 self._replace(la, time, out, others)
             else:
+                unseen = self._captures_instead(la)
                 self._advance(la, time, out, others)
+                self._played[-1].unseen = tuple(c for c in unseen if c not in others)
             self._played[-1].swept = any(
                 symbol and view[sq] and sq not in touched for sq, symbol in la.changes
             )
+
+    def _captures_instead(self, la: LegalAction) -> tuple[LegalAction, ...]:
+        """Presence-only: if ``la`` (legal from the top position) is a capture, the other
+        captures by its piece from there (the board reads them all the same)."""
+        top = self._top
+        action = la.action
+        if top is None or not isinstance(action, Move) or not top.node.view[action.to_square]:
+            return ()
+        return tuple(
+            c.action
+            for candidates in self._candidates(top.node, action.from_square).values()
+            for c in candidates
+            if c.same and _other_capture(action, c.action)
+        )
 
     def _read_swept(
         self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
@@ -1230,8 +1267,10 @@ class Recognizer:
         found = self._matches(ref)
         return found[0] if found else None
 
-    def _matches(self, ref: _Ref) -> list[_Candidate]:
-        """The legal actions from ``ref`` that explain the board, the likeliest first."""
+    def _matches(self, ref: _Ref, unordered: list[_Candidate] | None = None) -> list[_Candidate]:
+        """The legal actions from ``ref`` that explain the board, the likeliest first;
+        ``unordered`` gets those that read the same but whose handling was not in order
+        (see :meth:`_order_fits`)."""
         diff = ref.diff
         board = self._board
         if not any(map(board.__getitem__, diff)) and not (self.presence_only and ref.last_place):
@@ -1262,6 +1301,8 @@ class Recognizer:
             if any(board[sq] != reading for sq, reading in candidate.readings):
                 continue
             if candidate.same and not self._order_fits(ref, candidate):
+                if unordered is not None:
+                    unordered.append(candidate)
                 continue
             if candidate in found:
                 continue
@@ -1804,11 +1845,12 @@ class Recognizer:
         if self._game is None or top is None or not top.diff:
             return False
         count = len(self._played)
+        window = range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
         roots = [
-            (index, other)
-            for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
-            for other, _ in self._played[index].alternatives
+            (index, other) for index in window for other, _ in self._played[index].alternatives
         ]
+        if complete:  # the handling favoured the capture read: only once a move is made
+            roots += [(index, other) for index in window for other in self._played[index].unseen]
         if not roots:
             return False
         board = self._board
@@ -1852,7 +1894,7 @@ class Recognizer:
         for index in range(start + 1, len(self._played)):
             later = self._played[index]
             touched = set_down = 0
-            for la in (later.action, *(la for la, _ in later.alternatives)):
+            for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
                 for square, symbol in la.changes:
                     touched |= 1 << square
                     if symbol:
@@ -1884,9 +1926,11 @@ class Recognizer:
             played = self._played[index]
             found = [played.action]
             action = played.action.action
-            if not (played.alternatives or played.swept) or len(chosen) >= REREAD_CHANGES:
+            ambiguous = played.alternatives or played.swept or played.unseen
+            if not ambiguous or len(chosen) >= REREAD_CHANGES:
                 return found  # a capture whose captured square was handled was read so
             found += [la for la, _ in played.alternatives]
+            found += played.unseen
             if isinstance(action, Move) and differ:
                 found += [
                     la
@@ -1984,7 +2028,8 @@ class Recognizer:
             top = self._new_ref(self._nodes[-1])
             _copy_handling(old_top, top)
             self._top = top
-            matches = self._matches(top) if top.diff else []
+            unordered: list[_Candidate] = []
+            matches = self._matches(top, unordered) if top.diff else []
             found: list[Reading] = []
             if top.diff and not matches and not (swept and self._swept_captures(promotions)):
                 found = self._ahead_of(top, placed)
@@ -1999,6 +2044,7 @@ class Recognizer:
             self._commit_reading(start, saved, old_prev, time, out)
             if matches:
                 self._advance(matches[0].action, time, out, _alternatives(matches))
+                self._played[-1].unseen = _unseen(matches, unordered)
             elif found:
                 self._read_ahead(found, self._top, time, out)
             return True
@@ -2113,6 +2159,7 @@ class Recognizer:
             played.final = old.final
             played.by_settle = old.by_settle
             played.swept = old.swept
+            played.unseen = old.unseen
             out.append(self._move_event(time, played, played.final, ply))
         if len(self._nodes) > 1:
             self._prev = self._new_ref(self._nodes[-2])
