@@ -125,30 +125,29 @@ def search(
         times = [lifted[sq] for sq, symbol in action.changes if not symbol and sq in lifted]
         return min(times) if times else None
 
-    def down(occupancy: int, todo: int, left: int, since: float, side: bool, whites: int) -> None:
+    def starts(occupancy: int, todo: int, left: int, side: bool, whites: int) -> int:
+        """The squares to flip that an action of ``side`` may empty (0: ``left`` actions
+        cannot flip ``todo``)."""
+        if not turns:
+            return todo
+        # every square to empty is emptied by its own side's action, one each (two for a
+        # castling)
+        own = occupancy & (whites if side else ~whites)
+        mine, theirs = (todo & own).bit_count(), (todo & occupancy & ~own).bit_count()
+        if mine > (left + 1) // 2 + 1 or theirs > left // 2 + 1:
+            return 0
+        return todo & own  # an action empties a square of the side to act
+
+    def down(occupancy: int, todo: int, left: int, since: float, whites: int, squares: int) -> None:
+        """Extend ``path`` by an action emptying one of ``squares`` (the game is at its
+        end): a sequence found is kept without making its last action, and an action is
+        made only if what is left to flip stays within reach (the bit masks tell)."""
         nonlocal visited
-        if not todo:
-            if len(path) >= shortest and (
-                placed is None or any(sq == placed and symbol for sq, symbol in path[-1].changes)
-            ):
-                found.append(tuple(path))
+        if visited >= budget:
             return
-        if not left or visited >= budget:
-            return
-        todo_squares = todo
-        if turns:
-            # every square to empty is emptied by its own side's action, one each (two for
-            # a castling)
-            own = occupancy & (whites if side else ~whites)
-            mine, theirs = (todo & own).bit_count(), (todo & occupancy & ~own).bit_count()
-            if mine > (left + 1) // 2 + 1 or theirs > left // 2 + 1:
-                return
-            todo_squares = todo & own  # an action empties a square of the side to act
-            if not todo_squares:
-                return
         visited += 1
         seen: set[str] = set()
-        for square in _squares(todo_squares):
+        for square in _squares(squares):
             for action in game.actions_changing(square):
                 if action.uci in seen or (not path and action == not_first):
                     continue
@@ -159,28 +158,43 @@ def search(
                 start = started(action)
                 if start is not None and start <= since + slack:
                     continue  # a reply starts once the move it answers was made
+                rest = todo ^ mask
+                if not rest:
+                    if len(path) + 1 >= shortest and (
+                        placed is None
+                        or any(sq == placed and symbol for sq, symbol in action.changes)
+                    ):
+                        found.append((*path, action))
+                    continue
+                if left == 1:
+                    continue
                 after = whites
                 for changed, symbol in action.changes:
                     if symbol and symbol.isupper():
                         after |= 1 << changed
                     else:
                         after &= ~(1 << changed)
+                next_squares = starts(occupancy ^ mask, rest, left - 1, not action.side, after)
+                if not next_squares:
+                    continue
                 game.apply(action.action)
                 path.append(action)
                 try:
                     down(
                         occupancy ^ mask,
-                        todo ^ mask,
+                        rest,
                         left - 1,
                         since if start is None else start,
-                        not action.side,
                         after,
+                        next_squares,
                     )
                 finally:
                     path.pop()
                     game.undo()
 
-    down(occupied, differ, plies, float("-inf"), next(iter(sides)), white)
+    first = starts(occupied, differ, plies, next(iter(sides)), white) if differ and plies else 0
+    if first:
+        down(occupied, differ, plies, float("-inf"), white, first)
     return found
 
 

@@ -1860,11 +1860,13 @@ class Recognizer:
         seen = 0
         for square in (*top.diff, *top.first_lift, *top.last_place):
             seen |= 1 << square
+        if swept:  # or a capture of a piece that differs: one the lifted pieces attack
+            seen |= self._attacked(top.diff)
         tried = 0
         for index, other in roots:
             differ, check = self._may_differ(index, other)
-            if not (check or differ & seen or (swept and differ)):
-                continue
+            if not (differ & seen or (check and index == count - 1)):
+                continue  # (a check read another way: the board shows the reply to it)
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
@@ -1874,6 +1876,19 @@ class Recognizer:
             ):
                 return True
         return False
+
+    def _attacked(self, squares: Iterable[int]) -> int:
+        """The squares (a bit mask) the pieces on ``squares`` attack in the game's position
+        (every square for a variant python-chess does not play)."""
+        game = self._game
+        assert game is not None
+        board = game.chess_board()
+        if board is None:
+            return (1 << 64) - 1
+        mask = 0
+        for square in squares:
+            mask |= board.attacks_mask(square)
+        return mask
 
     def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
         """The squares (a bit mask) whose piece may differ now between the game as read
