@@ -29,6 +29,10 @@ AHEAD_PLIES = 4
 AHEAD_NODES = 200
 """The most positions one search visits (each asks the variant for the actions changing a few
 squares): bounds the cost of a board event that nothing explains."""
+PLACE_NODES = 40
+"""The most positions one search visits after a place (mid-move, most places are explained
+by the next change; the move complete -- clock press, settle delay -- searches again with
+:data:`AHEAD_NODES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,13 +287,14 @@ def readings(
     last: Sequence[int] = (),
     gap: float | None = None,
     plies: int = AHEAD_PLIES,
+    budget: int = AHEAD_NODES,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
     handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
     ``gap``: how much later than the action before it an action's piece must be lifted
     (default ``slack``; a move must be complete when the caller asks, so less may do).
-    ``plies``: the most actions of a sequence."""
+    ``plies``: the most actions of a sequence; ``budget``: the most positions visited."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -303,6 +308,7 @@ def readings(
         todo,
         shortest=shortest,
         plies=plies,
+        budget=budget,
         placed=placed,
         not_first=not_first,
         lifted=handled.last_lift,

@@ -158,7 +158,9 @@ from dgt.events import (
 )
 from dgt.protocol.constants import Piece
 from service.recognize.ahead import (
+    AHEAD_NODES,
     AHEAD_PLIES,
+    PLACE_NODES,
     Handled,
     Reading,
     between,
@@ -1000,9 +1002,28 @@ class Recognizer:
         if (
             self.presence_only
             and self._placing is not None
+            and not self._partway(top)
             and not self._reread(time, out, placed=self._placing)
         ):
             self._follow(time, out, self._placing)
+
+    def _partway(self, ref: _Ref) -> bool:
+        """Whether the board is part-way through a legal action from ``ref``: every square
+        where it differs reads as that action leaves it, and the action changes more
+        (a piece set down before its lift is reported, a capture before the captured piece
+        is taken off).  The next change will tell: nothing is read ahead yet."""
+        diff = ref.diff
+        board = self._board
+        if not diff:
+            return False
+        for candidates in self._candidates(ref.node, next(iter(diff))).values():
+            for candidate in candidates:
+                key = candidate.key
+                if len(key) > len(diff) and all(sq in key for sq in diff):
+                    readings = dict(candidate.readings)
+                    if all(board[sq] == readings[sq] for sq in diff):
+                        return True
+        return False
 
     def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
         """Presence-only, no action explains the board: read ahead (:mod:`.ahead`) for the
@@ -1028,6 +1049,7 @@ class Recognizer:
                 slack=SCAN_SLACK,
                 shortest=2,
                 placed=placed,
+                budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=self._landed(len(self._played) - 1),
                 gap=None if placed is not None else 0.0,
             )
@@ -1090,6 +1112,7 @@ class Recognizer:
                 slack=SCAN_SLACK,
                 shortest=1 if placed is None else 2,
                 placed=placed,
+                budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
             )
@@ -1133,6 +1156,7 @@ class Recognizer:
                 promotion=self._promotion,
                 slack=SCAN_SLACK,
                 placed=placed,
+                budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
             )
         finally:
@@ -2118,6 +2142,7 @@ class Recognizer:
             slack=SCAN_SLACK,
             shortest=2,
             placed=placed,
+            budget=AHEAD_NODES if placed is None else PLACE_NODES,
             last=self._landed(len(self._played) - 1),
             gap=None if placed is not None else 0.0,
             plies=REREAD_AHEAD,
