@@ -111,3 +111,27 @@ def test_a_capture_the_handling_settled_is_not_read_again_mid_move() -> None:
     assert desk.final_ucis() == ["b2c3", "g3c3"]
     assert of_type(desk.out, "takeback") == []
     assert of_type(desk.out, "mismatch") == []
+
+
+def test_swept_captures_read_ahead_when_a_later_slide_passes_the_first_mover_square() -> None:
+    """Qxd8+ swept after a slide resting on d5-d7, ...Rxd8 swept, a pawn knocked over and
+    set back (so no place explains everything until the board stands still), then Rxd8+
+    swept, the rook sliding over d4: d4 is lifted again by the rook, after the black rook
+    left a8.  The queen started from d4 long before (its first lift there): the three
+    captures are read in turn."""
+    desk = Desk(presence_only=True, fen="r2qk3/p7/8/8/3Q4/8/8/2KR4 w - - 0 1")
+    desk.lift("d4", 1.0)
+    for square in ("d5", "d6", "d7"):
+        desk.put(square, "*", 0.15)
+        desk.lift(square, 0.2)
+    desk.lift("a8", 1.5)
+    desk.lift("a7", 0.5)
+    desk.put("a7", "*", 0.5)
+    desk.lift("d1", 1.0)
+    for square in ("d2", "d3", "d4", "d5", "d6", "d7"):
+        desk.put(square, "*", 0.15)
+        desk.lift(square, 0.1)
+    for _ in range(3):
+        desk.wait(3)
+    assert desk.final_ucis() == ["d4d8", "a8d8", "d1d8"]
+    assert of_type(desk.out, "mismatch") == []

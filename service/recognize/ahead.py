@@ -101,6 +101,7 @@ def search(
     budget: int = AHEAD_NODES,
     lifted: Mapping[int, float] | None = None,
     slack: float = 0.0,
+    first_lifted: Mapping[int, float] | None = None,
 ) -> list[tuple[LegalAction, ...]]:
     """The sequences of ``shortest`` to ``plies`` legal actions from ``game``'s position
     (whose occupancy is the bit mask ``occupied``) that flip exactly the squares of
@@ -109,8 +110,9 @@ def search(
     no sequence starts with (the reading being replaced).  ``lifted``: when each square was
     last lifted; an action whose piece was not lifted more than ``slack`` seconds after the
     piece of the action before it is left out (a reply starts after the move it answers
-    was made).  The
-    game is left as it was."""
+    was made); ``first_lifted``: when each square was first lifted, the earliest the
+    piece of an action may have started (its square may be lifted again later, by a piece
+    of a later action sliding over it).  The game is left as it was."""
     found: list[tuple[LegalAction, ...]] = []
     path: list[LegalAction] = []
     visited = 0
@@ -123,10 +125,10 @@ def search(
         if symbol and symbol.isupper():
             white |= 1 << square
 
-    def started(action: LegalAction) -> float | None:
-        if lifted is None:
+    def started(action: LegalAction, when: Mapping[int, float] | None) -> float | None:
+        if when is None:
             return None
-        times = [lifted[sq] for sq, symbol in action.changes if not symbol and sq in lifted]
+        times = [when[sq] for sq, symbol in action.changes if not symbol and sq in when]
         return min(times) if times else None
 
     def starts(occupancy: int, todo: int, left: int, side: bool, whites: int) -> int:
@@ -159,9 +161,12 @@ def search(
                 mask = flips(action, occupancy)
                 if not mask or mask & ~todo:
                     continue
-                start = started(action)
+                start = started(action, lifted)
                 if start is not None and start <= since + slack:
                     continue  # a reply starts once the move it answers was made
+                earliest = started(action, first_lifted)
+                if earliest is None:
+                    earliest = start
                 rest = todo ^ mask
                 if not rest:
                     if len(path) + 1 >= shortest and (
@@ -188,7 +193,7 @@ def search(
                         occupancy ^ mask,
                         rest,
                         left - 1,
-                        since if start is None else start,
+                        since if earliest is None else earliest,
                         after,
                         next_squares,
                     )
@@ -200,6 +205,30 @@ def search(
     if first:
         down(occupied, differ, plies, float("-inf"), white, first)
     return found
+
+
+def in_turn(actions: Sequence[LegalAction], handled: Handled, gap: float) -> bool:
+    """Whether the piece of each action of ``actions`` was lifted more than ``gap`` seconds
+    after the piece of the action before it (a reply starts after the move it answers): its
+    last lift, or its first for a square the piece of a later action passes over (which
+    lifted it again)."""
+    since = float("-inf")
+    for index, action in enumerate(actions):
+        passed: set[int] = set()
+        for other in actions[index + 1 :]:
+            move = other.action
+            if isinstance(move, Move):
+                passed.update(between(move.from_square, move.to_square))
+        times = []
+        for square, symbol in action.changes:
+            when = handled.first_lift if square in passed else handled.last_lift
+            if not symbol and square in when:
+                times.append(when[square])
+        if times:
+            if min(times) <= since + gap:
+                return False
+            since = min(times)
+    return True
 
 
 def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> bool:
@@ -312,12 +341,14 @@ def readings(
         placed=placed,
         not_first=not_first,
         lifted=handled.last_lift,
+        first_lifted=handled.first_lift,
         slack=slack if gap is None else gap,
     )
     result = [
         Reading(actions, rank(actions, view, handled, promotion, last))
         for actions in found
         if in_order(actions, handled, slack)
+        and in_turn(actions, handled, slack if gap is None else gap)
     ]
     result.sort(key=lambda reading: reading.rank)
     return result
