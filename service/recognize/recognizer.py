@@ -1090,17 +1090,31 @@ class Recognizer:
 
     def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
         """:meth:`_follow` from the position before a provisional last action."""
-        game, prev, board = self._game, self._prev, self._board
+        prev = self._prev
+        if prev is None or not self._played or self._played[-1].final:
+            return False
+        found = self._replacing_last(prev, placed)
+        if not found:
+            return False
+        self._read_ahead(found, prev, time, out, replace=True)
+        return True
+
+    def _replacing_last(
+        self, prev: _Ref, placed: int | None, plies: int = AHEAD_PLIES
+    ) -> list[Reading]:
+        """The readings ahead from ``prev``, the position before the last action, that
+        replace it (see :meth:`_follow`); ``plies``: the most actions."""
+        game, board = self._game, self._board
         assert game is not None
-        if prev is None or not self._played or not prev.diff:
-            return False
+        if not self._played or not prev.diff:
+            return []
         last = self._played[-1]
-        if last.final or any(board[sq] == UNREADABLE for sq in prev.diff):
-            return False
+        if any(board[sq] == UNREADABLE for sq in prev.diff):
+            return []
         if placed is not None and not self._replied(
             prev.node.squares, prev.diff, frozenset((last.action.side,))
         ):
-            return False
+            return []
         game.undo()
         try:
             found = readings(
@@ -1115,13 +1129,13 @@ class Recognizer:
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
+                plies=plies,
             )
         finally:
             game.apply(last.action.action)
-        if not found or (placed is not None and found[0].rank[0]):
-            return False
-        self._read_ahead(found, prev, time, out, replace=True)
-        return True
+        if placed is not None and found and found[0].rank[0]:
+            return []
+        return found
 
     def _follow_sure(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
         """:meth:`_follow` from the position the last reading ahead started from (its
@@ -1978,10 +1992,10 @@ class Recognizer:
                 ]
             return found
 
-        def down(index: int, differ: int) -> bool:
+        def down(index: int, differ: int, made: LegalAction) -> bool:
             nonlocal nodes
             if index == count:
-                return self._fits()
+                return self._fits(None if self._played[-1].final else made)
             read = self._played[index].action
             for option in [first] if index == start else options(index, differ):
                 if nodes >= REREAD_NODES:
@@ -1994,7 +2008,7 @@ class Recognizer:
                 if option != read:
                     chosen[index] = option
                 try:
-                    if down(index + 1, _followed(differ, read, option)):
+                    if down(index + 1, _followed(differ, read, option), option):
                         return True
                 finally:
                     game.undo()
@@ -2003,26 +2017,44 @@ class Recognizer:
             return False
 
         try:
-            found = down(start, 0)
+            found = down(start, 0, first)
         finally:
             for la in later:
                 game.apply(la.action)
         return chosen if found else None
 
-    def _fits(self) -> bool:
+    def _fits(self, last: LegalAction | None) -> bool:
         """Whether the board's occupancy is the game's position's, or one or two legal
-        actions' from it."""
+        actions' from it, or from the position before ``last`` (the last action made, if
+        still provisional) with one or two legal actions instead of it."""
         game = self._game
         assert game is not None
-        board, squares = self._board, game.squares
-        occupied = differ = 0
-        for square in _SQUARES:
-            bit = 1 << square
-            if squares[square]:
-                occupied |= bit
-            if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
-                differ |= bit
-        return not differ or bool(search(game, occupied, differ, plies=REREAD_AHEAD))
+        board = self._board
+
+        def masks() -> tuple[int, int]:
+            squares = game.squares
+            occupied = differ = 0
+            for square in _SQUARES:
+                bit = 1 << square
+                if squares[square]:
+                    occupied |= bit
+                if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
+                    differ |= bit
+            return occupied, differ
+
+        occupied, differ = masks()
+        if not differ or search(game, occupied, differ, plies=REREAD_AHEAD):
+            return True
+        if last is None:
+            return False
+        game.undo()
+        try:
+            occupied, differ = masks()
+            return bool(differ) and bool(
+                search(game, occupied, differ, plies=REREAD_AHEAD, not_first=last)
+            )
+        finally:
+            game.apply(last.action)
 
     def _try_reading(
         self,
@@ -2042,6 +2074,14 @@ class Recognizer:
         start = min(combination)
         old_top, old_prev = self._top, self._prev
         assert old_top is not None
+        # the last action, provisional, may have gone on (a slide resting on its path) in
+        # the game read again, if not in the game as read
+        replaceable = (
+            placed is None
+            and old_prev is not None
+            and not self._played[-1].final
+            and not self._replacing_last(old_prev, None)
+        )
         saved, saved_nodes = self._take_back_from(start)
         applied = 0
         for index, played in enumerate(saved, start):
@@ -2070,20 +2110,30 @@ class Recognizer:
             unordered: list[_Candidate] = []
             matches = self._matches(top, unordered) if top.diff else []
             found: list[Reading] = []
+            replace = False
             if top.diff and not matches and not (swept and self._swept_captures(promotions)):
                 found = self._ahead_of(top, placed)
+                if not found and replaceable and len(self._nodes) > 1:
+                    prev = self._new_ref(self._nodes[-2])
+                    if old_prev is not None:
+                        _copy_handling(old_prev, prev)
+                    found = self._replacing_last(prev, placed, REREAD_AHEAD)
+                    replace = bool(found)
                 if not found:
                     self._restore_from(start, saved, saved_nodes)
                     self._top, self._prev = old_top, old_prev
                     return False
             then = [c.action.action for c in matches[:1]]
-            then += [la.action for la in found[0].actions] if found else []
+            then += [la.action for la in found[0].actions] if found and not replace else []
             for index in combination:
                 self._drop_disproved(index, then)
             self._commit_reading(start, saved, old_prev, time, out)
             if matches:
                 self._advance(matches[0].action, time, out, _alternatives(matches))
                 self._played[-1].unseen = _unseen(matches, unordered)
+            elif found and replace:
+                assert self._prev is not None
+                self._read_ahead(found, self._prev, time, out, replace=True)
             elif found:
                 self._read_ahead(found, self._top, time, out)
             return True
