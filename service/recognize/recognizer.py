@@ -241,7 +241,7 @@ REREAD_CHANGES = 3
 """The most actions read another way at once (a capture, its recapture, and the next)."""
 REREAD_NODES = 64
 """The most actions one trial of a re-reading makes (bounds its cost)."""
-REREAD_AHEAD = 2
+REREAD_AHEAD = 3
 """The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
 _FEW_SQUARES = 8
