@@ -7,8 +7,11 @@ settle.  One short timed sequence per kind of game that used to lose its way in 
 
 from __future__ import annotations
 
+import games
+import pytest
 from test_recognize_helpers import Desk, of_type
 
+from dgt.emulator.human import Handling
 from service.recognize.events import MoveEvent
 
 SHUFFLE = ["g1h1", "e8d8", "h1g1", "d8e8", "g1h1", "e8d8", "h1g1", "d8e8", "g1h1", "e8d8"]
@@ -135,3 +138,35 @@ def test_swept_captures_read_ahead_when_a_later_slide_passes_the_first_mover_squ
         desk.wait(3)
     assert desk.final_ucis() == ["d4d8", "a8d8", "d1d8"]
     assert of_type(desk.out, "mismatch") == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sweep", [None, 0.6], ids=["fast-hands", "sweep-0.6"])
+def test_no_lichess_game_loses_its_way_under_fast_hands(sweep: float | None) -> None:
+    """The replay harness's lichess games on a presence-only board, noisy hands, a clock in
+    every other game, captures swept off (a third by default, or 0.6) and capturing slides
+    resting on their path: every game read ends on the board the game played ends on (a
+    capture may be read wrong where nothing later tells; the game never stops following
+    the board)."""
+    lost = []
+    for index, game in enumerate(games.lichess_games()):
+        item = games.stream(
+            game,
+            seed=100_003 + index,
+            handling=Handling.noisy(),
+            presence_only=True,
+            clock=index % 2 == 0,
+            sweep=sweep,
+        )
+        read, played = game.board(), game.board()
+        for move in game.moves:
+            played.push(move)
+        try:
+            for uci in games.recognise(item).ucis:
+                read.push_uci(uci)
+        except ValueError:
+            lost.append(game.name)
+            continue
+        if read.occupied != played.occupied:
+            lost.append(game.name)
+    assert lost == []
