@@ -59,22 +59,30 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   first (a knocked piece is mostly set back after the move is made).  The other captures by
   the same piece are named in the move event (``alternatives``), for a screen to offer;
 * a capture read among captures of other pieces by the same piece (the case above: truly
-  ambiguous, the sensor histories are the same) is kept with its alternatives for
-  :data:`REREAD_PLIES` actions: when the board stands on something nothing explains (after
-  a place, at a clock press, or still for the settle delay), and reading that capture the
-  other way keeps the actions since legal and explains the board (it shows the position
-  after them, or after them and one more legal action), the game is read again that way --
-  a ``Takeback`` of the actions since that capture and move events for them again, with
-  their completion kept.  A capture read as the mover lands, before the captured square
-  was handled, keeps the same way the captures of the same piece whose squares are handled
-  afterwards but which do not amend it (below).  The last capture of a game has nothing
-  after it to tell, nor has one whose later play fits both readings: when the neighbour was
-  knocked over before the captured piece came off (more than a scan after the mover's lift),
-  or the capture was read before the captured square was handled, such a capture stays read
-  wrong (in the noisy replays, 1 of 5,480 presence-only games over the default sources
-  and 5 seeds, 3 of 4,800 when the Chess960 games alone are replayed, which draws other
-  noise; how long each square was held points either way, and there the handling fits the
-  wrong reading better);
+  ambiguous, the sensor histories are the same; and every capture read swept, below) is
+  kept with its alternatives for :data:`REREAD_PLIES` actions: when the board stands on
+  something nothing explains (after a place, at a clock press, or still for the settle
+  delay), the game is read again with that capture read another way if then the actions
+  since stay legal -- or become legal with up to :data:`REREAD_CHANGES` of them read as
+  other captures by the same piece (a capture read wrong makes its recapture read wrong:
+  the piece really taken was on another square) -- and the board shows the position after
+  them, or up to :data:`REREAD_AHEAD` legal actions further (read ahead; once a move is
+  complete also a swept capture, or actions replacing a provisional last action, a slide
+  that rested on its path and went on to capture).  A reading is tried only if it changes
+  the piece on a square handled since the last action, or one the lifted pieces attack (a
+  swept capture), or gives check on the last action (:meth:`_may_differ`: bit masks, no game
+  made), at most :data:`REREAD_TRIALS` readings and :data:`REREAD_NODES` actions made each.
+  It emits a ``Takeback`` of the actions since the first capture read again and move events
+  for them again, with their completion kept, each naming the readings not taken that the
+  later play still allows.  A capture the handling settled (its captured square lifted and
+  set down in order) keeps the other captures by its piece unnamed (``unseen``: a swept
+  capture with a neighbour knocked over reads the same); they are read again the same way,
+  but only once a move is complete (a piece set down on its path mid-move is no proof).  A
+  capture read as the mover lands, before the captured square was handled, keeps the same
+  way the captures of the same piece whose squares are handled afterwards but which do not
+  amend it (below).  The last capture of a game has nothing after it to tell, nor has one
+  whose later play fits both readings: such a capture stays read wrong, its alternatives
+  named;
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
@@ -115,12 +123,15 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   on to take in one motion), else from where the last guess started (a swept capture read,
   or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
   after the move it answers was lifted, and is lifted after the move's piece was set down);
-  after a place, only a sequence explaining every square handled.  The likeliest is made
-  (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a capture
-  of the piece that just moved) with move events (an ``Amend``, or a ``Takeback`` and the
-  actions again, for what it read again), the other captures the board reads the same named
-  as ``alternatives``.  A stretch no legal play explains within :data:`AHEAD_PLIES` actions
-  is a mismatch; once the board is back on a position legal play reaches, the game goes on;
+  after a place, only a sequence explaining every square handled, within a smaller budget
+  (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
+  piece set down before its lift is reported: the next change tells).  The likeliest is
+  made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
+  capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
+  and the actions again, for what it read again), the other captures the board reads the
+  same named as ``alternatives``.  A stretch no legal play explains within
+  :data:`AHEAD_PLIES` actions is a mismatch; once the board is back on a position legal
+  play reaches, the game goes on;
 * a takeback of several actions counts at once when the board holds more pieces than the
   game has (captured pieces came back: only a takeback does that), else once the board
   stands still on the earlier position for the settle delay;
