@@ -243,14 +243,14 @@ SCAN_SLACK = 0.1
 """Seconds by which a board may report a place before the lift that physically came first
 (both happened within one scan of the sensors)."""
 PROMOTION_KINDS = frozenset("qrbn")
-REREAD_PLIES = 24
+REREAD_PLIES = 40
 """How far back an action read among several may be read again another way."""
 REREAD_TRIALS = 6
 """The most other readings of an action one re-reading tries on the game (most are set
 aside unseen: they change no piece the handling since the last action touched)."""
 REREAD_CHANGES = 3
 """The most actions read another way at once (a capture, its recapture, and the next)."""
-REREAD_NODES = 64
+REREAD_NODES = 96
 """The most actions one trial of a re-reading makes (bounds its cost)."""
 REREAD_AHEAD = 3
 """The most actions after a game read again that may explain the board."""
@@ -2093,6 +2093,9 @@ class Recognizer:
             and not self._played[-1].final
             and not self._replacing_last(old_prev, None)
         )
+        # nor may reading ahead explain the board in the game read again if it does in the
+        # game as read (which a reading ahead then makes)
+        aheadable = not self._ahead_of(old_top, placed)
         saved, saved_nodes = self._take_back_from(start)
         applied = 0
         for index, played in enumerate(saved, start):
@@ -2123,7 +2126,7 @@ class Recognizer:
             found: list[Reading] = []
             replace = False
             if top.diff and not matches and not (swept and self._swept_captures(promotions)):
-                found = self._ahead_of(top, placed)
+                found = self._ahead_of(top, placed) if aheadable else []
                 if not found and replaceable and len(self._nodes) > 1:
                     prev = self._new_ref(self._nodes[-2])
                     if old_prev is not None:
