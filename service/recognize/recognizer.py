@@ -159,6 +159,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple
 
+import chess
+
 from dgt.events import (
     BoardEvent,
     BoardSnapshot,
@@ -209,7 +211,7 @@ from service.variants.base import (
     rotated,
 )
 from service.variants.chess960 import chess960_starts
-from service.variants.standard import Standard
+from service.variants.standard import Standard, to_chess_move
 from service.variants.t20 import t20_start
 
 logger = logging.getLogger(__name__)
@@ -456,6 +458,18 @@ def _target(la: LegalAction) -> int:
     """The square a move goes to (-1 for other actions)."""
     action = la.action
     return action.to_square if isinstance(action, Move) else -1
+
+
+def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
+    """:func:`_followed` for python-chess moves (their squares alone)."""
+    emptied = chess.BB_SQUARES[read.from_square]
+    filled = chess.BB_SQUARES[read.to_square]
+    if made == read:
+        carried = differ & emptied
+        differ &= ~(emptied | filled)
+        return differ | filled if carried else differ
+    filled |= chess.BB_SQUARES[made.to_square]
+    return (differ | filled) & ~emptied
 
 
 def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
@@ -1919,7 +1933,7 @@ class Recognizer:
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
-            combination = self._explore(index, other)
+            combination = self._explore(index, other) if self._may_explore(index, other) else None
             if combination is not None and self._try_reading(
                 combination, time, out, swept=swept, promotions=promotions, placed=placed
             ):
@@ -1966,6 +1980,71 @@ class Recognizer:
             if touched & differ:
                 differ |= set_down
         return differ, check
+
+    def _may_explore(self, start: int, first: LegalAction) -> bool:
+        """A quick test before :meth:`_explore`, on a python-chess board alone (a move
+        pushed and popped costs little; no position of the game is made): whether some
+        reading :meth:`_explore` tries keeps the actions from ``start`` on legal (the board
+        is not looked at).  True for a variant python-chess does not play."""
+        game = self._game
+        assert game is not None
+        board = game.chess_board()
+        later = self._played[start:]
+        if board is None or len(board.move_stack) < len(later):
+            return True
+        try:
+            moves = [to_chess_move(played.action.action) for played in later]
+            root = to_chess_move(first.action)
+        except IllegalActionError:
+            return True
+        scratch = board.copy(stack=len(later))
+        for _ in later:
+            scratch.pop()
+        nodes = changes = 0
+
+        def options(index: int, differ: int) -> list[chess.Move]:
+            played, read = later[index], moves[index]
+            found = [read]
+            if not (played.alternatives or played.swept or played.unseen):
+                return found
+            if changes + 1 >= REREAD_CHANGES:
+                return found
+            others = (*(la for la, _ in played.alternatives), *played.unseen)
+            found += [to_chess_move(la.action) for la in others]
+            theirs = scratch.occupied_co[not scratch.turn] & differ
+            if theirs:
+                found += [
+                    move
+                    for move in scratch.generate_legal_moves(
+                        chess.BB_SQUARES[read.from_square], theirs
+                    )
+                    if move.promotion == read.promotion and move not in found
+                ]
+            return found
+
+        def down(index: int, differ: int) -> bool:
+            nonlocal nodes, changes
+            if index == len(later):
+                return True
+            read = moves[index]
+            for move in [root] if index == 0 else options(index, differ):
+                nodes += 1
+                if nodes > REREAD_NODES:
+                    return False
+                if not scratch.is_legal(move):
+                    continue
+                changed = index > 0 and move != read
+                scratch.push(move)
+                changes += changed
+                try:
+                    if down(index + 1, _moved(differ, read, move)):
+                        return True
+                finally:
+                    scratch.pop()
+                    changes -= changed
+            return False
+
+        return down(0, 0)
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
         """The game stepped alone (no events or positions made): with action ``start``
