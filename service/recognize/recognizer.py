@@ -593,6 +593,7 @@ class Recognizer:
         self._prev: _Ref | None = None
         self._sure: _Ref | None = None  # the position the last reading ahead started from
         self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
+        self._explorable: dict[tuple[str, ...], bool] = {}  # see _may_explore
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
@@ -1992,6 +1993,20 @@ class Recognizer:
         later = self._played[start:]
         if board is None or len(board.move_stack) < len(later):
             return True
+        key = (str(start), first.uci, *(played.action.uci for played in self._played))
+        known = self._explorable.get(key)
+        if known is not None:
+            return known
+        if len(self._explorable) > 256:
+            self._explorable.clear()
+        self._explorable[key] = result = self._legal_somehow(board, later, first)
+        return result
+
+    def _legal_somehow(
+        self, board: chess.Board, later: Sequence[_Played], first: LegalAction
+    ) -> bool:
+        """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
+        one read as ``first`` on (the answer depends on the game alone: it is kept)."""
         try:
             moves = [to_chess_move(played.action.action) for played in later]
             root = to_chess_move(first.action)
