@@ -29,6 +29,10 @@ AHEAD_PLIES = 4
 AHEAD_NODES = 200
 """The most positions one search visits (each asks the variant for the actions changing a few
 squares): bounds the cost of a board event that nothing explains."""
+PLACE_NODES = 40
+"""The most positions one search visits after a place (mid-move, most places are explained
+by the next change; the move complete -- clock press, settle delay -- searches again with
+:data:`AHEAD_NODES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,7 @@ def search(
     budget: int = AHEAD_NODES,
     lifted: Mapping[int, float] | None = None,
     slack: float = 0.0,
+    first_lifted: Mapping[int, float] | None = None,
 ) -> list[tuple[LegalAction, ...]]:
     """The sequences of ``shortest`` to ``plies`` legal actions from ``game``'s position
     (whose occupancy is the bit mask ``occupied``) that flip exactly the squares of
@@ -105,8 +110,9 @@ def search(
     no sequence starts with (the reading being replaced).  ``lifted``: when each square was
     last lifted; an action whose piece was not lifted more than ``slack`` seconds after the
     piece of the action before it is left out (a reply starts after the move it answers
-    was made).  The
-    game is left as it was."""
+    was made); ``first_lifted``: when each square was first lifted, the earliest the
+    piece of an action may have started (its square may be lifted again later, by a piece
+    of a later action sliding over it).  The game is left as it was."""
     found: list[tuple[LegalAction, ...]] = []
     path: list[LegalAction] = []
     visited = 0
@@ -119,36 +125,35 @@ def search(
         if symbol and symbol.isupper():
             white |= 1 << square
 
-    def started(action: LegalAction) -> float | None:
-        if lifted is None:
+    def started(action: LegalAction, when: Mapping[int, float] | None) -> float | None:
+        if when is None:
             return None
-        times = [lifted[sq] for sq, symbol in action.changes if not symbol and sq in lifted]
+        times = [when[sq] for sq, symbol in action.changes if not symbol and sq in when]
         return min(times) if times else None
 
-    def down(occupancy: int, todo: int, left: int, since: float, side: bool, whites: int) -> None:
+    def starts(occupancy: int, todo: int, left: int, side: bool, whites: int) -> int:
+        """The squares to flip that an action of ``side`` may empty (0: ``left`` actions
+        cannot flip ``todo``)."""
+        if not turns:
+            return todo
+        # every square to empty is emptied by its own side's action, one each (two for a
+        # castling)
+        own = occupancy & (whites if side else ~whites)
+        mine, theirs = (todo & own).bit_count(), (todo & occupancy & ~own).bit_count()
+        if mine > (left + 1) // 2 + 1 or theirs > left // 2 + 1:
+            return 0
+        return todo & own  # an action empties a square of the side to act
+
+    def down(occupancy: int, todo: int, left: int, since: float, whites: int, squares: int) -> None:
+        """Extend ``path`` by an action emptying one of ``squares`` (the game is at its
+        end): a sequence found is kept without making its last action, and an action is
+        made only if what is left to flip stays within reach (the bit masks tell)."""
         nonlocal visited
-        if not todo:
-            if len(path) >= shortest and (
-                placed is None or any(sq == placed and symbol for sq, symbol in path[-1].changes)
-            ):
-                found.append(tuple(path))
+        if visited >= budget:
             return
-        if not left or visited >= budget:
-            return
-        todo_squares = todo
-        if turns:
-            # every square to empty is emptied by its own side's action, one each (two for
-            # a castling)
-            own = occupancy & (whites if side else ~whites)
-            mine, theirs = (todo & own).bit_count(), (todo & occupancy & ~own).bit_count()
-            if mine > (left + 1) // 2 + 1 or theirs > left // 2 + 1:
-                return
-            todo_squares = todo & own  # an action empties a square of the side to act
-            if not todo_squares:
-                return
         visited += 1
         seen: set[str] = set()
-        for square in _squares(todo_squares):
+        for square in _squares(squares):
             for action in game.actions_changing(square):
                 if action.uci in seen or (not path and action == not_first):
                     continue
@@ -156,32 +161,74 @@ def search(
                 mask = flips(action, occupancy)
                 if not mask or mask & ~todo:
                     continue
-                start = started(action)
+                start = started(action, lifted)
                 if start is not None and start <= since + slack:
                     continue  # a reply starts once the move it answers was made
+                earliest = started(action, first_lifted)
+                if earliest is None:
+                    earliest = start
+                rest = todo ^ mask
+                if not rest:
+                    if len(path) + 1 >= shortest and (
+                        placed is None
+                        or any(sq == placed and symbol for sq, symbol in action.changes)
+                    ):
+                        found.append((*path, action))
+                    continue
+                if left == 1:
+                    continue
                 after = whites
                 for changed, symbol in action.changes:
                     if symbol and symbol.isupper():
                         after |= 1 << changed
                     else:
                         after &= ~(1 << changed)
+                next_squares = starts(occupancy ^ mask, rest, left - 1, not action.side, after)
+                if not next_squares:
+                    continue
                 game.apply(action.action)
                 path.append(action)
                 try:
                     down(
                         occupancy ^ mask,
-                        todo ^ mask,
+                        rest,
                         left - 1,
-                        since if start is None else start,
-                        not action.side,
+                        since if earliest is None else earliest,
                         after,
+                        next_squares,
                     )
                 finally:
                     path.pop()
                     game.undo()
 
-    down(occupied, differ, plies, float("-inf"), next(iter(sides)), white)
+    first = starts(occupied, differ, plies, next(iter(sides)), white) if differ and plies else 0
+    if first:
+        down(occupied, differ, plies, float("-inf"), white, first)
     return found
+
+
+def in_turn(actions: Sequence[LegalAction], handled: Handled, gap: float) -> bool:
+    """Whether the piece of each action of ``actions`` was lifted more than ``gap`` seconds
+    after the piece of the action before it (a reply starts after the move it answers): its
+    last lift, or its first for a square the piece of a later action passes over (which
+    lifted it again)."""
+    since = float("-inf")
+    for index, action in enumerate(actions):
+        passed: set[int] = set()
+        for other in actions[index + 1 :]:
+            move = other.action
+            if isinstance(move, Move):
+                passed.update(between(move.from_square, move.to_square))
+        times = []
+        for square, symbol in action.changes:
+            when = handled.first_lift if square in passed else handled.last_lift
+            if not symbol and square in when:
+                times.append(when[square])
+        if times:
+            if min(times) <= since + gap:
+                return False
+            since = min(times)
+    return True
 
 
 def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> bool:
@@ -268,12 +315,15 @@ def readings(
     not_first: LegalAction | None = None,
     last: Sequence[int] = (),
     gap: float | None = None,
+    plies: int = AHEAD_PLIES,
+    budget: int = AHEAD_NODES,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
     handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
     ``gap``: how much later than the action before it an action's piece must be lifted
-    (default ``slack``; a move must be complete when the caller asks, so less may do)."""
+    (default ``slack``; a move must be complete when the caller asks, so less may do).
+    ``plies``: the most actions of a sequence; ``budget``: the most positions visited."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -286,15 +336,19 @@ def readings(
         occupied,
         todo,
         shortest=shortest,
+        plies=plies,
+        budget=budget,
         placed=placed,
         not_first=not_first,
         lifted=handled.last_lift,
+        first_lifted=handled.first_lift,
         slack=slack if gap is None else gap,
     )
     result = [
         Reading(actions, rank(actions, view, handled, promotion, last))
         for actions in found
         if in_order(actions, handled, slack)
+        and in_turn(actions, handled, slack if gap is None else gap)
     ]
     result.sort(key=lambda reading: reading.rank)
     return result

@@ -59,22 +59,30 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   first (a knocked piece is mostly set back after the move is made).  The other captures by
   the same piece are named in the move event (``alternatives``), for a screen to offer;
 * a capture read among captures of other pieces by the same piece (the case above: truly
-  ambiguous, the sensor histories are the same) is kept with its alternatives for
-  :data:`REREAD_PLIES` actions: when the board stands on something nothing explains (after
-  a place, at a clock press, or still for the settle delay), and reading that capture the
-  other way keeps the actions since legal and explains the board (it shows the position
-  after them, or after them and one more legal action), the game is read again that way --
-  a ``Takeback`` of the actions since that capture and move events for them again, with
-  their completion kept.  A capture read as the mover lands, before the captured square
-  was handled, keeps the same way the captures of the same piece whose squares are handled
-  afterwards but which do not amend it (below).  The last capture of a game has nothing
-  after it to tell, nor has one whose later play fits both readings: when the neighbour was
-  knocked over before the captured piece came off (more than a scan after the mover's lift),
-  or the capture was read before the captured square was handled, such a capture stays read
-  wrong (in the noisy replays, 1 of 5,480 presence-only games over the default sources
-  and 5 seeds, 3 of 4,800 when the Chess960 games alone are replayed, which draws other
-  noise; how long each square was held points either way, and there the handling fits the
-  wrong reading better);
+  ambiguous, the sensor histories are the same; and every capture read swept, below) is
+  kept with its alternatives for :data:`REREAD_PLIES` actions: when the board stands on
+  something nothing explains (after a place, at a clock press, or still for the settle
+  delay), the game is read again with that capture read another way if then the actions
+  since stay legal -- or become legal with up to :data:`REREAD_CHANGES` of them read as
+  other captures by the same piece (a capture read wrong makes its recapture read wrong:
+  the piece really taken was on another square) -- and the board shows the position after
+  them, or up to :data:`REREAD_AHEAD` legal actions further (read ahead; once a move is
+  complete also a swept capture, or actions replacing a provisional last action, a slide
+  that rested on its path and went on to capture).  A reading is tried only if it changes
+  the piece on a square handled since the last action, or one the lifted pieces attack (a
+  swept capture), or gives check on the last action (:meth:`_may_differ`: bit masks, no game
+  made), at most :data:`REREAD_TRIALS` readings and :data:`REREAD_NODES` actions made each.
+  It emits a ``Takeback`` of the actions since the first capture read again and move events
+  for them again, with their completion kept, each naming the readings not taken that the
+  later play still allows.  A capture the handling settled (its captured square lifted and
+  set down in order) keeps the other captures by its piece unnamed (``unseen``: a swept
+  capture with a neighbour knocked over reads the same); they are read again the same way,
+  but only once a move is complete (a piece set down on its path mid-move is no proof).  A
+  capture read as the mover lands, before the captured square was handled, keeps the same
+  way the captures of the same piece whose squares are handled afterwards but which do not
+  amend it (below).  The last capture of a game has nothing after it to tell, nor has one
+  whose later play fits both readings: such a capture stays read wrong, its alternatives
+  named;
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
@@ -115,12 +123,15 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   on to take in one motion), else from where the last guess started (a swept capture read,
   or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
   after the move it answers was lifted, and is lifted after the move's piece was set down);
-  after a place, only a sequence explaining every square handled.  The likeliest is made
-  (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a capture
-  of the piece that just moved) with move events (an ``Amend``, or a ``Takeback`` and the
-  actions again, for what it read again), the other captures the board reads the same named
-  as ``alternatives``.  A stretch no legal play explains within :data:`AHEAD_PLIES` actions
-  is a mismatch; once the board is back on a position legal play reaches, the game goes on;
+  after a place, only a sequence explaining every square handled, within a smaller budget
+  (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
+  piece set down before its lift is reported: the next change tells).  The likeliest is
+  made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
+  capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
+  and the actions again, for what it read again), the other captures the board reads the
+  same named as ``alternatives``.  A stretch no legal play explains within
+  :data:`AHEAD_PLIES` actions is a mismatch; once the board is back on a position legal
+  play reaches, the game goes on;
 * a takeback of several actions counts at once when the board holds more pieces than the
   game has (captured pieces came back: only a takeback does that), else once the board
   stands still on the earlier position for the settle delay;
@@ -143,10 +154,12 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple
+
+import chess
 
 from dgt.events import (
     BoardEvent,
@@ -158,7 +171,9 @@ from dgt.events import (
 )
 from dgt.protocol.constants import Piece
 from service.recognize.ahead import (
+    AHEAD_NODES,
     AHEAD_PLIES,
+    PLACE_NODES,
     Handled,
     Reading,
     between,
@@ -184,6 +199,7 @@ from service.variants.base import (
     STANDARD_ID,
     Action,
     Color,
+    IllegalActionError,
     LegalAction,
     Move,
     ScoreEvent,
@@ -195,7 +211,7 @@ from service.variants.base import (
     rotated,
 )
 from service.variants.chess960 import chess960_starts
-from service.variants.standard import Standard
+from service.variants.standard import Standard, to_chess_move
 from service.variants.t20 import t20_start
 
 logger = logging.getLogger(__name__)
@@ -229,8 +245,17 @@ SCAN_SLACK = 0.1
 """Seconds by which a board may report a place before the lift that physically came first
 (both happened within one scan of the sensors)."""
 PROMOTION_KINDS = frozenset("qrbn")
-REREAD_PLIES = 8
+REREAD_PLIES = 40
 """How far back an action read among several may be read again another way."""
+REREAD_TRIALS = 6
+"""The most other readings of an action one re-reading tries on the game (most are set
+aside unseen: they change no piece the handling since the last action touched)."""
+REREAD_CHANGES = 3
+"""The most actions read another way at once (a capture, its recapture, and the next)."""
+REREAD_NODES = 96
+"""The most actions one trial of a re-reading makes (bounds its cost)."""
+REREAD_AHEAD = 3
+"""The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
 _FEW_SQUARES = 8
 """A mismatch over more squares than this compares the board with every legal action rather
@@ -365,6 +390,7 @@ class _Played:
     by_settle: bool = False  # completed only by the board standing still
     alternatives: tuple[tuple[LegalAction, str], ...] = ()  # read the same; with their SAN
     swept: bool = False  # read as a capture whose captured piece was swept off
+    unseen: tuple[LegalAction, ...] = ()  # other captures a swept capture would read as
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
@@ -404,11 +430,68 @@ def _alternatives(matches: Sequence[_Candidate]) -> tuple[LegalAction, ...]:
     )
 
 
+def _unseen(
+    matches: Sequence[_Candidate], unordered: Sequence[_Candidate]
+) -> tuple[LegalAction, ...]:
+    """The other captures by the piece of the likeliest of ``matches`` whose captured
+    square was not handled in order (``unordered``): had the piece really captured been
+    swept off, a neighbour knocked over and set back would read as this capture.  Never
+    named; a re-reading tries them when later play disproves the capture read."""
+    action = matches[0].action.action
+    named = {c.action for c in matches}
+    return tuple(
+        c.action
+        for c in unordered
+        if c.action not in named
+        and _other_capture(action, c.action)
+        and not any(c.action.changes == other.changes for other in named)
+    )
+
+
 def _same_origin(new: LegalAction, old: LegalAction) -> bool:
     """Whether both actions move a piece from the same square."""
     a, b = new.action, old.action
     return isinstance(a, Move) and isinstance(b, Move) and a.from_square == b.from_square
 
+
+def _target(la: LegalAction) -> int:
+    """The square a move goes to (-1 for other actions)."""
+    action = la.action
+    return action.to_square if isinstance(action, Move) else -1
+
+
+def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
+    """:func:`_followed` for python-chess moves (their squares alone)."""
+    emptied = chess.BB_SQUARES[read.from_square]
+    filled = chess.BB_SQUARES[read.to_square]
+    if made == read:
+        carried = differ & emptied
+        differ &= ~(emptied | filled)
+        return differ | filled if carried else differ
+    filled |= chess.BB_SQUARES[made.to_square]
+    return (differ | filled) & ~emptied
+
+
+def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
+    """The squares (a bit mask) whose piece differs between two games after one makes
+    ``read`` and the other ``made`` (the same occupancy either way), from ``differ``
+    before: an action leaving such a square takes the difference with it."""
+    emptied = filled = 0
+    for square, symbol in read.changes:
+        if symbol:
+            filled |= 1 << square
+        else:
+            emptied |= 1 << square
+    if made == read:
+        carried = differ & emptied
+        differ &= ~(emptied | filled)
+        return differ | filled if carried else differ
+    for square, symbol in made.changes:
+        if symbol:
+            filled |= 1 << square
+        else:
+            emptied |= 1 << square
+    return (differ | filled) & ~emptied
 
 
 @cache
@@ -510,6 +593,7 @@ class Recognizer:
         self._prev: _Ref | None = None
         self._sure: _Ref | None = None  # the position the last reading ahead started from
         self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
+        self._explorable: dict[tuple[str, ...], bool] = {}  # see _may_explore
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
@@ -567,10 +651,11 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
-            if self._reread(now, out):
-                return out
+            reread = self._reread(now, out, complete=True, promotions=False)
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
+                return out
+            if reread:
                 return out
             if self._follow(now, out):
                 return out
@@ -804,8 +889,8 @@ class Recognizer:
             self.presence_only
             and self._top is not None
             and self._top.diff
-            and not self._reread(event.time, out)  # a move is complete: explain it
-            and not self._read_swept(event.time, out)
+            # a move is complete: explain it
+            and not self._reread(event.time, out, complete=True) | self._read_swept(event.time, out)
         ):
             self._follow(event.time, out)
         if self._played and not self._played[-1].final:
@@ -923,9 +1008,11 @@ class Recognizer:
                         # maybe the opponent's reply seen place-before-lift: decide once
                         # the scan had time to report a lift
                         self._pending = _Pending(time, self._placing, candidate.action)
-        matches = self._matches(top)
+        unordered: list[_Candidate] = []
+        matches = self._matches(top, unordered)
         if matches:
             self._advance(matches[0].action, time, out, _alternatives(matches))
+            self._played[-1].unseen = _unseen(matches, unordered)
             return
         found = self._find_start()
         if found is not None:
@@ -938,8 +1025,31 @@ class Recognizer:
             if ply is not None:
                 self._take_back(ply, time, out)
                 return
-        if self.presence_only and self._placing is not None and not self._reread(time, out):
+        if (
+            self.presence_only
+            and self._placing is not None
+            and not self._partway(top)
+            and not self._reread(time, out, placed=self._placing)
+        ):
             self._follow(time, out, self._placing)
+
+    def _partway(self, ref: _Ref) -> bool:
+        """Whether the board is part-way through a legal action from ``ref``: every square
+        where it differs reads as that action leaves it, and the action changes more
+        (a piece set down before its lift is reported, a capture before the captured piece
+        is taken off).  The next change will tell: nothing is read ahead yet."""
+        diff = ref.diff
+        board = self._board
+        if not diff:
+            return False
+        for candidates in self._candidates(ref.node, next(iter(diff))).values():
+            for candidate in candidates:
+                key = candidate.key
+                if len(key) > len(diff) and all(sq in key for sq in diff):
+                    readings = dict(candidate.readings)
+                    if all(board[sq] == readings[sq] for sq in diff):
+                        return True
+        return False
 
     def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
         """Presence-only, no action explains the board: read ahead (:mod:`.ahead`) for the
@@ -965,6 +1075,7 @@ class Recognizer:
                 slack=SCAN_SLACK,
                 shortest=2,
                 placed=placed,
+                budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=self._landed(len(self._played) - 1),
                 gap=None if placed is not None else 0.0,
             )
@@ -1005,17 +1116,31 @@ class Recognizer:
 
     def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
         """:meth:`_follow` from the position before a provisional last action."""
-        game, prev, board = self._game, self._prev, self._board
+        prev = self._prev
+        if prev is None or not self._played or self._played[-1].final:
+            return False
+        found = self._replacing_last(prev, placed)
+        if not found:
+            return False
+        self._read_ahead(found, prev, time, out, replace=True)
+        return True
+
+    def _replacing_last(
+        self, prev: _Ref, placed: int | None, plies: int = AHEAD_PLIES
+    ) -> list[Reading]:
+        """The readings ahead from ``prev``, the position before the last action, that
+        replace it (see :meth:`_follow`); ``plies``: the most actions."""
+        game, board = self._game, self._board
         assert game is not None
-        if prev is None or not self._played or not prev.diff:
-            return False
+        if not self._played or not prev.diff:
+            return []
         last = self._played[-1]
-        if last.final or any(board[sq] == UNREADABLE for sq in prev.diff):
-            return False
+        if any(board[sq] == UNREADABLE for sq in prev.diff):
+            return []
         if placed is not None and not self._replied(
             prev.node.squares, prev.diff, frozenset((last.action.side,))
         ):
-            return False
+            return []
         game.undo()
         try:
             found = readings(
@@ -1027,15 +1152,16 @@ class Recognizer:
                 slack=SCAN_SLACK,
                 shortest=1 if placed is None else 2,
                 placed=placed,
+                budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
+                plies=plies,
             )
         finally:
             game.apply(last.action.action)
-        if not found or (placed is not None and found[0].rank[0]):
-            return False
-        self._read_ahead(found, prev, time, out, replace=True)
-        return True
+        if placed is not None and found and found[0].rank[0]:
+            return []
+        return found
 
     def _follow_sure(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
         """:meth:`_follow` from the position the last reading ahead started from (its
@@ -1070,6 +1196,7 @@ class Recognizer:
                 promotion=self._promotion,
                 slack=SCAN_SLACK,
                 placed=placed,
+                budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
             )
         finally:
@@ -1110,10 +1237,26 @@ class Recognizer:
             if index == 0 and replace:
                 self._replace(la, time, out, others)
             else:
+                unseen = self._captures_instead(la)
                 self._advance(la, time, out, others)
+                self._played[-1].unseen = tuple(c for c in unseen if c not in others)
             self._played[-1].swept = any(
                 symbol and view[sq] and sq not in touched for sq, symbol in la.changes
             )
+
+    def _captures_instead(self, la: LegalAction) -> tuple[LegalAction, ...]:
+        """Presence-only: if ``la`` (legal from the top position) is a capture, the other
+        captures by its piece from there (the board reads them all the same)."""
+        top = self._top
+        action = la.action
+        if top is None or not isinstance(action, Move) or not top.node.view[action.to_square]:
+            return ()
+        return tuple(
+            c.action
+            for candidates in self._candidates(top.node, action.from_square).values()
+            for c in candidates
+            if c.same and _other_capture(action, c.action)
+        )
 
     def _read_swept(
         self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
@@ -1126,22 +1269,8 @@ class Recognizer:
         re-reading.  Without ``promotions``, not a capture that promotes (a pawn is held
         a while as the new piece is fetched).  Returns whether it read one."""
         top = self._top
-        if top is None or self._game is None or not top.diff:
-            return False
-        board = self._board
-        diff = top.diff
-        if any(board[sq] for sq in diff):
-            return False
-        pool = self._candidates(top.node, next(iter(diff))).get(frozenset(diff), ())
-        found = [
-            c
-            for c in pool
-            if c.same
-            and (promotions or c.promotion is None)
-            and all(board[sq] == reading for sq, reading in c.readings)
-            and not any(sq in top.first_lift or sq in top.last_place for sq in c.same)
-        ]
-        if not found:
+        found = self._swept_captures(promotions)
+        if top is None or not found:
             return False
         self._sort_likeliest(top, found)
         landed = self._landed(len(self._played) - 1)
@@ -1167,6 +1296,27 @@ class Recognizer:
         logger.debug("capture read with the captured piece swept off: %s", played.san)
         return True
 
+    def _swept_captures(self, promotions: bool) -> list[_Candidate]:
+        """The legal captures from the top position that read as the board does when the
+        board only lacks pieces and whose captured square was not handled (see
+        :meth:`_read_swept`), in no particular order."""
+        top = self._top
+        if top is None or self._game is None or not top.diff:
+            return []
+        board = self._board
+        diff = top.diff
+        if any(board[sq] for sq in diff):
+            return []
+        pool = self._candidates(top.node, next(iter(diff))).get(frozenset(diff), ())
+        return [
+            c
+            for c in pool
+            if c.same
+            and (promotions or c.promotion is None)
+            and all(board[sq] == reading for sq, reading in c.readings)
+            and not any(sq in top.first_lift or sq in top.last_place for sq in c.same)
+        ]
+
     def _take_back(self, ply: int, time: float, out: list[RecognizerEvent]) -> None:
         """The board shows the position after ``ply`` actions: a takeback to it, held for a
         scan on a presence-only board when a place showed it (the place may be the next
@@ -1181,8 +1331,10 @@ class Recognizer:
         found = self._matches(ref)
         return found[0] if found else None
 
-    def _matches(self, ref: _Ref) -> list[_Candidate]:
-        """The legal actions from ``ref`` that explain the board, the likeliest first."""
+    def _matches(self, ref: _Ref, unordered: list[_Candidate] | None = None) -> list[_Candidate]:
+        """The legal actions from ``ref`` that explain the board, the likeliest first;
+        ``unordered`` gets those that read the same but whose handling was not in order
+        (see :meth:`_order_fits`)."""
         diff = ref.diff
         board = self._board
         if not any(map(board.__getitem__, diff)) and not (self.presence_only and ref.last_place):
@@ -1213,6 +1365,8 @@ class Recognizer:
             if any(board[sq] != reading for sq, reading in candidate.readings):
                 continue
             if candidate.same and not self._order_fits(ref, candidate):
+                if unordered is not None:
+                    unordered.append(candidate)
                 continue
             if candidate in found:
                 continue
@@ -1728,111 +1882,432 @@ class Recognizer:
         logger.debug("action %s amended to %s", old.san, played.san)
         self._explained(time, out)
 
-    def _reread(self, time: float, out: list[RecognizerEvent]) -> bool:
-        """Presence-only, the board stands on something no action explains: an action of
-        the last :data:`REREAD_PLIES` read among several readings (the board cannot tell
-        which piece was captured) is read the other way if then the actions since are
-        still legal and the board shows the position after them, or after them and one more
-        legal action.  Emits a takeback of the actions since the re-read one and the
-        actions again.  Returns whether it did."""
-        if self._game is None or self._top is None:
+    def _reread(
+        self,
+        time: float,
+        out: list[RecognizerEvent],
+        *,
+        complete: bool = False,
+        promotions: bool = True,
+        placed: int | None = None,
+    ) -> bool:
+        """Presence-only, the board stands on something no action explains: an action of the
+        last :data:`REREAD_PLIES` read among several readings (the board cannot tell which
+        piece was captured) is read another way if then the actions since are still legal
+        -- or become legal when captures read among several after it are read another way
+        too (a capture read wrong makes its recapture read wrong: see :meth:`_explore`) --
+        and the board shows the position after them, or after them and one or two more
+        legal actions (``complete``: a move must be complete, so a capture whose captured
+        piece was swept off will do, if the game as read has none; ``promotions``: see
+        :meth:`_read_swept`; ``placed``: the square set down, which the last action read
+        ahead must set down).  A reading is tried only if it may change the piece on a
+        square handled since the last action (or, for a swept capture, on any square) or
+        gives check.  Emits a takeback of the actions since the first one read again and
+        the actions again, each with the readings not taken that later play allows as its
+        alternatives.  Returns whether it did."""
+        top = self._top
+        if self._game is None or top is None or not top.diff:
             return False
         count = len(self._played)
-        top = self._top
-        seen = top.diff.keys() | top.first_lift.keys() | top.last_place.keys()
-        for index in range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1):
-            played = self._played[index]
-            read = played.action.action
-            for alternative, san in played.alternatives:
-                other = alternative.action
-                if (
-                    isinstance(read, Move)
-                    and isinstance(other, Move)
-                    and read.to_square not in seen
-                    and other.to_square not in seen
-                    and not any(mark in text for text in (san, played.san) for mark in "+#")
-                ):
-                    # the readings differ in the pieces on those two squares only (and
-                    # neither gives check): what the board shows now tells them apart only
-                    # if one was handled since
-                    continue
-                if self._try_reading(index, alternative, time, out):
-                    return True
+        window = range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
+        roots = [
+            (index, other) for index in window for other, _ in self._played[index].alternatives
+        ]
+        if complete:  # the handling favoured the capture read: only once a move is made
+            roots += [(index, other) for index in window for other in self._played[index].unseen]
+        if not roots:
+            return False
+        board = self._board
+        swept = not any(board[sq] for sq in top.diff)
+        if swept and (not complete or self._swept_captures(promotions)):
+            return False  # only lifts: nothing to read yet, or the game as read explains it
+        seen = 0
+        for square in (*top.diff, *top.first_lift, *top.last_place):
+            seen |= 1 << square
+        if swept:  # or a capture of a piece that differs: one the lifted pieces attack
+            seen |= self._attacked(top.diff)
+        tried = 0
+        for index, other in roots:
+            differ, check = self._may_differ(index, other)
+            if not (differ & seen or (check and index == count - 1)):
+                continue  # (a check read another way: the board shows the reply to it)
+            if tried == REREAD_TRIALS:
+                return False
+            tried += 1
+            combination = self._explore(index, other) if self._may_explore(index, other) else None
+            if combination is not None and self._try_reading(
+                combination, time, out, swept=swept, promotions=promotions, placed=placed
+            ):
+                return True
         return False
 
-    def _try_reading(
-        self, index: int, alternative: LegalAction, time: float, out: list[RecognizerEvent]
-    ) -> bool:
-        """Read action ``index`` as ``alternative`` if that explains the board (see
-        :meth:`_reread`); else leave everything as it was."""
+    def _attacked(self, squares: Iterable[int]) -> int:
+        """The squares (a bit mask) the pieces on ``squares`` attack in the game's position
+        (every square for a variant python-chess does not play)."""
         game = self._game
         assert game is not None
-        if not self._may_read(index, alternative):
+        board = game.chess_board()
+        if board is None:
+            return (1 << 64) - 1
+        mask = 0
+        for square in squares:
+            mask |= board.attacks_mask(square)
+        return mask
+
+    def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
+        """The squares (a bit mask) whose piece may differ now between the game as read
+        and the game with action ``start`` read as ``other`` (a later action touching such
+        a square may differ too, or be read another way: the squares it and its other
+        readings set a piece down on are added); and whether either reading gives check.
+        No game is made: occupancy is the same either way."""
+        played = self._played[start]
+        sans = [played.san, *(san for la, san in played.alternatives if la == other)]
+        check = any("+" in san or "#" in san for san in sans)
+        emptied = filled = 0
+        for square, symbol in (*played.action.changes, *other.changes):
+            if symbol:
+                filled |= 1 << square
+            else:
+                emptied |= 1 << square
+        differ = filled & ~emptied
+        for index in range(start + 1, len(self._played)):
+            later = self._played[index]
+            touched = set_down = 0
+            for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
+                for square, symbol in la.changes:
+                    touched |= 1 << square
+                    if symbol:
+                        set_down |= 1 << square
+            if touched & differ:
+                differ |= set_down
+        return differ, check
+
+    def _may_explore(self, start: int, first: LegalAction) -> bool:
+        """A quick test before :meth:`_explore`, on a python-chess board alone (a move
+        pushed and popped costs little; no position of the game is made): whether some
+        reading :meth:`_explore` tries keeps the actions from ``start`` on legal (the board
+        is not looked at).  True for a variant python-chess does not play."""
+        game = self._game
+        assert game is not None
+        board = game.chess_board()
+        later = self._played[start:]
+        if board is None or len(board.move_stack) < len(later):
+            return True
+        key = (str(start), first.uci, *(played.action.uci for played in self._played))
+        known = self._explorable.get(key)
+        if known is not None:
+            return known
+        if len(self._explorable) > 256:
+            self._explorable.clear()
+        self._explorable[key] = result = self._legal_somehow(board, later, first)
+        return result
+
+    def _legal_somehow(
+        self, board: chess.Board, later: Sequence[_Played], first: LegalAction
+    ) -> bool:
+        """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
+        one read as ``first`` on (the answer depends on the game alone: it is kept)."""
+        try:
+            moves = [to_chess_move(played.action.action) for played in later]
+            root = to_chess_move(first.action)
+        except IllegalActionError:
+            return True
+        scratch = board.copy(stack=len(later))
+        for _ in later:
+            scratch.pop()
+        nodes = changes = 0
+
+        def options(index: int, differ: int) -> list[chess.Move]:
+            played, read = later[index], moves[index]
+            found = [read]
+            if not (played.alternatives or played.swept or played.unseen):
+                return found
+            if changes + 1 >= REREAD_CHANGES:
+                return found
+            others = (*(la for la, _ in played.alternatives), *played.unseen)
+            found += [to_chess_move(la.action) for la in others]
+            theirs = scratch.occupied_co[not scratch.turn] & differ
+            if theirs:
+                found += [
+                    move
+                    for move in scratch.generate_legal_moves(
+                        chess.BB_SQUARES[read.from_square], theirs
+                    )
+                    if move.promotion == read.promotion and move not in found
+                ]
+            return found
+
+        def down(index: int, differ: int) -> bool:
+            nonlocal nodes, changes
+            if index == len(later):
+                return True
+            read = moves[index]
+            for move in [root] if index == 0 else options(index, differ):
+                nodes += 1
+                if nodes > REREAD_NODES:
+                    return False
+                if not scratch.is_legal(move):
+                    continue
+                changed = index > 0 and move != read
+                scratch.push(move)
+                changes += changed
+                try:
+                    if down(index + 1, _moved(differ, read, move)):
+                        return True
+                finally:
+                    scratch.pop()
+                    changes -= changed
             return False
+
+        return down(0, 0)
+
+    def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
+        """The game stepped alone (no events or positions made): with action ``start``
+        read as ``first``, the actions after it made as read, or -- each a capture read
+        among several or read swept (its captured square never handled) -- read as another
+        capture by the same piece (one of its other readings, or a capture of a piece that
+        differs now between the two games: a recapture of the piece really taken), at most
+        :data:`REREAD_CHANGES` actions read another way in all and :data:`REREAD_NODES`
+        actions made, until they are all legal and the board's occupancy is the last
+        position's or one or two more legal actions' from it.  Returns the actions read
+        another way (index -> reading), or None.  The game is left as it was."""
+        game = self._game
+        assert game is not None
+        later = [played.action for played in self._played[start:]]
+        count = len(self._played)
+        for _ in later:
+            game.undo()
+        chosen: dict[int, LegalAction] = {start: first}
+        nodes = 0
+
+        def options(index: int, differ: int) -> list[LegalAction]:
+            played = self._played[index]
+            found = [played.action]
+            action = played.action.action
+            ambiguous = played.alternatives or played.swept or played.unseen
+            if not ambiguous or len(chosen) >= REREAD_CHANGES:
+                return found  # a capture whose captured square was handled was read so
+            found += [la for la, _ in played.alternatives]
+            found += played.unseen
+            if isinstance(action, Move) and differ:
+                found += [
+                    la
+                    for la in game.actions_changing(action.from_square)
+                    if _other_capture(action, la) and differ >> _target(la) & 1 and la not in found
+                ]
+            return found
+
+        def down(index: int, differ: int, made: LegalAction) -> bool:
+            nonlocal nodes
+            if index == count:
+                return self._fits(None if self._played[-1].final else made)
+            read = self._played[index].action
+            for option in [first] if index == start else options(index, differ):
+                if nodes >= REREAD_NODES:
+                    return False
+                nodes += 1
+                try:
+                    game.apply(option.action)
+                except IllegalActionError:
+                    continue
+                if option != read:
+                    chosen[index] = option
+                try:
+                    if down(index + 1, _followed(differ, read, option), option):
+                        return True
+                finally:
+                    game.undo()
+                if index != start:
+                    chosen.pop(index, None)
+            return False
+
+        try:
+            found = down(start, 0, first)
+        finally:
+            for la in later:
+                game.apply(la.action)
+        return chosen if found else None
+
+    def _fits(self, last: LegalAction | None) -> bool:
+        """Whether the board's occupancy is the game's position's, or one or two legal
+        actions' from it, or from the position before ``last`` (the last action made, if
+        still provisional) with one or two legal actions instead of it."""
+        game = self._game
+        assert game is not None
+        board = self._board
+
+        def masks() -> tuple[int, int]:
+            squares = game.squares
+            occupied = differ = 0
+            for square in _SQUARES:
+                bit = 1 << square
+                if squares[square]:
+                    occupied |= bit
+                if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
+                    differ |= bit
+            return occupied, differ
+
+        occupied, differ = masks()
+        if not differ or search(game, occupied, differ, plies=REREAD_AHEAD):
+            return True
+        if last is None:
+            return False
+        game.undo()
+        try:
+            occupied, differ = masks()
+            return bool(differ) and bool(
+                search(game, occupied, differ, plies=REREAD_AHEAD, not_first=last)
+            )
+        finally:
+            game.apply(last.action)
+
+    def _try_reading(
+        self,
+        combination: Mapping[int, LegalAction],
+        time: float,
+        out: list[RecognizerEvent],
+        *,
+        swept: bool,
+        promotions: bool,
+        placed: int | None,
+    ) -> bool:
+        """Read the actions of ``combination`` another way if that explains the board
+        (see :meth:`_reread`; ``swept``: a swept capture will do); else leave everything as
+        it was."""
+        game = self._game
+        assert game is not None
+        start = min(combination)
         old_top, old_prev = self._top, self._prev
         assert old_top is not None
-        saved, saved_nodes = self._take_back_from(index)
+        # the last action, provisional, may have gone on (a slide resting on its path) in
+        # the game read again, if not in the game as read
+        replaceable = (
+            placed is None
+            and old_prev is not None
+            and not self._played[-1].final
+            and not self._replacing_last(old_prev, None)
+        )
+        # nor may reading ahead explain the board in the game read again if it does in the
+        # game as read (which a reading ahead then makes)
+        aheadable = not self._ahead_of(old_top, placed)
+        saved, saved_nodes = self._take_back_from(start)
         applied = 0
-        reading: LegalAction | None = alternative
-        for _ in saved:
+        for index, played in enumerate(saved, start):
+            chosen = combination.get(index)
+            if chosen is None:
+                others = tuple(la for la, _ in played.alternatives)
+                reading = _legal_now(game, played.action.action)
+            else:
+                others = tuple(
+                    la
+                    for la in (played.action, *(la for la, _ in played.alternatives))
+                    if la != chosen
+                )
+                reading = chosen if index == start else _legal_now(game, chosen.action)
             if reading is None:
                 break
-            self._apply(reading)
+            kept = tuple(
+                la for la in (_legal_now(game, other.action) for other in others) if la is not None
+            )
+            self._apply(reading, kept)
             applied += 1
-            if applied < len(saved):
-                action = saved[applied].action.action
-                reading = _legal_now(game, action)
         if applied == len(saved):
             top = self._new_ref(self._nodes[-1])
             _copy_handling(old_top, top)
             self._top = top
-            matches = self._matches(top) if top.diff else []
-            if not top.diff or matches:
-                self._commit_reading(index, saved, old_prev, time, out)
-                if matches:
-                    self._advance(matches[0].action, time, out, _alternatives(matches))
-                return True
-        self._restore_from(index, saved, saved_nodes)
+            unordered: list[_Candidate] = []
+            matches = self._matches(top, unordered) if top.diff else []
+            found: list[Reading] = []
+            replace = False
+            if top.diff and not matches and not (swept and self._swept_captures(promotions)):
+                found = self._ahead_of(top, placed) if aheadable else []
+                if not found and replaceable and len(self._nodes) > 1:
+                    prev = self._new_ref(self._nodes[-2])
+                    if old_prev is not None:
+                        _copy_handling(old_prev, prev)
+                    found = self._replacing_last(prev, placed, REREAD_AHEAD)
+                    replace = bool(found)
+                if not found:
+                    self._restore_from(start, saved, saved_nodes)
+                    self._top, self._prev = old_top, old_prev
+                    return False
+            then = [c.action.action for c in matches[:1]]
+            then += [la.action for la in found[0].actions] if found and not replace else []
+            for index in combination:
+                self._drop_disproved(index, then)
+            self._commit_reading(start, saved, old_prev, time, out)
+            if matches:
+                self._advance(matches[0].action, time, out, _alternatives(matches))
+                self._played[-1].unseen = _unseen(matches, unordered)
+            elif found and replace:
+                assert self._prev is not None
+                self._read_ahead(found, self._prev, time, out, replace=True)
+            elif found:
+                self._read_ahead(found, self._top, time, out)
+            return True
+        self._restore_from(start, saved, saved_nodes)
         self._top, self._prev = old_top, old_prev
         return False
 
-    def _may_read(self, index: int, alternative: LegalAction) -> bool:
-        """A quick test before :meth:`_try_reading` (the game alone stepped, no events or
-        positions made): with action ``index`` read as ``alternative``, the later actions
-        stay legal and the board's occupancy is the last position's or one more legal
-        action's from it."""
+    def _drop_disproved(self, index: int, then: Sequence[Action]) -> None:
+        """Drop the other readings of action ``index`` that the actions after it and
+        ``then`` (about to be made) disprove (one of them is not legal read so): a screen
+        offers only what may have been."""
         game = self._game
         assert game is not None
-        later = [played.action.action for played in self._played[index:]]
+        played = self._played[index]
+        if not played.alternatives:
+            return
+        later = [p.action.action for p in self._played[index:]]
         for _ in later:
             game.undo()
-        made = 0
-        fits = False
+        kept = []
         try:
-            reading: LegalAction | None = alternative
-            for number in range(len(later)):
-                if reading is None:
-                    break
-                game.apply(reading.action)
-                made += 1
-                if number + 1 < len(later):
-                    reading = _legal_now(game, later[number + 1])
-            if made == len(later):
-                board, squares = self._board, game.squares
-                occupied = differ = 0
-                for square in _SQUARES:
-                    bit = 1 << square
-                    if squares[square]:
-                        occupied |= bit
-                    if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
-                        differ |= bit
-                fits = not differ or bool(search(game, occupied, differ, plies=1))
+            for other, san in played.alternatives:
+                made = 0
+                try:
+                    game.apply(other.action)
+                    made += 1
+                    for action in (*later[1:], *then):
+                        game.apply(action)
+                        made += 1
+                    kept.append((other, san))
+                except IllegalActionError:
+                    pass
+                finally:
+                    for _ in range(made):
+                        game.undo()
         finally:
-            for _ in range(made):
-                game.undo()
             for action in later:
                 game.apply(action)
-        return fits
+        played.alternatives = tuple(kept)
+
+    def _ahead_of(self, top: _Ref, placed: int | None) -> list[Reading]:
+        """Readings ahead (:mod:`.ahead`) of two actions at most from ``top``, the current
+        position, to the board (see :meth:`_follow`), for a game read again."""
+        game = self._game
+        assert game is not None
+        if any(self._board[sq] == UNREADABLE for sq in top.diff):
+            return []
+        if not self._replied(top.node.squares, top.diff, game.sides_to_act()):
+            return []
+        found = readings(
+            game,
+            top.node.view,
+            list(top.diff),
+            _handled(top),
+            promotion=self._promotion,
+            slack=SCAN_SLACK,
+            shortest=2,
+            placed=placed,
+            budget=AHEAD_NODES if placed is None else PLACE_NODES,
+            last=self._landed(len(self._played) - 1),
+            gap=None if placed is not None else 0.0,
+            plies=REREAD_AHEAD,
+        )
+        if found and placed is not None and found[0].rank[0]:
+            return []
+        return found
 
     def _take_back_from(self, index: int) -> tuple[list[_Played], list[_Node]]:
         """Take the actions from ``index`` on back (to try another reading of them); returns
@@ -1881,6 +2356,8 @@ class Recognizer:
         ):
             played.final = old.final
             played.by_settle = old.by_settle
+            played.swept = old.swept
+            played.unseen = old.unseen
             out.append(self._move_event(time, played, played.final, ply))
         if len(self._nodes) > 1:
             self._prev = self._new_ref(self._nodes[-2])
