@@ -77,6 +77,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._stages import StageMeter, report  # noqa: E402
 from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
 from dgt.emulator.replay import replay_games  # noqa: E402
@@ -94,6 +95,14 @@ LICHESS_GAMES = ROOT / "tests" / "data" / "lichess-2012-12-31-100.pgn"
 """The 100 lichess games kept in the repository (CC0; see ``tests/data/README.md``)."""
 
 T = TypeVar("T")
+
+BOARDS_PROCESS_FROM = 2000
+"""From this many tables on, the emulated boards run in a process of their own by default
+(``--boards-inside`` keeps them in): the service then has its core to itself."""
+
+PATHS_LINE_LIMIT = 1 << 24
+"""Longest line the boards process hands its paths over in (one JSON line of every pty's
+path, ~40 bytes each: more than the 64 KiB a stream reader takes by default at N = 2,000)."""
 
 
 class CpuSplit:
@@ -384,7 +393,7 @@ class BoardsProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), "--serve-boards", str(n),
             "--seed", str(args.seed), "--speed", str(args.speed), "--stagger", str(args.stagger),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=PATHS_LINE_LIMIT,
         )  # fmt: skip
         assert process.stdout is not None
         line = await process.stdout.readline()
@@ -460,24 +469,37 @@ async def staggered(delay: float, coro: Coroutine[Any, Any, T]) -> T:
     return await coro
 
 
+def boards_apart(n: int, args: argparse.Namespace) -> bool:
+    """Whether the boards of a hall of ``n`` tables run in a process of their own."""
+    if args.boards_process is None:
+        return n >= BOARDS_PROCESS_FROM
+    return bool(args.boards_process)
+
+
 async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[str, Any]:
     split = CpuSplit()
     undo = charge_emulators(split)
+    meter = StageMeter() if args.stages else None
+    if meter is not None:
+        meter.install()
     try:
-        return await _measure(n, args, games, split)
+        return await _measure(n, args, games, split, meter)
     finally:
+        if meter is not None:
+            meter.uninstall()
         undo()
 
 
 async def _measure(
-    n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit
+    n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit, meter: StageMeter | None
 ) -> dict[str, Any]:
-    boards = await BoardsProcess.start(n, args) if args.boards_process else None
+    boards = await BoardsProcess.start(n, args) if boards_apart(n, args) else None
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
         store = Store(Path(tmp) / "hall.db")
         rss_before = rss_bytes()
         hall = Hall(store)
-        hall.admin = not_charged(split, hall.admin)  # type: ignore[method-assign]
+        admin = hall.admin if meter is None else meter.admin(hall.admin)
+        hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
         if boards is None:
             runners = emulated_tables(hall, n, rules="casual")
         else:
@@ -523,9 +545,14 @@ async def _measure(
             inputs0 = sum(runner.inputs for runner in hall.runners.values())
             merged_before = server.hub.merged
             child0 = boards.cpu_seconds() if boards is not None else 0.0
+            if meter is not None:
+                meter.reset()
+                meter.on = True
             cpu0, wall0, bench0 = cpu_seconds(), time.monotonic(), split.bench
             await asyncio.sleep(args.duration)
             cpu1, wall1, bench1 = cpu_seconds(), time.monotonic(), split.bench
+            if meter is not None:
+                meter.on = False
             child1 = boards.cpu_seconds() if boards is not None else 0.0
             inputs = sum(runner.inputs for runner in hall.runners.values()) - inputs0
             watch.on = False
@@ -572,6 +599,9 @@ async def _measure(
         "gc_full": watch.full,
         "gc_longest": watch.longest,
         "gc_share": watch.total / (wall1 - wall0),
+        "stages": None if meter is None else report(
+            meter, (cpu1 - cpu0 - (bench1 - bench0)) * 1e9, inputs, args.stage_overhead
+        ),
     }
 
 
@@ -593,6 +623,7 @@ async def main_async(args: argparse.Namespace) -> int:
         return await serve_boards(args.serve_boards, args)
     extra = [str(LICHESS_GAMES)]
     games = load_games(extra)
+    args.stage_overhead = StageMeter.overhead_ns() if args.stages else 0.0
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
           f"boards start within {args.stagger:g} s; window {args.duration:g} s after "
           f"{args.warmup:g} s warm-up; one CPU; event loop "
@@ -616,7 +647,15 @@ async def main_async(args: argparse.Namespace) -> int:
             f"longest {r['gc_longest'] * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
-    print("goal: 1,000 tables on one core, p99 < 50 ms, < 1 MB/table")
+        if r["stages"] is not None:
+            print(
+                f"N={r['n']}: stages (CPU per input; timing them costs "
+                f"~{args.stage_overhead / 1000:.2f} us per timed call, included; --no-stages "
+                "for the bare figure):",
+                *r["stages"], sep="\n", flush=True,
+            )
+    print("goal (issue 20): 2,000 tables at <= 80 us of service CPU per input; 5,000 tables "
+          "on one core, p99 < 50 ms, <= 0.1 MB/table")
     return 0
 
 
@@ -638,7 +677,21 @@ def main() -> int:
     parser.add_argument(
         "--boards-process",
         action="store_true",
-        help="run the emulated boards in a second process, on pseudo-terminals",
+        default=None,
+        help="run the emulated boards in a second process, on pseudo-terminals (the default "
+        f"from N = {BOARDS_PROCESS_FROM:,} on)",
+    )
+    parser.add_argument(
+        "--boards-inside",
+        dest="boards_process",
+        action="store_false",
+        help="run the emulated boards in the service's process, whatever N",
+    )
+    parser.add_argument(
+        "--no-stages",
+        dest="stages",
+        action="store_false",
+        help="do not time the stages (bench/_stages.py) and print no split by stage",
     )
     parser.add_argument(
         "--spectator-inside",
