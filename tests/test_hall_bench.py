@@ -22,7 +22,7 @@ SCRIPTS: dict[str, list[str]] = {
         r"of the time, \d+ full collections, longest \d+ ms",
         r"^N=20: stages \(CPU per input",
         r"^  all inputs by stage \(us per input\): driver [\d.]+ \+ recogniser [\d.]+ \+ "
-        r"table [\d.]+ \+ store [\d.]+ \+ stream [\d.]+$",
+        r"table [\d.]+ \+ store [\d.]+ \+ commit [\d.]+ \+ stream [\d.]+$",
         r"^goal \(issue 20\): 2,000 tables at <= 80 us",
     ],
     "crash.py": [

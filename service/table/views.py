@@ -235,10 +235,13 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
     """The squares where the board (``have``, game frame) does not hold what ``want``
     wants, a1 first: ``{"square": "e2", "want": "P", "have": ""}`` (``""``: empty; ``*``:
     a presence-only board's occupied square; ``?``: unreadable)."""
+    if want == have:
+        return []  # the common case while a game is played: nothing to compare square by square
+    names = chess.SQUARE_NAMES
     return [
-        {"square": chess.SQUARE_NAMES[square], "want": want[square], "have": have[square]}
-        for square in range(64)
-        if not _holds(want[square], have[square], loose)
+        {"square": names[square], "want": wanted, "have": held}
+        for square, (wanted, held) in enumerate(zip(want, have, strict=True))
+        if wanted != held and not _holds(wanted, held, loose)
     ]
 
 
