@@ -28,7 +28,14 @@ Reported per N, over a measuring window after a warm-up:
   that other load on the machine disturbs far less than the latency;
 * the cycle collector: its share of the window, the full collections in it and the longest
   of their pauses (wall time; see ``service.collector_pacer.CollectorPacer``);
-* updates and moves seen, and how many updates the stream merged for a slow reader.
+* updates and moves seen, and how many updates the stream merged for a slow reader;
+* per input kind (clock report, square change, lever, other board events, tick, admin), the
+  service's CPU per input split by stage: driver, recogniser, table and arbiter, store rows,
+  commit, stream fan-out (:mod:`bench._stages`: the service's methods are wrapped only while
+  the bench runs; ``--no-stages`` leaves them alone and prints no split).
+
+From N = 2,000 on, the boards run in a process of their own (``--boards-process``, below) so
+that the service has its core to itself; ``--boards-inside`` keeps them in.
 
 Each board starts its first game at a random moment within ``--stagger`` seconds (6 by
 default), as in a hall where the games are at different points: started all in one
@@ -40,6 +47,7 @@ that on its own decided the p99 of a 20 s window whenever it fell inside it (run
     .venv/bin/python bench/hall.py --sizes 1000 --duration 20
     .venv/bin/python bench/hall.py --quick         # N = 20, 4 s (CI smoke run)
     .venv/bin/python bench/hall.py --boards-process   # the boards in a second process
+    .venv/bin/python bench/hall.py --sizes 1000 2000  # 2,000: boards in a second process
 
 ``--boards-process`` moves the emulated boards and their replays out of the service's
 process: a child process (pinned to another CPU when there is one) serves each virtual board
