@@ -16,7 +16,8 @@ charges the CPU time (``time.thread_time_ns``) spent in each to a *stage*:
 * ``stream``: the fan-out to the streams (``Hall._publish``: the hub building each
   update's JSON) and writing them (``StreamResponse.write``).
 
-Time spent inside a stage's call is the innermost stage's, so nothing counts twice.  Each
+Time spent inside a stage's call is the innermost stage's, so nothing counts twice (a call
+of the stage already charged reads no clock).  Each
 *input* (what the hall logs: a board event, a tick that produced something, an admin
 command) has a kind: ``clock`` (a clock report), ``square`` (a square changed), ``lever``,
 ``board`` (other board events: snapshots, the clock's link), ``tick``, ``admin``.  The stage
@@ -128,6 +129,9 @@ class StageMeter:
 
         @functools.wraps(fn)
         def timed(*args: Any, **kwargs: Any) -> Any:
+            stack = meter._stack
+            if stack and stack[-1][1] == stage and (kind is None or stack[-1][0] == kind):
+                return fn(*args, **kwargs)  # charged to the same already: no clock to read
             meter.enter(kind, stage)
             try:
                 return fn(*args, **kwargs)
@@ -216,12 +220,15 @@ class StageMeter:
 
         @functools.wraps(log)
         def logged(hall: Any, table: Any, kind: str, *args: Any) -> None:
+            if meter.on:
+                meter.inputs[meter._stack[-1][0] if meter._stack else "none"] += 1
+            if meter._stack and meter._stack[-1][1] == "store":
+                log(hall, table, kind, *args)
+                return
             meter.enter(None, "store")
             try:
                 log(hall, table, kind, *args)
             finally:
-                if meter.on:
-                    meter.inputs[meter._stack[-1][0]] += 1
                 meter.leave()
 
         self._patch(Hall, "_log", logged)
@@ -334,8 +341,7 @@ def report(meter: StageMeter, service_ns: float, inputs: int, overhead: float) -
     the CPU no stage holds (event loop, web server, collector) per input."""
     split = meter.split()
     lines = [
-        "  per input kind: us per input = driver + recogniser + table + store + commit + "
-        "stream"
+        "  per input kind: us per input = driver + recogniser + table + store + commit + stream"
     ]
     staged = 0.0
     total_inputs = max(inputs, 1)
