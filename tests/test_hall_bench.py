@@ -77,3 +77,35 @@ def test_the_hall_spectator_reads_the_update_time_as_a_full_parse_does() -> None
         assert hall_bench._t_in(raw) == json.loads(raw[6:])["t_in"] == t_in
         assert raw.count(b'"type":"move"') == 1
     assert hall_bench._t_in(b'data: {"table":"1","events":[]}\n') is None
+
+
+def test_the_stage_meter_charges_the_innermost_stage_and_leaves_the_service_as_it_was() -> None:
+    """bench/_stages.py wraps the service's methods only while installed; a nested stage's
+    time is its own, not its caller's as well."""
+    import sys
+
+    sys.path.insert(0, str(BENCH.parent))
+    from bench._stages import STAGES, StageMeter
+    from service.hall import Hall
+    from service.table import Table
+
+    before = {name: Table.__dict__[name] for name in ("feed", "tick", "admin")}
+    flush = Hall.__dict__["_flush"]
+    meter = StageMeter()
+    meter.install()
+    try:
+        assert Table.__dict__["feed"] is not before["feed"]
+        meter.on = True
+        meter.enter("square", "table")
+        meter.enter(None, "recogniser")  # inherits the kind
+        sum(range(20000))
+        meter.leave()
+        meter.leave()
+        assert set(meter.ns) == {("square", "table"), ("square", "recogniser")}
+        split = meter.split()
+        assert set(split["square"]) == set(STAGES)
+        assert split["square"]["recogniser"] > 0
+    finally:
+        meter.uninstall()
+    assert {name: Table.__dict__[name] for name in before} == before
+    assert Hall.__dict__["_flush"] is flush
