@@ -238,11 +238,15 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
     if want == have:
         return []  # the common case while a game is played: nothing to compare square by square
     names = chess.SQUARE_NAMES
-    return [
-        {"square": names[square], "want": wanted, "have": held}
-        for square, (wanted, held) in enumerate(zip(want, have, strict=True))
-        if wanted != held and not _holds(wanted, held, loose)
-    ]
+    out: list[dict[str, str]] = []
+    for rank in range(0, 64, 8):  # a rank at once first: a move under way differs in one or two
+        wanted_rank, held_rank = want[rank : rank + 8], have[rank : rank + 8]
+        if wanted_rank == held_rank:
+            continue
+        for file, (wanted, held) in enumerate(zip(wanted_rank, held_rank, strict=True)):
+            if wanted != held and not _holds(wanted, held, loose):
+                out.append({"square": names[rank + file], "want": wanted, "have": held})
+    return out
 
 
 class SetRightMemo:
