@@ -80,8 +80,9 @@ def test_the_hall_spectator_reads_the_update_time_as_a_full_parse_does() -> None
 
 
 def test_the_stage_meter_charges_the_innermost_stage_and_leaves_the_service_as_it_was() -> None:
-    """bench/_stages.py wraps the service's methods only while installed; a nested stage's
-    time is its own, not its caller's as well."""
+    """bench/_stages.py wraps the service's methods (and samples with a profiling timer)
+    only while installed; a nested stage's time is its own, not its caller's as well."""
+    import signal
     import sys
 
     sys.path.insert(0, str(BENCH.parent))
@@ -91,21 +92,40 @@ def test_the_stage_meter_charges_the_innermost_stage_and_leaves_the_service_as_i
 
     before = {name: Table.__dict__[name] for name in ("feed", "tick", "admin")}
     flush = Hall.__dict__["_flush"]
-    meter = StageMeter()
+    handler = signal.getsignal(signal.SIGPROF)
+    meter = StageMeter(sampled=True)
     meter.install()
     try:
         assert Table.__dict__["feed"] is not before["feed"]
+        assert signal.getsignal(signal.SIGPROF) == meter.sample
         meter.on = True
+        meter.reset()
         meter.enter("square", "table")
         meter.enter(None, "recogniser")  # inherits the kind
-        sum(range(20000))
+        sum(range(200000))
+        meter.sample()
         meter.leave()
+        sum(range(200000))
+        meter.sample()
         meter.leave()
-        assert set(meter.ns) == {("square", "table"), ("square", "recogniser")}
-        split = meter.split()
-        assert set(split["square"]) == set(STAGES)
-        assert split["square"]["recogniser"] > 0
+        meter.on = False
+        assert set(meter.ns) >= {("square", "recogniser"), ("square", "table")}
+        assert meter.ns[("square", "recogniser")] + meter.ns[("square", "table")] > 0
     finally:
         meter.uninstall()
     assert {name: Table.__dict__[name] for name in before} == before
     assert Hall.__dict__["_flush"] is flush
+    assert signal.getsignal(signal.SIGPROF) == handler
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+    exact = StageMeter(sampled=False)
+    exact.on = True
+    exact.enter("square", "table")
+    exact.enter(None, "recogniser")
+    sum(range(20000))
+    exact.leave()
+    exact.leave()
+    assert set(exact.ns) == {("square", "table"), ("square", "recogniser")}
+    split = exact.split()
+    assert set(split["square"]) == set(STAGES)
+    assert split["square"]["recogniser"] > 0
