@@ -519,17 +519,23 @@ async def _measure(
         server = WebServer(hall, "hall-bench-token", port=0, expose_timing=True)
         url = await server.start()
         built = time.monotonic()
-        CollectorPacer.settled()  # as dgt-service run does before its hall starts
-        await hall.start()
-        await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
+        # The spectator's process is started before the boards are opened: with thousands
+        # of boards open, the loop's file descriptors are past what uvloop can spawn a
+        # process with ("Unknown error -1" at N = 4,000).
+        outside = None if args.spectator_inside else await SpectatorProcess.start(url)
+        try:
+            CollectorPacer.settled()  # as dgt-service run does before its hall starts
+            await hall.start()
+            await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
+        except BaseException:
+            if outside is not None:
+                await outside.stop()
+            raise
         connected = time.monotonic() - built
         spectator = Spectator()
         follower = None
-        outside = None
         if args.spectator_inside:
             follower = asyncio.create_task(split.task(spectator.follow(url)))
-        else:
-            outside = await SpectatorProcess.start(url)
         rng = random.Random(args.seed)
         players = [
             asyncio.create_task(split.task(staggered(
