@@ -28,7 +28,14 @@ Reported per N, over a measuring window after a warm-up:
   that other load on the machine disturbs far less than the latency;
 * the cycle collector: its share of the window, the full collections in it and the longest
   of their pauses (wall time; see ``service.collector_pacer.CollectorPacer``);
-* updates and moves seen, and how many updates the stream merged for a slow reader.
+* updates and moves seen, and how many updates the stream merged for a slow reader;
+* per input kind (clock report, square change, lever, other board events, tick, admin), the
+  service's CPU per input split by stage: driver, recogniser, table and arbiter, store rows,
+  commit, stream fan-out (:mod:`bench._stages`: the service's methods are wrapped only while
+  the bench runs; ``--no-stages`` leaves them alone and prints no split).
+
+From N = 2,000 on, the boards run in a process of their own (``--boards-process``, below) so
+that the service has its core to itself; ``--boards-inside`` keeps them in.
 
 Each board starts its first game at a random moment within ``--stagger`` seconds (6 by
 default), as in a hall where the games are at different points: started all in one
@@ -40,6 +47,7 @@ that on its own decided the p99 of a 20 s window whenever it fell inside it (run
     .venv/bin/python bench/hall.py --sizes 1000 --duration 20
     .venv/bin/python bench/hall.py --quick         # N = 20, 4 s (CI smoke run)
     .venv/bin/python bench/hall.py --boards-process   # the boards in a second process
+    .venv/bin/python bench/hall.py --sizes 1000 2000  # 2,000: boards in a second process
 
 ``--boards-process`` moves the emulated boards and their replays out of the service's
 process: a child process (pinned to another CPU when there is one) serves each virtual board
@@ -77,6 +85,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._stages import StageMeter, report  # noqa: E402
 from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
 from dgt.emulator.replay import replay_games  # noqa: E402
@@ -94,6 +103,14 @@ LICHESS_GAMES = ROOT / "tests" / "data" / "lichess-2012-12-31-100.pgn"
 """The 100 lichess games kept in the repository (CC0; see ``tests/data/README.md``)."""
 
 T = TypeVar("T")
+
+BOARDS_PROCESS_FROM = 2000
+"""From this many tables on, the emulated boards run in a process of their own by default
+(``--boards-inside`` keeps them in): the service then has its core to itself."""
+
+PATHS_LINE_LIMIT = 1 << 24
+"""Longest line the boards process hands its paths over in (one JSON line of every pty's
+path, ~40 bytes each: more than the 64 KiB a stream reader takes by default at N = 2,000)."""
 
 
 class CpuSplit:
@@ -384,7 +401,7 @@ class BoardsProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), "--serve-boards", str(n),
             "--seed", str(args.seed), "--speed", str(args.speed), "--stagger", str(args.stagger),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=PATHS_LINE_LIMIT,
         )  # fmt: skip
         assert process.stdout is not None
         line = await process.stdout.readline()
@@ -460,24 +477,37 @@ async def staggered(delay: float, coro: Coroutine[Any, Any, T]) -> T:
     return await coro
 
 
+def boards_apart(n: int, args: argparse.Namespace) -> bool:
+    """Whether the boards of a hall of ``n`` tables run in a process of their own."""
+    if args.boards_process is None:
+        return n >= BOARDS_PROCESS_FROM
+    return bool(args.boards_process)
+
+
 async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[str, Any]:
     split = CpuSplit()
     undo = charge_emulators(split)
+    meter = StageMeter(sampled=args.sampled_stages) if args.stages else None
+    if meter is not None:
+        meter.install()
     try:
-        return await _measure(n, args, games, split)
+        return await _measure(n, args, games, split, meter)
     finally:
+        if meter is not None:
+            meter.uninstall()
         undo()
 
 
 async def _measure(
-    n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit
+    n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit, meter: StageMeter | None
 ) -> dict[str, Any]:
-    boards = await BoardsProcess.start(n, args) if args.boards_process else None
+    boards = await BoardsProcess.start(n, args) if boards_apart(n, args) else None
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
         store = Store(Path(tmp) / "hall.db")
         rss_before = rss_bytes()
         hall = Hall(store)
-        hall.admin = not_charged(split, hall.admin)  # type: ignore[method-assign]
+        admin = hall.admin if meter is None else meter.admin(hall.admin)
+        hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
         if boards is None:
             runners = emulated_tables(hall, n, rules="casual")
         else:
@@ -489,17 +519,23 @@ async def _measure(
         server = WebServer(hall, "hall-bench-token", port=0, expose_timing=True)
         url = await server.start()
         built = time.monotonic()
-        CollectorPacer.settled()  # as dgt-service run does before its hall starts
-        await hall.start()
-        await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
+        # The spectator's process is started before the boards are opened: with thousands
+        # of boards open, the loop's file descriptors are past what uvloop can spawn a
+        # process with ("Unknown error -1" at N = 4,000).
+        outside = None if args.spectator_inside else await SpectatorProcess.start(url)
+        try:
+            CollectorPacer.settled()  # as dgt-service run does before its hall starts
+            await hall.start()
+            await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
+        except BaseException:
+            if outside is not None:
+                await outside.stop()
+            raise
         connected = time.monotonic() - built
         spectator = Spectator()
         follower = None
-        outside = None
         if args.spectator_inside:
             follower = asyncio.create_task(split.task(spectator.follow(url)))
-        else:
-            outside = await SpectatorProcess.start(url)
         rng = random.Random(args.seed)
         players = [
             asyncio.create_task(split.task(staggered(
@@ -523,9 +559,14 @@ async def _measure(
             inputs0 = sum(runner.inputs for runner in hall.runners.values())
             merged_before = server.hub.merged
             child0 = boards.cpu_seconds() if boards is not None else 0.0
+            if meter is not None:
+                meter.reset()
+                meter.on = True
             cpu0, wall0, bench0 = cpu_seconds(), time.monotonic(), split.bench
             await asyncio.sleep(args.duration)
             cpu1, wall1, bench1 = cpu_seconds(), time.monotonic(), split.bench
+            if meter is not None:
+                meter.on = False
             child1 = boards.cpu_seconds() if boards is not None else 0.0
             inputs = sum(runner.inputs for runner in hall.runners.values()) - inputs0
             watch.on = False
@@ -572,6 +613,9 @@ async def _measure(
         "gc_full": watch.full,
         "gc_longest": watch.longest,
         "gc_share": watch.total / (wall1 - wall0),
+        "stages": None if meter is None else report(
+            meter, (cpu1 - cpu0 - (bench1 - bench0)) * 1e9, inputs, args.stage_overhead
+        ),
     }
 
 
@@ -593,6 +637,9 @@ async def main_async(args: argparse.Namespace) -> int:
         return await serve_boards(args.serve_boards, args)
     extra = [str(LICHESS_GAMES)]
     games = load_games(extra)
+    args.stage_overhead = (
+        StageMeter.overhead_ns(sampled=args.sampled_stages) if args.stages else 0.0
+    )
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
           f"boards start within {args.stagger:g} s; window {args.duration:g} s after "
           f"{args.warmup:g} s warm-up; one CPU; event loop "
@@ -616,7 +663,16 @@ async def main_async(args: argparse.Namespace) -> int:
             f"longest {r['gc_longest'] * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
-    print("goal: 1,000 tables on one core, p99 < 50 ms, < 1 MB/table")
+        if r["stages"] is not None:
+            how = "sampled" if args.sampled_stages else "timed"
+            print(
+                f"N={r['n']}: stages (CPU per input, {how}; the wrappers cost "
+                f"~{args.stage_overhead / 1000:.2f} us per call, included; --no-stages "
+                "for the bare figure):",
+                *r["stages"], sep="\n", flush=True,
+            )
+    print("goal (issue 20): 2,000 tables at <= 80 us of service CPU per input; 5,000 tables "
+          "on one core, p99 < 50 ms, <= 0.1 MB/table")
     return 0
 
 
@@ -638,7 +694,28 @@ def main() -> int:
     parser.add_argument(
         "--boards-process",
         action="store_true",
-        help="run the emulated boards in a second process, on pseudo-terminals",
+        default=None,
+        help="run the emulated boards in a second process, on pseudo-terminals (the default "
+        f"from N = {BOARDS_PROCESS_FROM:,} on)",
+    )
+    parser.add_argument(
+        "--boards-inside",
+        dest="boards_process",
+        action="store_false",
+        help="run the emulated boards in the service's process, whatever N",
+    )
+    parser.add_argument(
+        "--no-stages",
+        dest="stages",
+        action="store_false",
+        help="do not time the stages (bench/_stages.py) and print no split by stage",
+    )
+    parser.add_argument(
+        "--sampled-stages",
+        action="store_true",
+        help="sample the stage on top with a profiling timer instead of reading the CPU clock "
+        "at every wrapped call (~0.3 us a call instead of ~2, but time spent in C code is "
+        "charged to the Python code that runs next, and a window holds a few thousand samples)",
     )
     parser.add_argument(
         "--spectator-inside",

@@ -311,6 +311,8 @@ class TableRunner:
         item = self.feed(event, t)
         if item is not None:
             self.host.table_input(self, item)
+        if not self.board_listeners:
+            return
         for listener in self.board_listeners:
             try:
                 listener(event)

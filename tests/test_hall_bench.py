@@ -20,7 +20,10 @@ SCRIPTS: dict[str, list[str]] = {
         r"^N=20: latency p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms; CPU \d+%; [\d.]+ MB/table",
         r"^N=20: service CPU per input \d+ us \([\d,]+ inputs/s\); cycle collector [\d.]+% "
         r"of the time, \d+ full collections, longest \d+ ms",
-        r"^goal: 1,000 tables on one core",
+        r"^N=20: stages \(CPU per input",
+        r"^  all inputs by stage \(us per input\): driver [\d.]+ \+ recogniser [\d.]+ \+ "
+        r"table [\d.]+ \+ store [\d.]+ \+ commit [\d.]+ \+ stream [\d.]+$",
+        r"^goal \(issue 20\): 2,000 tables at <= 80 us",
     ],
     "crash.py": [
         r"^kills: 3 \(SIGKILL at a random moment",
@@ -74,3 +77,55 @@ def test_the_hall_spectator_reads_the_update_time_as_a_full_parse_does() -> None
         assert hall_bench._t_in(raw) == json.loads(raw[6:])["t_in"] == t_in
         assert raw.count(b'"type":"move"') == 1
     assert hall_bench._t_in(b'data: {"table":"1","events":[]}\n') is None
+
+
+def test_the_stage_meter_charges_the_innermost_stage_and_leaves_the_service_as_it_was() -> None:
+    """bench/_stages.py wraps the service's methods (and samples with a profiling timer)
+    only while installed; a nested stage's time is its own, not its caller's as well."""
+    import signal
+    import sys
+
+    sys.path.insert(0, str(BENCH.parent))
+    from bench._stages import STAGES, StageMeter
+    from service.hall import Hall
+    from service.table import Table
+
+    before = {name: Table.__dict__[name] for name in ("feed", "tick", "admin")}
+    flush = Hall.__dict__["_flush"]
+    handler = signal.getsignal(signal.SIGPROF)
+    meter = StageMeter(sampled=True)
+    meter.install()
+    try:
+        assert Table.__dict__["feed"] is not before["feed"]
+        assert signal.getsignal(signal.SIGPROF) == meter.sample
+        meter.on = True
+        meter.reset()
+        meter.enter("square", "table")
+        meter.enter(None, "recogniser")  # inherits the kind
+        sum(range(200000))
+        meter.sample()
+        meter.leave()
+        sum(range(200000))
+        meter.sample()
+        meter.leave()
+        meter.on = False
+        assert set(meter.ns) >= {("square", "recogniser"), ("square", "table")}
+        assert meter.ns[("square", "recogniser")] + meter.ns[("square", "table")] > 0
+    finally:
+        meter.uninstall()
+    assert {name: Table.__dict__[name] for name in before} == before
+    assert Hall.__dict__["_flush"] is flush
+    assert signal.getsignal(signal.SIGPROF) == handler
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+    exact = StageMeter(sampled=False)
+    exact.on = True
+    exact.enter("square", "table")
+    exact.enter(None, "recogniser")
+    sum(range(20000))
+    exact.leave()
+    exact.leave()
+    assert set(exact.ns) == {("square", "table"), ("square", "recogniser")}
+    split = exact.split()
+    assert set(split["square"]) == set(STAGES)
+    assert split["square"]["recogniser"] > 0

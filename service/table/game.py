@@ -207,6 +207,8 @@ class Table:
         out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
         had_clock = clock.present
+        if type(event) is ClockUpdate and self._awaiting is None:
+            return self._clock_report(event, out, had_clock)
         if isinstance(event, SquareChanged):
             self._board.set_square(event.square, event.piece)
         elif isinstance(event, BoardSnapshot):
@@ -234,6 +236,26 @@ class Table:
         if isinstance(event, LeverMoved):
             out += self._on_lever(event, got, pressed)
         elif isinstance(event, ClockUpdate) and not self._clock_learned(t, had_clock):
+            out += self._on_clock_update(event)
+        return out
+
+    def _clock_report(
+        self, event: ClockUpdate, out: list[TableEvent], had_clock: bool
+    ) -> list[TableEvent]:
+        """:meth:`feed` of a clock report while no start is awaited (most inputs: one a
+        second from every running clock), the steps of the general path it takes only."""
+        t = event.time
+        clock = self._clock
+        clock.seen(event)
+        if self._link is Link.UNKNOWN:
+            self._link = Link.UP
+        clock.present = True
+        recognizer = self._recognizer
+        got = recognizer.tick(t)
+        got += recognizer.feed(event)
+        for item in got:
+            out += self._recognized(item, None)
+        if not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
         return out
 

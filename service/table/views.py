@@ -236,11 +236,18 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
     """The squares where the board (``have``, game frame) does not hold what ``want``
     wants, a1 first: ``{"square": "e2", "want": "P", "have": ""}`` (``""``: empty; ``*``:
     a presence-only board's occupied square; ``?``: unreadable)."""
-    return [
-        {"square": chess.SQUARE_NAMES[square], "want": want[square], "have": have[square]}
-        for square in range(64)
-        if not _holds(want[square], have[square], loose)
-    ]
+    if want == have:
+        return []  # the common case while a game is played: nothing to compare square by square
+    names = chess.SQUARE_NAMES
+    out: list[dict[str, str]] = []
+    for rank in range(0, 64, 8):  # a rank at once first: a move under way differs in one or two
+        wanted_rank, held_rank = want[rank : rank + 8], have[rank : rank + 8]
+        if wanted_rank == held_rank:
+            continue
+        for file, (wanted, held) in enumerate(zip(wanted_rank, held_rank, strict=True)):
+            if wanted != held and not _holds(wanted, held, loose):
+                out.append({"square": names[rank + file], "want": wanted, "have": held})
+    return out
 
 
 class SetRightMemo:
