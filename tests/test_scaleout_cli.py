@@ -100,7 +100,7 @@ def test_a_hall_and_a_centre_as_processes(nats_broker: Broker, tmp_path: Path) -
     centre = subprocess.Popen(
         [
             *(sys.executable, "-m", "service.cli", "central", "--nats", nats_broker.url),
-            *("--db", str(central_db), "--seconds", "8"),
+            *("--db", str(central_db), "--seconds", "8", "--listen", "127.0.0.1:0"),
         ],
         env=env,
         stdout=subprocess.PIPE,

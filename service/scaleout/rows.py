@@ -47,4 +47,3 @@ class RowLike(Protocol):
 
     @property
     def data(self) -> str: ...
-
