@@ -12,8 +12,8 @@ One connection, made in the background (the web serves meanwhile; admin commands
 
 A heartbeat arrives at the centre's wall-clock time, or at the time the broker stored it
 when that is earlier (a new watcher first gets every edge's last heartbeat, however old: an
-edge gone for an hour is not shown as just heard).  The watcher is made again after
-:data:`WATCH_SILENCE` seconds without one (a broker restarted takes its watchers with it).
+edge gone for an hour is not shown as just heard).  The watcher is made again when the link
+is back after a cut, and after :data:`WATCH_SILENCE` seconds without a heartbeat.
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ from service.scaleout.replica import EdgeUnreachable
 logger = logging.getLogger(__name__)
 
 WATCH_SILENCE = 6.0
-"""Seconds without a heartbeat after which the watcher is made again."""
+"""Seconds without a heartbeat after which the watcher is made again (and at once when the
+link to the broker is back after a cut: a broker restarted takes its watchers with it)."""
+POLL = 0.5
+"""Seconds between two looks whether the watcher must be made again."""
 
 RETRY = 1.0
 """Seconds before trying again when the bucket cannot be watched."""
@@ -63,6 +66,10 @@ class CentralLink:
         self.wall_clock = wall_clock
         self.client: Client | None = None
         self.heartbeats = 0
+        self._relinked = False
+
+    def _link_up(self) -> None:
+        self._relinked = True
 
     async def request(self, subject: str, payload: bytes, timeout: float) -> bytes:  # noqa: ASYNC109 - the Request signature
         """A request and its reply's payload; :class:`EdgeUnreachable` when there is no
@@ -82,7 +89,7 @@ class CentralLink:
 
     async def run(self) -> None:
         """Connect (waiting as long as it takes), then watch the heartbeats until cancelled."""
-        self.client = await connect(self.url, self.who)
+        self.client = await connect(self.url, self.who, self._link_up)
         try:
             await self._watch(self.client)
         finally:
@@ -96,15 +103,23 @@ class CentralLink:
             watcher: KeyValue.KeyWatcher | None = None
             try:
                 bucket = await js.key_value(STATUS_BUCKET)
+                self._relinked = False
                 watcher = await bucket.watchall()
-                while True:
-                    entry = await watcher.updates(timeout=WATCH_SILENCE)  # type: ignore[no-untyped-call]
+                heard = time.monotonic()
+                while not self._relinked and time.monotonic() - heard < WATCH_SILENCE:
+                    try:
+                        entry = await watcher.updates(timeout=POLL)  # type: ignore[no-untyped-call]
+                    except nats.errors.TimeoutError:
+                        continue
+                    heard = time.monotonic()
                     if entry is not None and entry.value:
                         self._note(entry)
             except nats.js.errors.BucketNotFoundError:
                 logger.debug("%s: no bucket %s yet", self.who, STATUS_BUCKET)
-            except NATS_ERRORS as exc:  # a silence (TimeoutError) or a cut
+            except NATS_ERRORS as exc:
                 logger.debug("%s: watching the heartbeats: %r", self.who, exc)
+            else:
+                continue  # a silence or the link back: a new watcher at once
             finally:
                 if watcher is not None:
                     with contextlib.suppress(*NATS_ERRORS):
