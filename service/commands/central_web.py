@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 import time
@@ -38,10 +39,14 @@ from service.scaleout.replica import ReplicaHall
 from service.scaleout.snapshot import keep_snapshots, read_snapshot
 from service.web import WebServer
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_LISTEN = "127.0.0.1:8080"
 SNAPSHOT_EVERY = 60.0
 ADMIN_TIMEOUT = 4.0
 """Seconds an edge has to answer a forwarded admin command (the replica waits a little more)."""
+STOP_WAIT = 5.0
+"""Seconds the tasks have to end at a stop."""
 EDGE_CHECK = 1.0
 """Seconds between two looks for edges fallen silent (their tables shown down)."""
 
@@ -237,9 +242,9 @@ async def serve_replica(options: WebOptions, feed: Feed | None, seconds: float |
     finally:
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        _done, stuck = await asyncio.wait(tasks, timeout=STOP_WAIT)
+        for task in stuck:
+            logger.warning("%s did not stop within %g s: left behind", task.get_name(), STOP_WAIT)
         await server.close()
         tail.close()
 

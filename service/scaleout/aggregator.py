@@ -30,6 +30,8 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from service.scaleout.central_store import CentralStore, CentralStoreError, Gap
 from service.scaleout.jetstream_log import (
     NATS_ERRORS,
+    cancelling,
+    close_client,
     connect,
     ensure_log_stream,
     ensure_status_bucket,
@@ -95,6 +97,8 @@ class Aggregator:
                         self.store.position() + 1,
                     )
                 except NATS_ERRORS as exc:
+                    if cancelling():
+                        raise asyncio.CancelledError from None
                     logger.debug("centre: reading the stream: %s", exc)
                 except CentralStoreError as exc:
                     logger.warning("centre: %s; trying again", exc)
@@ -104,8 +108,7 @@ class Aggregator:
                 self._retry = min(RETRY_MAX, self._retry * 2)
         finally:
             self.client = None
-            with contextlib.suppress(*NATS_ERRORS):
-                await client.close()
+            await close_client(client)
 
     async def _read(self, client: Client, js: JetStreamContext) -> None:
         start = self.store.position() + 1

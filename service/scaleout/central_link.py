@@ -33,7 +33,7 @@ from nats.aio.client import Client
 from nats.js.kv import KeyValue
 
 from service.scaleout.edge_directory import HeartbeatDirectory
-from service.scaleout.jetstream_log import NATS_ERRORS, connect
+from service.scaleout.jetstream_log import NATS_ERRORS, cancelling, close_client, connect
 from service.scaleout.log_wire import STATUS_BUCKET
 from service.scaleout.replica import EdgeUnreachable
 
@@ -94,8 +94,7 @@ class CentralLink:
             await self._watch(self.client)
         finally:
             client, self.client = self.client, None
-            with contextlib.suppress(*NATS_ERRORS):
-                await client.close()
+            await close_client(client)
 
     async def _watch(self, client: Client) -> None:
         js = client.jetstream()
@@ -117,6 +116,8 @@ class CentralLink:
             except nats.js.errors.BucketNotFoundError:
                 logger.debug("%s: no bucket %s yet", self.who, STATUS_BUCKET)
             except NATS_ERRORS as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from None
                 logger.debug("%s: watching the heartbeats: %r", self.who, exc)
             else:
                 continue  # a silence or the link back: a new watcher at once
