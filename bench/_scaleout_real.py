@@ -92,6 +92,20 @@ class Process:
         self.process = None
         return code
 
+    async def stop_async(self, seconds: float = 60.0) -> int | None:
+        """SIGTERM, waiting on the loop (the proxies in this process keep relaying)."""
+        if self.process is None:
+            return None
+        self.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + seconds
+        while self.process.poll() is None and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        if self.process.poll() is None:
+            self.process.kill()
+        code = self.process.wait(10)
+        self.process = None
+        return code
+
     def said(self) -> str:
         return (self.work / f"{self.name}.{self.starts}.out").read_text(errors="replace")
 
@@ -349,7 +363,8 @@ async def run_real(args: argparse.Namespace, proxy_class: type) -> int:  # type:
         pending.append(asyncio.get_running_loop().create_task(measure(kind)))
     await asyncio.sleep(max(0.0, start + args.duration - time.monotonic()))
     say("stopping the edges")
-    codes = {edge.name: edge.stop() for edge in edges}
+    stopped = await asyncio.gather(*(edge.stop_async() for edge in edges))
+    codes = {edge.name: code for edge, code in zip(edges, stopped, strict=True)}
     targets = {edge_id: max_seq(db) for edge_id, db in dbs.items()}
     deadline = time.monotonic() + args.catch_up
     while time.monotonic() < deadline:
@@ -376,6 +391,8 @@ async def run_real(args: argparse.Namespace, proxy_class: type) -> int:  # type:
             got = theirs.get(row[0])
             if got is None:
                 lost += 1
+                last = max(theirs, default=None)
+                say(f"{edge_id}: row {row[0]} not at the centre (its last: {last}): {row[:4]}")
             elif got != row:
                 changed += 1
     messages, duplicated = await stream_repeats(broker.url)
@@ -407,6 +424,7 @@ async def run_real(args: argparse.Namespace, proxy_class: type) -> int:  # type:
             )
         else:
             print(f"board event -> {name}'s /api/stream: no move seen")
+    print(f"edges stopped with exit status {codes}")
     errors = [line for p in (centre, *webs, *edges) for line in p.errors()]
     bad_stops = {name: code for name, code in codes.items() if code not in (0, None)}
     if errors or bad_stops:
