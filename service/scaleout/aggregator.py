@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 
 import nats.errors
 from nats.aio.client import Client
@@ -37,12 +36,10 @@ from service.scaleout.jetstream_log import (
     ensure_status_bucket,
 )
 from service.scaleout.log_wire import LOG_STREAM, LOG_SUBJECTS, Batch, WireError, decode_batch
-from service.store import LogRow
+from service.scaleout.rows import RowSink
 
 logger = logging.getLogger(__name__)
 
-RowsCallback = Callable[[str, list[LogRow]], None]
-"""``on_rows(edge_id, rows)``: called after the rows are committed in the centre's store."""
 
 FETCH = 256
 """Messages fetched at a time."""
@@ -62,7 +59,7 @@ class Aggregator:
         self,
         url: str,
         store: CentralStore,
-        on_rows: RowsCallback | None = None,
+        on_rows: RowSink | None = None,
         *,
         fetch: int = FETCH,
     ) -> None:
