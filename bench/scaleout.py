@@ -414,6 +414,9 @@ async def bounded(args: argparse.Namespace) -> int:
     print(f"TIMEOUT: the run took more than {limit:g} s", flush=True)
     for other in asyncio.all_tasks():
         other.print_stack(file=sys.stderr)
+    task.cancel()  # its processes are stopped on the way out
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
     return 1
 
 
