@@ -583,8 +583,9 @@ def bench_part(r: dict[str, Any]) -> str:
             return f"emulated boards, replay and spectator {r['cpu_bench'] * 100:.0f}%"
         return f"emulated boards and replay {r['cpu_bench'] * 100:.0f}%"
     return (
-        f"spectator {r['cpu_bench'] * 100:.0f}%; " if inside else ""
-    ) + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
+        (f"spectator {r['cpu_bench'] * 100:.0f}%; " if inside else "")
+        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
+    )
 
 
 async def main_async(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from service import event_loop
 from service.commands.run import TOKEN_ENV, resolve_token
 from service.config import check_central_url
 from service.errors import UsageError
-from service.scaleout.central_db import CentralTail
+from service.scaleout.central_db import CentralError, CentralTail
 from service.scaleout.edge_directory import HeartbeatDirectory
 from service.scaleout.replica import ReplicaHall
 from service.scaleout.snapshot import keep_snapshots, read_snapshot
@@ -193,9 +193,11 @@ async def serve_replica(options: WebOptions, feed: Feed | None, seconds: float |
                 f"in {time.monotonic() - started:.2f} s",
                 flush=True,
             )
-    if feed is not None:  # caught up with what is stored before the feed goes on
-        while tail.poll():
+    try:
+        while tail.poll():  # caught up with what is stored before the pages are served
             pass
+    except CentralError as exc:
+        raise UsageError(str(exc)) from None
     server = WebServer(
         replica, options.token, bind=options.bind, port=options.port, hosts=options.hosts
     )
