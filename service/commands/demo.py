@@ -201,7 +201,7 @@ def emulated_tables(
     first: int = 1,
 ) -> list[tuple[HallTable, TransportLine]]:
     """``count`` tables on in-process emulated boards, added to ``hall`` (``time_control``:
-        theirs, the table's default when None), numbered from ``first`` (table and board
+    theirs, the table's default when None), numbered from ``first`` (table and board
     number alike)."""
     out = []
     for i in range(first, first + count):
