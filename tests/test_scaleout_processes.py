@@ -199,6 +199,7 @@ def view_difference(edge_web: str, webs: list[str], table_id: str) -> str | None
     return None
 
 
+@pytest.mark.timeout(60)
 def test_the_centre_and_a_web_process_show_what_the_edges_show_through_kills(
     nats_broker: Broker, tmp_path: Path
 ) -> None:
