@@ -25,6 +25,13 @@ nothing is failing (p50, p99).
 
     .venv/bin/python bench/scaleout.py                  # 4 edges, 120 s, 20 faults
     .venv/bin/python bench/scaleout.py --quick          # 2 edges, 12 s, 4 short faults
+
+With ``--real`` the edges are ``dgt-service demo --central`` processes on ``--boards``
+emulated boards at human speed, with the centre (``dgt-service central``) and ``--webs``
+``central-web`` processes, the latency taken from a board event to the central pages'
+``/api/stream`` (:mod:`_scaleout_real`)::
+
+    .venv/bin/python bench/scaleout.py --real --edges 2 --boards 20 --duration 60
 """
 
 from __future__ import annotations
@@ -370,8 +377,18 @@ def main() -> int:
         "--kinds", default="broker,edge,centre,cut", help="the faults to choose from"
     )
     parser.add_argument("--quick", action="store_true")
+    real = parser.add_argument_group(
+        "real processes (--real): demo edges on emulated boards, the centre, web processes"
+    )
+    real.add_argument("--real", action="store_true", help="edges as dgt-service processes")
+    real.add_argument("--boards", type=int, default=20, help="emulated boards an edge")
+    real.add_argument("--speed", type=float, default=1.0, help="demo --speed (1: human)")
+    real.add_argument("--webs", type=int, default=2, help="central-web processes")
+    real.add_argument("--warm-up", type=float, default=15.0, help="seconds before the quiet")
     parser.add_argument("--verbose", action="store_true", help="each fault on stderr")
     args = parser.parse_args()
+    if args.real and args.kinds == parser.get_default("kinds"):
+        args.kinds = "broker,edge,centre,web,cut"
     if args.quick:
         args.edges, args.duration, args.faults = 2, 12.0, 4
         args.cut_min, args.cut_max, args.catch_up, args.quiet = 1.0, 2.0, 30.0, 3.0
@@ -384,13 +401,22 @@ def main() -> int:
 async def bounded(args: argparse.Namespace) -> int:
     """The run, stopped (exit status 1, every task's stack on stderr) if it overstays."""
     limit = args.quiet + args.duration + args.catch_up + 60
-    task = asyncio.get_running_loop().create_task(run(args))
+    if args.real:
+        from _scaleout_real import run_real
+
+        limit += args.warm_up + 120
+        task = asyncio.get_running_loop().create_task(run_real(args, Proxy))
+    else:
+        task = asyncio.get_running_loop().create_task(run(args))
     done, _ = await asyncio.wait({task}, timeout=limit)
     if task in done:
         return task.result()
     print(f"TIMEOUT: the run took more than {limit:g} s", flush=True)
     for other in asyncio.all_tasks():
         other.print_stack(file=sys.stderr)
+    task.cancel()  # its processes are stopped on the way out
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
     return 1
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.store import Store, StoreError
+from service.store import EDGE_DB_KEY, EDGE_ID_KEY, Store, StoreError
 from service.store_recovery import ROLES, recovery_paths
 
 CHUNK = 512
@@ -143,11 +143,13 @@ def table_rows(path: Path, report: CheckReport) -> list[tuple[str, str, float]]:
 
 
 def recover(path: Path, out: Path) -> CheckReport:
-    """Copy every readable table and log row of ``path`` into the new database ``out``."""
+    """Copy every readable table and log row of ``path`` into the new database ``out``,
+    with the edge id and database name of an edge's store (:func:`edge_meta`)."""
     if out.exists():
         raise SalvageError(f"{out} exists: give a new file to copy into")
     first = CheckReport(path)
     tables = table_rows(path, first)
+    edge = edge_meta(path)
     try:
         Store(out).close()
     except StoreError as exc:
@@ -158,6 +160,7 @@ def recover(path: Path, out: Path) -> CheckReport:
         target.executemany(
             "INSERT OR IGNORE INTO tables (id, settings, created) VALUES (?, ?, ?)", tables
         )
+        target.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", edge)
         batch: list[LogRow] = []
 
         def copy(row: LogRow) -> None:
@@ -175,6 +178,25 @@ def recover(path: Path, out: Path) -> CheckReport:
     finally:
         target.close()
     return report
+
+
+def edge_meta(path: Path) -> list[tuple[str, str]]:
+    """The edge id and database name of an edge's store (``run --central``), as far as
+    they can be read: the copy forwards its log under them, so the centre takes its rows
+    after the original's as the same log's."""
+    connection = _connect(path)
+    try:
+        found: list[tuple[str, str]] = []
+        for key in (EDGE_ID_KEY, EDGE_DB_KEY):
+            try:
+                row = connection.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            except sqlite3.DatabaseError:
+                continue
+            if row is not None and isinstance(row[0], str):
+                found.append((key, row[0]))
+        return found
+    finally:
+        connection.close()
 
 
 def _insert(target: sqlite3.Connection, rows: list[LogRow]) -> None:

@@ -89,6 +89,10 @@ def test_a_database_of_another_edge_is_refused_in_one_line(
 def test_central_refuses_a_bad_broker_address(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["central", "--nats", "localhost"]) == 2
     assert "--nats: 'localhost' is not a broker address" in capsys.readouterr().err
+    assert main(["central-web", "--db", "c.db", "--nats", "localhost"]) == 2
+    assert "--nats: 'localhost' is not a broker address" in capsys.readouterr().err
+    assert main(["central", "--nats", "nats://127.0.0.1:1", "--listen", "nowhere"]) == 2
+    assert "--listen nowhere: give HOST:PORT" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -100,7 +104,7 @@ def test_a_hall_and_a_centre_as_processes(nats_broker: Broker, tmp_path: Path) -
     centre = subprocess.Popen(
         [
             *(sys.executable, "-m", "service.cli", "central", "--nats", nats_broker.url),
-            *("--db", str(central_db), "--seconds", "8"),
+            *("--db", str(central_db), "--seconds", "8", "--listen", "127.0.0.1:0"),
         ],
         env=env,
         stdout=subprocess.PIPE,

@@ -116,6 +116,19 @@ async def test_an_edge_forwards_its_log_beats_and_answers_admin_once_per_id(
         answer = json.loads((await client.request(admin_subject("a"), unknown.encode(), 5)).data)
         assert answer["status"] == 404
         assert "no table" in answer["body"]["error"]
+        # the args cleaned as the hall's web cleans them: what it refuses is refused here
+        applied = edge.edge.desk.applied
+        for args, error in (
+            ({"White": "x"}, "bad key 'White'"),
+            ({"white": "x" * 300}, "white"),
+            ({"note": "a\u0000b"}, "note"),
+            ({"rules": "nonsense"}, "rules"),
+        ):
+            bad = json.dumps({"id": f"r-{error}", "table": "1", "command": "players", "args": args})
+            refused = json.loads((await client.request(admin_subject("a"), bad.encode(), 5)).data)
+            assert refused["status"] == 400, refused
+            assert error in refused["body"]["error"]
+        assert edge.edge.desk.applied == applied
         # the heartbeat: the edge's clock and its tables' links
         await wait_for(lambda: edge.edge.heartbeats >= 2)
         bucket = await client.jetstream().key_value(STATUS_BUCKET)

@@ -4,10 +4,13 @@ skew, each table's link, a changed link published) and admin commands by request
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from typing import Any
 
 import pytest
+from nats_broker import Broker
 
 from service.hall import HallError, Update
 from service.scaleout.admin_forward import forward_by_request
@@ -98,9 +101,7 @@ async def test_admin_by_request_and_reply() -> None:
     assert len(body["id"]) == 32
     assert timeout == 1.0
 
-    answers.append(
-        lambda body: {"id": body["id"], "status": 400, "body": {"error": "no claim 3"}}
-    )
+    answers.append(lambda body: {"id": body["id"], "status": 400, "body": {"error": "no claim 3"}})
     with pytest.raises(HallError) as refused:
         await replica.admin("1", "rule", {"claim": 3, "decision": "accept"})
     assert (refused.value.status, str(refused.value)) == (400, "no claim 3")
@@ -152,3 +153,52 @@ def test_the_tables_of_a_silent_edge_are_shown_down() -> None:
     replica.check_edges()
     assert [u.events[0]["state"] for u in updates] == ["down", "up"]
     assert replica.edges()[0]["late"] is False
+
+
+async def test_a_central_link_watches_heartbeats_and_says_why_an_edge_is_not_reached(
+    nats_broker: Broker,
+) -> None:
+    """service.scaleout.central_link against a real broker: the heartbeats in the bucket
+    reach the directory (an old one as old as the broker stored it); a command with no link
+    yet, or no edge listening, is a 503 with the reason."""
+    import nats
+
+    from service.scaleout.central_link import CentralLink
+    from service.scaleout.log_wire import STATUS_BUCKET
+
+    directory = HeartbeatDirectory()
+    link = CentralLink(nats_broker.url, directory, wall_clock=lambda: 4_000_000_000.0)
+    replica = ReplicaHall(admin=forward_by_request(link.request, 2.0), directory=directory)
+    directory.on_link = replica.link_changed
+    replica.on_rows("hall-a", [registration(0, "1")])
+    with pytest.raises(HallError, match="edge hall-a is not reachable: no link to the broker"):
+        await replica.admin("1", "players", {"white": "Ann"})
+    client = await nats.connect(nats_broker.url)
+    js = client.jetstream()
+    bucket = await js.create_key_value(bucket=STATUS_BUCKET, history=1)
+    await bucket.put("hall-a", json.dumps(heartbeat(1000.0, "up")).encode())
+    task = asyncio.get_running_loop().create_task(link.run())
+    try:
+        deadline = asyncio.get_running_loop().time() + 10
+        while "hall-a" not in directory.beats():
+            assert asyncio.get_running_loop().time() < deadline, "no heartbeat"
+            await asyncio.sleep(0.02)
+        beat = directory.beats()["hall-a"]
+        assert beat.at < 4_000_000_000.0  # the broker's time stamp: it is not new
+        assert directory.connection("hall-a", "1") == {
+            "state": "up",
+            "port": "/dev/ttyACM0",
+            "error": None,
+        }
+        await bucket.put("hall-a", json.dumps(heartbeat(1001.0, "down")).encode())
+        while (directory.connection("hall-a", "1") or {}).get("state") != "down":
+            assert asyncio.get_running_loop().time() < deadline, "no second heartbeat"
+            await asyncio.sleep(0.02)
+        with pytest.raises(HallError, match="not connected to the broker") as refused:
+            await replica.admin("1", "players", {"white": "Ann"})
+        assert refused.value.status == 503
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await client.close()

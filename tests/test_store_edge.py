@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from service.store import REGISTRATION, SCHEMA_VERSION, Store, row_inputs
+from service.store import REGISTRATION, SCHEMA_VERSION, Store, StoreError, row_inputs
 from service.store_salvage import recover
 
 _SCHEMA_2 = """
@@ -71,6 +71,7 @@ def test_an_edge_database_logs_each_registration_before_the_tables_rows(tmp_path
     old_database(path)
     store = Store(path)
     store.claim_edge("hall-a", {"1": 7})
+    db_name = store.edge_db
     store.register_table("3", {"black": "Cy"}, 30.0, board=3)
     store.append("3", "tick", 31.0, {}, [{"type": "tick", "time": 31.0}])
     store.commit()
@@ -104,6 +105,12 @@ def test_an_edge_database_logs_each_registration_before_the_tables_rows(tmp_path
     assert report.rows == 8
     copy = Store(tmp_path / "copy.db")
     assert copy.log_rows(None) == rows
+    # ... and the edge id and database name: it goes on as the same edge's log
+    assert (copy.edge_id, copy.edge_db) == ("hall-a", db_name)
+    with pytest.raises(StoreError, match="store of edge 'hall-a'"):
+        copy.claim_edge("hall-b")
+    copy.claim_edge("hall-a")
+    assert copy.edge_db == db_name
     copy.close()
 
 

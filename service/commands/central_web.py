@@ -4,12 +4,15 @@ It follows the centre's database (written by the aggregator of ``dgt-service cen
 another process: :mod:`service.scaleout.central_db`) and serves the same pages, JSON,
 stream and PGN feeds as a hall's web, for every edge's tables
 (:class:`service.scaleout.replica.ReplicaHall`).  Several such processes can serve the same
-file.  Admin commands answer 503 here (no link to the edges: send them to the centre or to
-the edge's own page).  The admin token comes as for ``run``.
+file.  With ``--nats URL`` it also links to the broker (:mod:`service.scaleout.central_link`):
+admin commands are forwarded to the owning edge and the edges' heartbeats shown; without
+it, admin commands answer 503 (send them to the centre or to the edge's own page).  The
+admin token comes as for ``run``.
 
 It comes up from the last snapshot (``--snapshot``, by default beside the database) and the
 rows after it, and writes one every ``--snapshot-every`` seconds while rows come
-(:mod:`service.scaleout.snapshot`).
+(:mod:`service.scaleout.snapshot`).  :func:`serve_replica` is also the web of ``dgt-service
+central`` (the aggregator then feeds the replica itself).
 """
 
 from __future__ import annotations
@@ -17,21 +20,39 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from service import event_loop
 from service.commands.run import TOKEN_ENV, resolve_token
+from service.config import check_central_url
 from service.errors import UsageError
-from service.scaleout.central_db import CentralTail
+from service.scaleout.central_db import CentralError, CentralTail
+from service.scaleout.edge_directory import HeartbeatDirectory
 from service.scaleout.replica import ReplicaHall
 from service.scaleout.snapshot import keep_snapshots, read_snapshot
 from service.web import WebServer
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_LISTEN = "127.0.0.1:8080"
 SNAPSHOT_EVERY = 60.0
+ADMIN_TIMEOUT = 4.0
+"""Seconds an edge has to answer a forwarded admin command (the replica waits a little more)."""
+STOP_WAIT = 5.0
+"""Seconds the tasks have to end at a stop."""
+EDGE_CHECK = 1.0
+"""Seconds between two looks for edges fallen silent (their tables shown down)."""
+
+Feed = Callable[[ReplicaHall], Coroutine[Any, Any, None]]
+"""What feeds the replica its rows after it caught up with the database (runs until
+cancelled): the aggregator in ``central``, the database's tail in ``central-web``."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +63,19 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "rebuilt from the centre's database (written by 'dgt-service central').",
     )
     p.add_argument("--db", metavar="FILE", required=True, help="the centre's database")
+    p.add_argument(
+        "--nats",
+        metavar="URL",
+        help="the broker, nats://HOST:PORT: forward admin commands to the edges and show "
+        "their heartbeats (without it admin commands answer 503)",
+    )
+    add_web_options(p)
+    p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
+    p.set_defaults(run=run)
+
+
+def add_web_options(p: argparse.ArgumentParser) -> None:
+    """The options of a central web (``central-web`` and ``central``)."""
     p.add_argument(
         "--listen",
         metavar="HOST:PORT",
@@ -69,8 +103,6 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "0: never)",
     )
     p.add_argument("--hosts", nargs="*", default=(), metavar="NAME", help="Host names served")
-    p.add_argument("--seconds", type=float, metavar="N", help="stop after N seconds")
-    p.set_defaults(run=run)
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -82,45 +114,76 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True, slots=True)
+class WebOptions:
+    """A central web's options, checked."""
+
+    db: Path
+    bind: str
+    port: int
+    token: str
+    generated: bool
+    hosts: tuple[str, ...]
+    snapshot: Path | None
+    snapshot_every: float
+    nats: str | None
+
+
+def web_options(args: argparse.Namespace, db: Path) -> WebOptions:
+    """The options of :func:`add_web_options` (and ``--nats``), checked; UsageError."""
     bind, port = parse_listen(args.listen)
-    token, generated = resolve_token(args)
-    snapshot = Path(args.snapshot or f"{args.db}.snapshot")
+    nats = args.nats
+    if nats is not None:
+        try:
+            nats = check_central_url(nats)
+        except ValueError as exc:
+            raise UsageError(f"--nats: {exc}") from None
     if args.snapshot_every < 0:
         raise UsageError("--snapshot-every must be 0 (never) or more seconds")
+    if args.seconds is not None and args.seconds <= 0:
+        raise UsageError("--seconds must be positive")
+    token, generated = resolve_token(args)
+    return WebOptions(
+        db,
+        bind,
+        port,
+        token,
+        generated,
+        tuple(args.hosts),
+        Path(args.snapshot or f"{db}.snapshot"),
+        args.snapshot_every,
+        nats,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    options = web_options(args, Path(args.db))
     with contextlib.suppress(KeyboardInterrupt):
-        event_loop.run(
-            _serve(
-                args.db,
-                bind,
-                port,
-                token,
-                generated,
-                tuple(args.hosts),
-                args.seconds,
-                snapshot,
-                args.snapshot_every,
-            )
-        )
+        event_loop.run(serve_replica(options, None, args.seconds))
     return 0
 
 
-async def _serve(
-    db: str,
-    bind: str,
-    port: int,
-    token: str,
-    generated: bool,
-    hosts: tuple[str, ...],
-    seconds: float | None,
-    snapshot: Path | None = None,
-    snapshot_every: float = 0.0,
-) -> None:
-    replica = ReplicaHall()
+async def serve_replica(options: WebOptions, feed: Feed | None, seconds: float | None) -> None:
+    """Bring a replica up from the snapshot and the database, serve it on the web (and
+    link it to the broker with ``options.nats``), then keep it fed by ``feed`` (None:
+    the database's tail) until SIGTERM/SIGINT or ``seconds``."""
+    db = options.db
+    directory = HeartbeatDirectory()
+    link = None
+    forward = None
+    if options.nats is not None:
+        from service.scaleout.admin_forward import forward_by_request
+        from service.scaleout.central_link import CentralLink  # imports nats
+
+        link = CentralLink(options.nats, directory)
+        forward = forward_by_request(link.request, ADMIN_TIMEOUT)
+    replica = ReplicaHall(admin=forward, directory=directory)
+    directory.on_link = replica.link_changed
     tail = CentralTail(db, replica.on_rows)
     replica.use_log(tail)
+    snapshot = options.snapshot
+    started = time.monotonic()
     if snapshot is not None:
-        started = time.monotonic()
         state = read_snapshot(snapshot)
         if state is not None:
             replica.restore(state)
@@ -130,7 +193,14 @@ async def _serve(
                 f"in {time.monotonic() - started:.2f} s",
                 flush=True,
             )
-    server = WebServer(replica, token, bind=bind, port=port, hosts=hosts)
+    try:
+        while tail.poll():  # caught up with what is stored before the pages are served
+            pass
+    except CentralError as exc:
+        raise UsageError(str(exc)) from None
+    server = WebServer(
+        replica, options.token, bind=options.bind, port=options.port, hosts=options.hosts
+    )
     try:
         url = await server.start()
     except OSError as exc:
@@ -140,29 +210,48 @@ async def _serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    following = loop.create_task(tail.run(), name="central tail")
-    keeping: asyncio.Task[None] | None = None
-    if snapshot is not None and snapshot_every > 0:
-        keeping = loop.create_task(
-            keep_snapshots(replica, snapshot, snapshot_every), name="snapshots"
+    tasks = [
+        loop.create_task(tail.run() if feed is None else feed(replica), name="central rows"),
+        loop.create_task(_check_edges(replica), name="edge check"),
+    ]
+    if link is not None:
+        tasks.append(loop.create_task(link.run(), name="central link"))
+    if snapshot is not None and options.snapshot_every > 0:
+        tasks.append(
+            loop.create_task(
+                keep_snapshots(replica, snapshot, options.snapshot_every), name="snapshots"
+            )
         )
     try:
-        print(f"dgt-service: central web on {db}", flush=True)
+        print(
+            f"dgt-service: central web on {db} ({len(replica.runners)} tables, "
+            f"{time.monotonic() - started:.2f} s to come up)",
+            flush=True,
+        )
         print(f"open {url} (a page per table at {url}tables/ID)", flush=True)
-        if generated:
-            print(f"admin token (shown once): {token}", flush=True)
-        if bind not in ("127.0.0.1", "localhost", "::1"):
-            print(f"listening on {bind}: the pages are visible on the network", file=sys.stderr)
+        if options.generated:
+            print(f"admin token (shown once): {options.token}", flush=True)
+        if options.bind not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"listening on {options.bind}: the pages are visible on the network",
+                file=sys.stderr,
+            )
         if seconds is None:
             await stop.wait()
         else:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), seconds)
     finally:
-        for task in (following, keeping):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        for task in tasks:
+            task.cancel()
+        _done, stuck = await asyncio.wait(tasks, timeout=STOP_WAIT)
+        for task in stuck:
+            logger.warning("%s did not stop within %g s: left behind", task.get_name(), STOP_WAIT)
         await server.close()
         tail.close()
+
+
+async def _check_edges(replica: ReplicaHall) -> None:
+    while True:
+        await asyncio.sleep(EDGE_CHECK)
+        replica.check_edges()

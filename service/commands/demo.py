@@ -61,6 +61,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "open the printed address in a browser.",
     )
     p.add_argument("--boards", type=int, default=4, help="number of emulated boards (default 4)")
+    p.add_argument(
+        "--first",
+        type=int,
+        default=1,
+        metavar="N",
+        help="number of the first table (default 1): each edge of a centre its own range",
+    )
     p.add_argument("--speed", type=float, default=1.0, help="replay this many times faster")
     p.add_argument("--games", metavar="FILE", action="append", help="more PGN games to replay")
     p.add_argument(
@@ -191,11 +198,13 @@ def emulated_tables(
     rules: str = "casual",
     prefix: str = "",
     time_control: str | None = None,
+    first: int = 1,
 ) -> list[tuple[HallTable, TransportLine]]:
     """``count`` tables on in-process emulated boards, added to ``hall`` (``time_control``:
-    theirs, the table's default when None)."""
+    theirs, the table's default when None), numbered from ``first`` (table and board
+    number alike)."""
     out = []
-    for i in range(1, count + 1):
+    for i in range(first, first + count):
         transport = EmulatorTransport(
             VirtualBoard(now=time.monotonic(), serial=f"{i % 100000:05d}"),
             name=f"emulator-{prefix}{i}",
@@ -205,6 +214,7 @@ def emulated_tables(
             transport.name,
             None,
             table_settings(rules, time_control),
+            board=i,
         )
         runner = hall.add_table(config, transport)
         out.append((runner, TransportLine(transport)))
@@ -224,6 +234,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--boards must be 1..{MAX_BOARDS}")
     if args.speed <= 0:
         raise UsageError("--speed must be positive")
+    if not 1 <= args.first <= 1_000_000:
+        raise UsageError("--first must be 1..1000000")
     from service.arbiter import RULE_SETS
 
     if args.rules not in RULE_SETS:
@@ -249,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
 
     async def setup(hall: Hall) -> None:
         if args.pty:
-            for i in range(1, args.boards + 1):
+            for i in range(args.first, args.first + args.boards):
                 server = EmulatorServer(
                     VirtualBoard(serial=f"{i:05d}"), seed=rng.randrange(1 << 30)
                 )
@@ -260,11 +272,18 @@ def run(args: argparse.Namespace) -> int:
                     path,
                     None,
                     table_settings(args.rules, time_control),
+                    board=i,
                 )
                 plays.append((hall.add_table(config), server))
         else:
             plays.extend(
-                emulated_tables(hall, args.boards, rules=args.rules, time_control=time_control)
+                emulated_tables(
+                    hall,
+                    args.boards,
+                    rules=args.rules,
+                    time_control=time_control,
+                    first=args.first,
+                )
             )
 
     async def start_replays(hall: Hall) -> None:

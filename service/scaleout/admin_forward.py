@@ -18,17 +18,13 @@ from typing import Any
 
 from service.hall import HallError
 from service.json_text import dumps
+from service.scaleout.log_wire import admin_subject
 from service.scaleout.replica import AdminForward, EdgeUnreachable
 
 Request = Callable[[str, bytes, float], Awaitable[bytes]]
 """``request(subject, payload, timeout)`` -> the reply's payload.  Raises ``TimeoutError``
 when no answer came in time, anything else when the request could not be made (no edge
 listening, no link to the broker)."""
-
-
-def admin_subject(edge_id: str) -> str:
-    """The subject an edge answers its tables' admin commands on."""
-    return f"dgt.admin.{edge_id}.command"
 
 
 def forward_by_request(

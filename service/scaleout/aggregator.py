@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 
 import nats.errors
 from nats.aio.client import Client
@@ -30,17 +29,17 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from service.scaleout.central_store import CentralStore, CentralStoreError, Gap
 from service.scaleout.jetstream_log import (
     NATS_ERRORS,
+    cancelling,
+    close_client,
     connect,
     ensure_log_stream,
     ensure_status_bucket,
 )
 from service.scaleout.log_wire import LOG_STREAM, LOG_SUBJECTS, Batch, WireError, decode_batch
-from service.store import LogRow
+from service.scaleout.rows import RowSink
 
 logger = logging.getLogger(__name__)
 
-RowsCallback = Callable[[str, list[LogRow]], None]
-"""``on_rows(edge_id, rows)``: called after the rows are committed in the centre's store."""
 
 FETCH = 256
 """Messages fetched at a time."""
@@ -60,7 +59,7 @@ class Aggregator:
         self,
         url: str,
         store: CentralStore,
-        on_rows: RowsCallback | None = None,
+        on_rows: RowSink | None = None,
         *,
         fetch: int = FETCH,
     ) -> None:
@@ -95,6 +94,8 @@ class Aggregator:
                         self.store.position() + 1,
                     )
                 except NATS_ERRORS as exc:
+                    if cancelling():
+                        raise asyncio.CancelledError from None
                     logger.debug("centre: reading the stream: %s", exc)
                 except CentralStoreError as exc:
                     logger.warning("centre: %s; trying again", exc)
@@ -104,8 +105,7 @@ class Aggregator:
                 self._retry = min(RETRY_MAX, self._retry * 2)
         finally:
             self.client = None
-            with contextlib.suppress(*NATS_ERRORS):
-                await client.close()
+            await close_client(client)
 
     async def _read(self, client: Client, js: JetStreamContext) -> None:
         start = self.store.position() + 1

@@ -23,18 +23,15 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from service.hall import HallError
-from service.scaleout.rows import LogRow, RowLike
+from service.scaleout.rows import LogRow, RowSink
 from service.store import echo_of
 
 logger = logging.getLogger(__name__)
 
-RowSink = Callable[[str, Sequence[RowLike]], None]
-"""Takes an edge's rows in its log's order, right after they are stored (``on_rows``)."""
 
 SELECT_EDGES = "SELECT edge, last FROM edges"
 SELECT_ROWS = (

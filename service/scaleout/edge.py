@@ -30,6 +30,7 @@ from service.scaleout.edge_status import HEARTBEAT_INTERVAL, heartbeat
 from service.scaleout.jetstream_log import (
     NATS_ERRORS,
     JetStreamLog,
+    close_client,
     connect,
     ensure_status_bucket,
 )
@@ -97,8 +98,7 @@ class Edge:
         if self.forwarder is not None and self.client is not None and self.client.is_connected:
             await self.forwarder.drain(DRAIN_SECONDS)
         if self.client is not None:
-            with contextlib.suppress(*NATS_ERRORS):
-                await self.client.close()
+            await close_client(self.client)
             self.client = None
 
     def _link_up(self) -> None:

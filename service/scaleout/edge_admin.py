@@ -2,7 +2,9 @@
 broker (no ``nats`` import: :mod:`service.scaleout.edge` hands the requests in).
 
 A request is a JSON object ``{"id": "...", "table": "7", "command": "result", "args":
-{...}}``; the answer is ``{"id": "...", "status": 200, "body": {...}}`` where status and
+{...}}``, its ``args`` cleaned as the hall's web cleans an admin command's body
+(:func:`service.web.admin_args.admin_args`: an edge applies exactly what its local admin API
+applies); the answer is ``{"id": "...", "status": 200, "body": {...}}`` where status and
 body are what the hall's own admin API answers (``{"table", "command", "events"}``, or
 ``{"error": "one line"}`` with its status).  A request whose id was seen is answered from
 memory (the last :data:`MEMORY` answers), never applied twice; a repeat that comes while
@@ -19,7 +21,7 @@ from typing import Any, Protocol
 
 from service.hall import HallError
 from service.json_text import dumps
-from service.table.admin import replay_only
+from service.web.admin_args import admin_args
 
 MEMORY = 4096
 """Answers kept for repeated requests."""
@@ -77,13 +79,13 @@ class AdminDesk:
         args = request["args"]
         if self.commands is not None and command not in self.commands:
             return _answer(request_id, 404, {"error": f"unknown command {command[:30]!r}"})
-        replayed = replay_only(args)
-        if replayed is not None:
-            error = f"{replayed}: only a replay of the stored log gives that argument"
-            return _answer(request_id, 400, {"error": error})
+        try:
+            cleaned = admin_args(args)
+        except HallError as exc:
+            return _answer(request_id, exc.status, {"error": str(exc)})
         self.applied += 1
         try:
-            events = await self.hall.admin(table_id, command, args)
+            events = await self.hall.admin(table_id, command, cleaned)
         except HallError as exc:
             return _answer(request_id, exc.status, {"error": str(exc)})
         return _answer(request_id, 200, {"table": table_id, "command": command, "events": events})

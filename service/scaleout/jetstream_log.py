@@ -9,6 +9,8 @@ warning (never a traceback); :class:`JetStreamLog` is the edge's
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -36,6 +38,9 @@ RECONNECT_WAIT = 1.0
 
 REQUEST_TIMEOUT = 3.0
 """Seconds to wait for the broker's answer to a publish or a read."""
+
+CLOSE_WAIT = 2.0
+"""Seconds a connection has to close at a stop."""
 
 NATS_ERRORS: tuple[type[BaseException], ...] = (nats.errors.Error, OSError, TimeoutError)
 """What a call to the broker raises when it cannot be reached or does not answer."""
@@ -97,6 +102,21 @@ async def connect(url: str, who: str, on_up: Callable[[], None] | None = None) -
     )
     await link.reconnected()
     return client
+
+
+def cancelling() -> bool:
+    """Whether the running task is being cancelled: the client turns a cancel that meets a
+    closed connection into one of :data:`NATS_ERRORS`, which a retry loop must not take for
+    a cut."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def close_client(client: Client, seconds: float = CLOSE_WAIT) -> None:
+    """Close a connection, waiting at most ``seconds``: the client's own close can wait for
+    ever on a link cut at that moment (and then fail as the loop ends)."""
+    with contextlib.suppress(*NATS_ERRORS, RuntimeError):
+        await asyncio.wait_for(client.close(), seconds)
 
 
 async def ensure_log_stream(js: JetStreamContext) -> None:

@@ -17,11 +17,12 @@ the next batch.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from service.store import REGISTRATION, LogRow
 
-__all__ = ["INPUT_ROLES", "REGISTRATION", "LogRow", "RowLike"]
+__all__ = ["INPUT_ROLES", "REGISTRATION", "LogRow", "RowLike", "RowSink"]
 
 INPUT_ROLES = frozenset({"in", "echo"})
 """Roles of an input row (``echo``: a board input that is also its own first output)."""
@@ -48,3 +49,8 @@ class RowLike(Protocol):
     @property
     def data(self) -> str: ...
 
+
+RowSink = Callable[[str, Sequence[RowLike]], None]
+"""Takes an edge's rows in its log's order, right after they are stored
+(:meth:`service.scaleout.replica.ReplicaHall.on_rows`): the aggregator's ``on_rows`` and a
+web process's :class:`~service.scaleout.central_db.CentralTail` feed one."""

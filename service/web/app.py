@@ -16,17 +16,15 @@ from aiohttp.web_urldispatcher import MatchInfoError
 
 from service.broadcast.hall_feeds import FeedTable
 from service.broadcast.push import RoundSettingError, pusher_of, round_change
-from service.config import RULE_SETS, VARIANTS, check_setting, check_text
+from service.config import RULE_SETS, VARIANTS
 from service.hall import GameEntry, Hall, HallError
 from service.json_text import dumps
 from service.table import RESULTS, AdminCommand
-from service.table.admin import replay_only
 from service.web import feeds
+from service.web.admin_args import admin_args
 from service.web.change_logs import game_changes_handler, table_games_handler
 from service.web.edge import (
     HostPolicy,
-    check_scalar,
-    check_unicode,
     token_matches,
 )
 from service.web.limits import (
@@ -435,39 +433,6 @@ def _check_token(request: web.Request) -> None:
         )
 
 
-def _clean_args(command: str, body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise HallError("the body must be a JSON object", 400)
-    if len(body) > 32:
-        raise HallError("too many keys in the body", 400)
-    args: dict[str, Any] = {}
-    for key, value in body.items():
-        if not isinstance(key, str) or not re.fullmatch(r"[a-z_][a-z0-9_]{0,31}", key):
-            raise HallError(f"bad key {str(key)[:40]!r} in the body", 400)
-        try:
-            if isinstance(value, str):
-                check_unicode(value, key)
-            if key in (
-                "white",
-                "black",
-                "event",
-                "site",
-                "round",
-                "time_control",
-                "rules",
-                "variant",
-            ):
-                args[key] = check_setting(key, value)
-            elif isinstance(value, str):
-                args[key] = check_text(value, key, limit=200)
-            else:
-                check_scalar(value, key)
-                args[key] = value
-        except ValueError as exc:
-            raise HallError(str(exc), 400) from None
-    return args
-
-
 async def admin_command(request: web.Request) -> web.StreamResponse:
     _check_token(request)
     table_id = _table_id(request)
@@ -485,10 +450,7 @@ async def admin_command(request: web.Request) -> web.StreamResponse:
         raise HallError("the body is not valid JSON: nested too deeply", 400) from None
     except ValueError as exc:  # bad UTF-8, bad JSON, a number of too many digits
         raise HallError(f"the body is not valid JSON: {exc}", 400) from None
-    args = _clean_args(command, body)
-    replayed = replay_only(args)
-    if replayed is not None:
-        raise HallError(f"{replayed}: only a replay of the stored log gives that argument", 400)
+    args = admin_args(body)
     events = await _source(request).admin(table_id, command, args)
     return json_response({"table": table_id, "command": command, "events": events})
 
