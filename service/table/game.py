@@ -507,6 +507,9 @@ class Table:
         self._admin_new_game()
         variant = variant_for_start(self._variant, start)
         self._game = variant.new_game(start)
+        known = self._recognizer.game
+        if known is not None:
+            self._game.share_positions(known)  # the positions are worked out once
         self._position_version += 1
         self._start = start
         self._date = pgn_date(self._epoch, t)

@@ -204,6 +204,21 @@ class ChessGame(VariantGame):
         self._line: list[_Position] = [_Position(squares_of(self.board))]
         """One entry per position from the start to now (the last one is the current)."""
 
+    def share_positions(self, other: VariantGame) -> None:
+        # A position is reached by one path from the start: what is worked out about it
+        # (legal actions, SAN, the end, scores) holds for every game on that path.
+        if (
+            type(other) is type(self)
+            and isinstance(other, ChessGame)
+            and other.variant.id == self.variant.id
+            and other.start == self.start
+            and other.board.chess960 == self.board.chess960
+            and len(self._line) == 1
+            and not self.board.move_stack
+            and other._line[0].squares == self._line[0].squares
+        ):
+            self._line[0] = other._line[0]
+
     # -- state -----------------------------------------------------------------------------
 
     @property
