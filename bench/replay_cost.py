@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import heapq
 import sqlite3
 import sys
 import time
@@ -45,6 +46,9 @@ async def amain() -> int:
     parser.add_argument("--limit", type=int, default=0, help="inputs at most (0: all)")
     parser.add_argument("--batch", type=int, default=200, help="inputs per commit")
     parser.add_argument("--no-check", action="store_true")
+    parser.add_argument(
+        "--by-table", action="store_true", help="table after table (else interleaved in time)"
+    )
     args = parser.parse_args()
     source = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
     tables = [r[0] for r in source.execute("SELECT DISTINCT table_id FROM log ORDER BY 1")]
@@ -57,6 +61,7 @@ async def amain() -> int:
     differ = 0
     total = 0
     hall = Hall(store)
+    streams = []
     for table_id in tables:
         settings = _settings(source, table_id)
         runner = hall.add_table(TableConfig(table_id, f"replay-{table_id}", None, settings))
@@ -64,53 +69,57 @@ async def amain() -> int:
             "SELECT seq, role, kind, t, data FROM log WHERE table_id = ? ORDER BY seq",
             (table_id,),
         )
-        for item in grouped_inputs(iter(list(rows)), _parse):
-            kind = item.kind
-            if kind == "board":
-                kind = {"clock": "clock", "square": "square", "lever": "lever"}.get(
-                    item.data["event"], "board"
-                )
-            t0 = _cpu()
-            if item.kind == "board":
-                event = event_from_json(item.t, item.data)
-                t1 = _cpu()
-                fed = runner.feed(event, item.t)
-                t2 = _cpu()
-                if fed is not None:
-                    hall.table_input(runner, fed)
-            elif item.kind == "tick":
-                t1 = _cpu()
-                produced = runner.tick(item.t)
-                t2 = _cpu()
-                if produced:
-                    hall.table_input(runner, TableInput(InputKind.TICK, item.t, produced))
-            else:
-                command = str(item.data["command"])
-                args_ = replayed_admin_args(command, item.data.get("args", {}), item.outputs)
-                t1 = _cpu()
-                produced = runner.admin(command, args_, item.t)
-                t2 = _cpu()
-                outs = [output_json(o) for o in produced]
-                hall._log(
-                    runner,
-                    "admin",
-                    item.t,
-                    {"command": command, "args": item.data.get("args", {})},
-                    outs,
-                )
-                hall._queue(runner, outs, None)
-            t3 = _cpu()
-            ns[kind, "parse"] += t1 - t0
-            ns[kind, "table"] += t2 - t1
-            ns[kind, "rows"] += t3 - t2
-            count[kind] += 1
-            total += 1
-            if total % args.batch == 0:
-                t4 = _cpu()
-                hall._flush()
-                ns["all", "commit"] += _cpu() - t4
-            if args.limit and total >= args.limit:
-                break
+        items = list(grouped_inputs(iter(list(rows)), _parse))
+        streams.append([(item.t, item.seq, runner, item) for item in items])
+    # the tables' inputs interleaved as the hall took them (in time order)
+    merged = heapq.merge(*streams, key=lambda x: (x[0], x[1]))
+    if args.by_table:
+        merged = (x for stream in streams for x in stream)
+    for _, _, runner, item in merged:
+        kind = item.kind
+        if kind == "board":
+            kind = {"clock": "clock", "square": "square", "lever": "lever"}.get(
+                item.data["event"], "board"
+            )
+        t0 = _cpu()
+        if item.kind == "board":
+            event = event_from_json(item.t, item.data)
+            t1 = _cpu()
+            fed = runner.feed(event, item.t)
+            t2 = _cpu()
+            if fed is not None:
+                hall.table_input(runner, fed)
+        elif item.kind == "tick":
+            t1 = _cpu()
+            produced = runner.tick(item.t)
+            t2 = _cpu()
+            if produced:
+                hall.table_input(runner, TableInput(InputKind.TICK, item.t, produced))
+        else:
+            command = str(item.data["command"])
+            args_ = replayed_admin_args(command, item.data.get("args", {}), item.outputs)
+            t1 = _cpu()
+            produced = runner.admin(command, args_, item.t)
+            t2 = _cpu()
+            outs = [output_json(o) for o in produced]
+            hall._log(
+                runner,
+                "admin",
+                item.t,
+                {"command": command, "args": item.data.get("args", {})},
+                outs,
+            )
+            hall._queue(runner, outs, None)
+        t3 = _cpu()
+        ns[kind, "parse"] += t1 - t0
+        ns[kind, "table"] += t2 - t1
+        ns[kind, "rows"] += t3 - t2
+        count[kind] += 1
+        total += 1
+        if total % args.batch == 0:
+            t4 = _cpu()
+            hall._flush()
+            ns["all", "commit"] += _cpu() - t4
         if args.limit and total >= args.limit:
             break
     hall._flush()
