@@ -250,10 +250,7 @@ class Table:
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         clock.present = True
-        recognizer = self._recognizer
-        got = recognizer.tick(t)
-        got += recognizer.feed(event)
-        for item in got:
+        for item in self._recognizer.clock_report(event):
             out += self._recognized(item, None)
         if not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
