@@ -190,6 +190,11 @@ class _Position:
         self.children = {a: p for a, p in self.children.items() if p is keep}
 
 
+_NO_SIDE: frozenset[Color] = frozenset()
+_WHITE_ONLY: frozenset[Color] = frozenset((chess.WHITE,))
+_BLACK_ONLY: frozenset[Color] = frozenset((chess.BLACK,))
+
+
 class ChessGame(VariantGame):
     """A game of chess (or a chess variant with the FIDE moves) on a python-chess board.
 
@@ -240,8 +245,8 @@ class ChessGame(VariantGame):
 
     def sides_to_act(self) -> frozenset[Color]:
         if self.outcome() is not None:
-            return frozenset()
-        return frozenset((self.board.turn,))
+            return _NO_SIDE
+        return _WHITE_ONLY if self.board.turn else _BLACK_ONLY
 
     # -- actions ---------------------------------------------------------------------------
 
