@@ -27,7 +27,8 @@ from typing import Any
 from dgt.recording import event_from_json
 from service.config import TableConfig
 from service.hall import Hall
-from service.store import Store, grouped_inputs, output_json, replayed_admin_args
+from service.store import Store, grouped_inputs, output_json
+from service.table.admin import replayed_admin_args
 from service.table_runner import InputKind, TableInput
 
 _cpu = time.process_time_ns
