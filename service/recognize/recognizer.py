@@ -633,10 +633,7 @@ class Recognizer:
         if self._pending is None and (
             top is None
             or event.time - self._last_change < self.settle
-            or (
-                not top.diff
-                and (not self._played or self._played[-1].final or self.clock_in_use)
-            )
+            or (not top.diff and (not self._played or self._played[-1].final or self.clock_in_use))
         ):
             if event.running:
                 self._clock_seen = True
