@@ -103,3 +103,39 @@ def test_the_hall_writes_the_recorded_rows_again_byte_for_byte(
     finally:
         store.close()
         source.close()
+
+
+def test_a_clock_report_at_once_reads_as_tick_then_feed(recorded: Path) -> None:
+    """``Recognizer.clock_report`` answers what ``tick`` then ``feed`` answer, and leaves
+    the recogniser as they do, over every board event of the recorded tables."""
+    from dgt.events import ClockUpdate
+    from service.recognize import Recognizer
+
+    source = sqlite3.connect(recorded)
+    try:
+        for table_id in _tables(recorded):
+            rows = source.execute(
+                "SELECT seq, role, kind, t, data FROM log WHERE table_id = ? ORDER BY seq",
+                (table_id,),
+            ).fetchall()
+            apart, at_once = Recognizer(), Recognizer()
+            reports = 0
+            for item in grouped_inputs(iter(rows), _parse):
+                if item.kind != "board":
+                    continue
+                event = event_from_json(item.t, item.data)
+                expected = apart.tick(item.t) + apart.feed(event)
+                if type(event) is ClockUpdate:
+                    reports += 1
+                    got = at_once.clock_report(event)
+                else:
+                    got = at_once.tick(item.t) + at_once.feed(event)
+                assert got == expected, (table_id, item.seq)
+                assert at_once.clock_in_use == apart.clock_in_use
+            assert reports > 50
+            record, again = apart.record(), at_once.record()
+            assert record is not None
+            assert again is not None
+            assert again.moves == record.moves
+    finally:
+        source.close()
