@@ -7,7 +7,7 @@ clock; or, ``sampled``, a profiling timer samples the stage on top):
 
 * ``driver``: the driver reading the board's bytes (parser, mirror, clock state:
   ``dgt.Board._on_data`` less what it calls in the service) and handing clock orders to it;
-* ``recogniser``: :class:`service.recognize.Recognizer` (feed, tick, new games);
+* ``recogniser``: :class:`service.recognize.Recognizer` (feed, tick, clock reports, new games);
 * ``table``: the table and its arbiter (``Table.feed``/``tick``/``admin`` less the
   recogniser), the runner's glue and the hall's loop over its tables;
 * ``store``: turning an input and its outputs into rows and queuing them (the hall's
@@ -255,7 +255,7 @@ class StageMeter:
         for cls in (Table, RealtimeTable):
             for name in ("feed", "tick", "admin"):
                 self._timed(cls, name, "table")
-        for name in ("feed", "tick", "start_game"):
+        for name in ("feed", "tick", "clock_report", "start_game"):
             self._timed(Recognizer, name, "recogniser")
         for name in ("table_input", "_queue"):
             self._timed(Hall, name, "store")

@@ -503,7 +503,7 @@ async def _measure(
 ) -> dict[str, Any]:
     boards = await BoardsProcess.start(n, args) if boards_apart(n, args) else None
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
-        store = Store(Path(tmp) / "hall.db")
+        store = Store(Path(args.keep_db) if args.keep_db else Path(tmp) / "hall.db")
         rss_before = rss_bytes()
         hall = Hall(store)
         admin = hall.admin if meter is None else meter.admin(hall.admin)
@@ -722,6 +722,12 @@ def main() -> int:
         action="store_true",
         help="follow the stream from inside the service's process (its CPU then shares the "
         "service's core) instead of from a process of its own",
+    )
+    parser.add_argument(
+        "--keep-db",
+        default="",
+        help="keep the hall's database at this path (one size only): a recorded log for "
+        "bench/replay_cost.py",
     )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)

@@ -199,8 +199,9 @@ class Arbiter:
         colour = _colour(current)
         if colour is not None and current.lower() == "k":
             self._king_lifted[square] = time
-        if any(
-            e.context.get("king") == square for e in self.claims.of_kind(ClaimKind.ILLEGAL_MOVE)
+        claims = self.claims
+        if claims.any_open and any(
+            e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
         mover = self._mover()
@@ -211,8 +212,9 @@ class Arbiter:
             self._during.setdefault(colour, []).append(_Touch(time, square, current, True))
             return out
         # FIDE 4.8: touching a piece ends the right to claim a touch-move violation
-        for claim, _ in self.claims.lapse(time, mover, Lapse.TOUCH):
-            out.append(claim)
+        if claims.any_open:
+            for claim, _ in claims.lapse(time, mover, Lapse.TOUCH):
+                out.append(claim)
         self._touches.setdefault(mover, []).append(_Touch(time, square, current, colour == mover))
         return out
 

@@ -57,6 +57,11 @@ class ClaimBook:
     def reset(self) -> None:
         self._open.clear()
 
+    @property
+    def any_open(self) -> bool:
+        """Whether any claim is open (most of the time none is)."""
+        return bool(self._open)
+
     def offer(
         self,
         time: float,

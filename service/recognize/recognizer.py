@@ -623,6 +623,25 @@ class Recognizer:
             self._clock_seen = True
         return out
 
+    def clock_report(self, event: ClockUpdate) -> list[RecognizerEvent]:
+        """``tick(event.time)`` then ``feed(event)`` for a clock's report (most inputs, about
+        one a second from every running clock), at the cost of a few comparisons while
+        nothing is due: no place waits for its lift, and the board changed less than the
+        settle delay ago, or stands on the game's position with no move left to complete
+        by the settle delay (or no game was seen yet)."""
+        top = self._top
+        if self._pending is None and (
+            top is None
+            or event.time - self._last_change < self.settle
+            or (not top.diff and (not self._played or self._played[-1].final or self.clock_in_use))
+        ):
+            if event.running:
+                self._clock_seen = True
+            return []
+        out = self.tick(event.time)
+        out += self.feed(event)
+        return out
+
     def feed_all(self, events: Iterable[BoardEvent]) -> list[RecognizerEvent]:
         """Feed many events, calling :meth:`tick` at each event's time first."""
         out: list[RecognizerEvent] = []

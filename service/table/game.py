@@ -250,10 +250,7 @@ class Table:
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         clock.present = True
-        recognizer = self._recognizer
-        got = recognizer.tick(t)
-        got += recognizer.feed(event)
-        for item in got:
+        for item in self._recognizer.clock_report(event):
             out += self._recognized(item, None)
         if not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
@@ -507,6 +504,9 @@ class Table:
         self._admin_new_game()
         variant = variant_for_start(self._variant, start)
         self._game = variant.new_game(start)
+        known = self._recognizer.game
+        if known is not None:
+            self._game.share_positions(known)  # the positions are worked out once
         self._position_version += 1
         self._start = start
         self._date = pgn_date(self._epoch, t)

@@ -484,6 +484,14 @@ class VariantGame(ABC):
         variants; realtime chess resolves arrivals, collisions and delays up to then."""
         return []
 
+    def share_positions(self, other: VariantGame) -> None:
+        """A game just made (no action yet) that will follow ``other`` (of the same variant,
+        from the same start: the table's game and its recogniser's) works out each position
+        once for both: what one found about a position (its legal actions, their SAN, the
+        end by the rules) the other finds ready when it gets there.  Games that keep no such
+        knowledge, or ``other`` of another kind or start, share nothing."""
+        return
+
     def pgn_tags(self) -> dict[str, str]:
         """Tags a PGN of this game needs besides the seven-tag roster: ``Variant`` for any
         variant but standard chess, ``SetUp`` and ``FEN`` for a non-classical start."""

@@ -190,6 +190,11 @@ class _Position:
         self.children = {a: p for a, p in self.children.items() if p is keep}
 
 
+_NO_SIDE: frozenset[Color] = frozenset()
+_WHITE_ONLY: frozenset[Color] = frozenset((chess.WHITE,))
+_BLACK_ONLY: frozenset[Color] = frozenset((chess.BLACK,))
+
+
 class ChessGame(VariantGame):
     """A game of chess (or a chess variant with the FIDE moves) on a python-chess board.
 
@@ -203,6 +208,21 @@ class ChessGame(VariantGame):
         self._flagged: GameEnd | None = None
         self._line: list[_Position] = [_Position(squares_of(self.board))]
         """One entry per position from the start to now (the last one is the current)."""
+
+    def share_positions(self, other: VariantGame) -> None:
+        # A position is reached by one path from the start: what is worked out about it
+        # (legal actions, SAN, the end, scores) holds for every game on that path.
+        if (
+            type(other) is type(self)
+            and isinstance(other, ChessGame)
+            and other.variant.id == self.variant.id
+            and other.start == self.start
+            and other.board.chess960 == self.board.chess960
+            and len(self._line) == 1
+            and not self.board.move_stack
+            and other._line[0].squares == self._line[0].squares
+        ):
+            self._line[0] = other._line[0]
 
     # -- state -----------------------------------------------------------------------------
 
@@ -225,8 +245,8 @@ class ChessGame(VariantGame):
 
     def sides_to_act(self) -> frozenset[Color]:
         if self.outcome() is not None:
-            return frozenset()
-        return frozenset((self.board.turn,))
+            return _NO_SIDE
+        return _WHITE_ONLY if self.board.turn else _BLACK_ONLY
 
     # -- actions ---------------------------------------------------------------------------
 
