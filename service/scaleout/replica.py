@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from service.broadcast.hall_feeds import HallFeeds, hall_feeds
+from service.broadcast.push import pusher_of
 from service.config import TableConfig
 from service.hall import (
     CLOCK_REFRESH,
@@ -543,7 +544,8 @@ class ReplicaHall:
         return hall_feeds(self)
 
     def broadcast_status(self) -> dict[str, Any]:
-        return dict(NO_PUSHER)
+        pusher = pusher_of(self)
+        return pusher.status() if pusher is not None else dict(NO_PUSHER)
 
     async def admin(
         self, table_id: str, command: str, args: Mapping[str, Any]
