@@ -4,11 +4,17 @@ N tables each play a seeded random game (moves made by hand as square events, a 
 press after each, a clock report every second while a player thinks), logged as a hall logs
 them (registration, inputs with their outputs, an echo role for board events); the rows are
 fed to a :class:`service.scaleout.replica.ReplicaHall` in batches of 500 as the centre hands
-them on.  Prints the replay's inputs per second, then a snapshot's size, how long the event
-loop is held while a forked child writes it, the child's time, and the time to read and
-restore it (the issue's goal: a web process up in under 10 s for 1,000 boards x 6 hours).
-Checks that the restored tables equal the replayed ones.
+them on, but for each table's rows of its last ``--after`` seconds (a round in play: they
+come after the snapshot).  Prints the replay's inputs per second, then a snapshot's size,
+how long the event loop is held while a forked child writes it, the child's time, and the
+come-up: reading and restoring the snapshot (its tables stay frozen), the rows after it
+(each table is unpickled at its first) and every table's summary (the overview), for these
+tables and, linearly, for 1,000 (the issue's goal: a web process up in under 10 s for
+1,000 boards x 6 hours).  Checks that the restored tables, frozen and unpickled, answer as
+the replayed ones.  ``--after 0`` (a round over) times the unpickling of every table
+apart (``--profile``: under cProfile).
 
+    .venv/bin/python bench/replica.py --tables 40 --plies 120 --think 180   # 6 h a table
     .venv/bin/python bench/replica.py --tables 200 --plies 80 --think 20
     .venv/bin/python bench/replica.py --quick
 """
