@@ -3,12 +3,15 @@ round with the same games, byte for byte, as the edge's own pusher
 (:class:`service.broadcast.push.Pusher` on any :class:`~service.broadcast.push.PushSource`),
 against the lichess stand-in; ``POST /api/admin/broadcast`` changes the centre's rounds
 (kept beside the centre's database) and answers 409 on a replica without pushes; the
-``[broadcast]`` of ``central --config``."""
+``[broadcast]`` of ``central --config``, and the centre pushing an edge's games as
+processes on a real broker."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 from broadcast_stand_in import LichessStandIn, ScriptTable
+from nats_broker import Broker
 from replica_rows import batches, edge_rows
 
 from dgt.transports.emulator import EmulatorTransport
@@ -193,3 +197,56 @@ def test_the_centres_config_gives_its_broadcast(tmp_path: Path) -> None:
         broadcast_config(path)
     with pytest.raises(ConfigError, match="no such config file"):
         broadcast_config(tmp_path / "missing.toml")
+
+
+@pytest.mark.slow
+async def test_the_centre_pushes_an_edges_games_as_processes(
+    nats_broker: Broker, tmp_path: Path
+) -> None:
+    """``dgt-service run --central`` with two named tables, and ``dgt-service central
+    --config`` with ``[broadcast]`` (the token from the environment): the centre pushes the
+    edge's games to the lichess stand-in."""
+    lichess = LichessStandIn(token=LICHESS_TOKEN)
+    await lichess.start()
+    table = '[[table]]\nport = "emulator"\nwhite = "Ann Alder"\nblack = "Bob Birch"\n'
+    hall = tmp_path / "hall.toml"
+    hall.write_text(f'{table}round = "1"\nboard = 1\n{table}round = "1"\nboard = 2\n')
+    central = tmp_path / "central.toml"
+    central.write_text(
+        f'[broadcast]\nurl = "{lichess.url}"\ntoken_env = "TEST_LICHESS"\ninterval = 2\n'
+        '[[broadcast.round]]\nround = "1"\nid = "Centre12"\n'
+    )
+    env = {**os.environ, "DGT_ADMIN_TOKEN": "x" * 12, "TEST_LICHESS": LICHESS_TOKEN}
+    cli = (sys.executable, "-m", "service.cli")
+    centre = await asyncio.create_subprocess_exec(
+        *cli, "central", "--nats", nats_broker.url, "--config", str(central),
+        *("--db", str(tmp_path / "central.db"), "--seconds", "10", "--listen", "127.0.0.1:0"),
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    edge = await asyncio.create_subprocess_exec(
+        *cli, "run", "--config", str(hall), "--port", "0", "--db", str(tmp_path / "edge.db"),
+        *("--seconds", "4", "--central", nats_broker.url, "--edge-id", "hall-a"),
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        _out, edge_err = await asyncio.wait_for(edge.communicate(), 60)
+        assert edge.returncode == 0, edge_err.decode()
+        out, err = await asyncio.wait_for(centre.communicate(), 60)
+        assert centre.returncode == 0, err.decode()
+        assert b"pushing to " in out
+        assert b"round 1 -> Centre12" in out
+        assert b"ERROR" not in err
+        assert lichess.pushes
+        assert {p.round_id for p in lichess.pushes} == {"Centre12"}
+        last = lichess.pushes[-1].games
+        assert [(g["tags"]["GameId"], g["tags"]["Board"]) for g in last] == [
+            ("1-1", "1"),
+            ("2-1", "2"),
+        ]
+        assert all(g["tags"]["White"] == "Ann Alder" and g["error"] is None for g in last)
+    finally:
+        for process in (edge, centre):
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        await lichess.close()
