@@ -45,6 +45,7 @@ import json
 import logging
 import pickle
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -98,6 +99,9 @@ STORE_OK: dict[str, Any] = {
 NO_PUSHER: dict[str, Any] = {"rounds": [], "configured": False}
 
 _CLOCK_ONLY = frozenset({"board", "clock"})
+
+ZLIB_LEVEL = 1
+"""Compression of a frozen table (the fastest: 5 to 6 times smaller)."""
 
 
 class EdgeUnreachable(Exception):
@@ -162,7 +166,8 @@ class FrozenTable:
     """A table as a snapshot keeps it: the table pickled, and what the pages read of it
     (its state, summary, change log, PGN and whether its game has moves) pickled apart,
     so that a replica comes up by reading bytes, and unpickles a table only when it is
-    needed whole (its next input, a read the view does not hold)."""
+    needed whole (its next input, a read the view does not hold).  Both are compressed
+    (zlib level 1: a table of 6 hours 210 kB -> 37 kB, 0.5 ms to expand)."""
 
     table: bytes
     view: bytes
@@ -180,14 +185,20 @@ class FrozenTable:
             "pgn": pgn,
             "has_moves": bool(table.moves()),
         }
-        return cls(
-            pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL),
-            pickle.dumps(view, protocol=pickle.HIGHEST_PROTOCOL),
-        )
+        return cls(_packed(table), _packed(view))
 
     def read(self, key: str) -> Any:
         """One part of the view, as new objects at each call (as a live table's)."""
-        return pickle.loads(self.view)[key]
+        return pickle.loads(zlib.decompress(self.view))[key]
+
+    def thawed(self) -> TableLike:
+        """The table, unpickled."""
+        table: TableLike = unpickled(zlib.decompress(self.table))
+        return table
+
+
+def _packed(value: object) -> bytes:
+    return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), ZLIB_LEVEL)
 
 
 def unpickled(data: bytes) -> Any:
@@ -235,7 +246,7 @@ class ReplicaTable(GameBook):
         """The table, unpickled first if it is frozen."""
         if self._table is None:
             assert self._frozen is not None
-            self._table = unpickled(self._frozen.table)
+            self._table = self._frozen.thawed()
             self._frozen = None
         return self._table
 
