@@ -4,11 +4,17 @@ N tables each play a seeded random game (moves made by hand as square events, a 
 press after each, a clock report every second while a player thinks), logged as a hall logs
 them (registration, inputs with their outputs, an echo role for board events); the rows are
 fed to a :class:`service.scaleout.replica.ReplicaHall` in batches of 500 as the centre hands
-them on.  Prints the replay's inputs per second, then a snapshot's size, how long the event
-loop is held while a forked child writes it, the child's time, and the time to read and
-restore it (the issue's goal: a web process up in under 10 s for 1,000 boards x 6 hours).
-Checks that the restored tables equal the replayed ones.
+them on, but for each table's rows of its last ``--after`` seconds (a round in play: they
+come after the snapshot).  Prints the replay's inputs per second, then a snapshot's size,
+how long the event loop is held while a forked child writes it, the child's time, and the
+come-up: reading and restoring the snapshot (its tables stay frozen), the rows after it
+(each table is unpickled at its first) and every table's summary (the overview), for these
+tables and, linearly, for 1,000 (the issue's goal: a web process up in under 10 s for
+1,000 boards x 6 hours).  Checks that the restored tables, frozen and unpickled, answer as
+the replayed ones.  ``--after 0`` (a round over) times the unpickling of every table
+apart (``--profile``: under cProfile).
 
+    .venv/bin/python bench/replica.py --tables 40 --plies 120 --think 180   # 6 h a table
     .venv/bin/python bench/replica.py --tables 200 --plies 80 --think 20
     .venv/bin/python bench/replica.py --quick
 """
@@ -16,8 +22,13 @@ Checks that the restored tables equal the replayed ones.
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
+import io
 import json
+import math
 import os
+import pstats
 import random
 import sys
 import tempfile
@@ -35,7 +46,7 @@ from dgt.protocol.constants import Piece  # noqa: E402
 from service.hall import default_table_factory  # noqa: E402
 from service.scaleout.replica import ReplicaHall  # noqa: E402
 from service.scaleout.rows import REGISTRATION, LogRow  # noqa: E402
-from service.scaleout.snapshot import read_snapshot, snapshot_bytes, write_forked  # noqa: E402
+from service.scaleout.snapshot import read_snapshot, write_forked  # noqa: E402
 from service.store import board_input, echo_of, normalise, output_json  # noqa: E402
 
 PIECES = {
@@ -111,25 +122,55 @@ def game_rows(table_id: str, seq: int, plies: int, think: int, rnd: random.Rando
     return rows
 
 
+def edges_of(rows: list[LogRow]) -> list[tuple[str, list[LogRow]]]:
+    """``rows`` as batches of each table's edge (``e`` and its id), in order."""
+    out: dict[str, list[LogRow]] = {}
+    for row in rows:
+        out.setdefault(f"e{row.table_id}", []).append(row)
+    return list(out.items())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--plies", type=int, default=80)
     parser.add_argument("--think", type=int, default=20, help="clock reports before a move")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--after",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="each table's rows of its last SECONDS come after the snapshot (a round in play; "
+        "0: a round over)",
+    )
     parser.add_argument("--quick", action="store_true", help="a small run (smoke test)")
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the unpickling of every table"
+    )
     args = parser.parse_args()
     if args.quick:
         args.tables, args.plies, args.think = 4, 20, 3
     rnd = random.Random(args.seed)
     made = time.perf_counter()
     rows: list[LogRow] = []
+    tails: list[tuple[str, list[LogRow]]] = []
+    """Each table's rows of its last ``--after`` seconds, fed after the snapshot (each
+    table is an edge of its own here, so that they can come later than the other
+    tables' rows)."""
     for number in range(1, args.tables + 1):
-        rows += game_rows(str(number), len(rows), args.plies, args.think, rnd)
+        table_rows = game_rows(str(number), 0, args.plies, args.think, rnd)
+        end = table_rows[-1].t - args.after if args.after > 0 else math.inf
+        cut = next((i for i, r in enumerate(table_rows) if i > 0 and r.t > end), len(table_rows))
+        while 0 < cut < len(table_rows) and table_rows[cut].role == "out":
+            cut -= 1  # the tail begins with an input
+        rows += table_rows[:cut]
+        tails.append((str(number), table_rows[cut:]))
     started = time.perf_counter()
     replica = ReplicaHall(log=NoLog())
     for first in range(0, len(rows), 500):
-        replica.on_rows("edge", rows[first : first + 500])
+        for edge, batch in edges_of(rows[first : first + 500]):
+            replica.on_rows(edge, batch)
     replayed = time.perf_counter() - started
     inputs = sum(r.inputs for r in replica.runners.values())
     moves = sum(len(r.table.moves()) for r in replica.runners.values())
@@ -139,13 +180,16 @@ def main() -> int:
     print(f"replay: {replayed:.2f} s, {inputs / replayed:,.0f} inputs/s; divergences {divergences}")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "replica.snapshot"
-        size = len(snapshot_bytes(replica))
         before = time.perf_counter()
         pid = write_forked(replica, path)
         held = time.perf_counter() - before
         if pid is not None:
             os.waitpid(pid, 0)
         child = time.perf_counter() - before
+        size = path.stat().st_size
+        gc.collect()
+        gc.freeze()  # the collector leaves the rows and the replayed replica (a web process
+        # does not hold them) out of its walks while the come-up is timed
         before = time.perf_counter()
         state = read_snapshot(path)
         if state is None:
@@ -154,13 +198,53 @@ def main() -> int:
         again = ReplicaHall(log=NoLog())
         again.restore(state)
         restored = time.perf_counter() - before
+    before = time.perf_counter()
+    after = [(f"e{table_id}", tail) for table_id, tail in tails if tail]
+    for edge, tail in after:  # the rows after the snapshot
+        again.on_rows(edge, tail)
+    caught_up = time.perf_counter() - before
+    for edge, tail in after:
+        replica.on_rows(edge, tail)
+    before = time.perf_counter()
+    overview = [again.summary(t) for t in again.table_ids()]  # what the overview reads
+    read_all = time.perf_counter() - before
+    gc.unfreeze()
     print(f"snapshot: {size / 1e6:.1f} MB, {size / args.tables / 1e3:.1f} kB a table; loop "
           f"held {held * 1000:.1f} ms, the forked child wrote it in {child:.2f} s")  # fmt: skip
-    thousand = restored / args.tables * 1000
-    print(f"read and restored: {restored:.2f} s ({thousand:.1f} s for 1,000 tables; goal < 10 s)")
-    same = all(again.state(t) == replica.state(t) for t in replica.table_ids())
-    print(f"restored tables equal the replayed ones: {same}")
-    return 0 if same and divergences == 0 else 1
+    up = restored + caught_up + read_all
+    print(f"come-up: read and restored {restored:.2f} s, the rows of the last {args.after:g} s "
+          f"({sum(len(t) for _, t in after):,} rows of {len(after)} tables, each unpickled "
+          f"at its first) {caught_up:.2f} s, every table's summary {read_all:.2f} s: "
+          f"{up:.2f} s ({up / args.tables * 1000:.1f} s for 1,000 tables; "
+          "goal < 10 s)")  # fmt: skip
+    same = overview == [replica.summary(t) for t in replica.table_ids()] and all(
+        json.dumps(again.state(t)) == json.dumps(replica.state(t)) for t in replica.table_ids()
+    )
+    frozen = sum(r.frozen for r in again.runners.values())
+    print(f"restored tables ({frozen} still frozen) answer as the replayed ones: {same}")
+    profile = cProfile.Profile() if args.profile else None
+    before = time.perf_counter()
+    if profile is not None:
+        profile.enable()
+    still = [runner for runner in again.runners.values() if runner.frozen]
+    for runner in still:
+        runner.table  # noqa: B018 - a table's next input unpickles it: all of them here
+    if profile is not None:
+        profile.disable()
+    thawed = time.perf_counter() - before
+    if still:
+        print(f"unpickling a table at its next input: {thawed / len(still) * 1000:.1f} ms "
+              f"({thawed:.2f} s for {len(still)}, {thawed / len(still) * 1000:.1f} s "
+              f"for 1,000)")  # fmt: skip
+    same_after = all(
+        json.dumps(again.state(t)) == json.dumps(replica.state(t)) for t in replica.table_ids()
+    )
+    print(f"unpickled tables answer as the replayed ones: {same_after}")
+    if profile is not None:
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(8)
+        print(out.getvalue())
+    return 0 if same and same_after and divergences == 0 else 1
 
 
 if __name__ == "__main__":

@@ -83,8 +83,11 @@ SCRIPTS: dict[str, list[str]] = {
         r"^4 tables, [\d,]+ moves, [\d,]+ rows, [\d,]+ inputs",
         r"^replay: [\d.]+ s, [\d,]+ inputs/s; divergences 0$",
         r"^snapshot: [\d.]+ MB, [\d.]+ kB a table; loop held [\d.]+ ms, the forked child",
-        r"^read and restored: [\d.]+ s \([\d.]+ s for 1,000 tables; goal < 10 s\)$",
-        r"^restored tables equal the replayed ones: True$",
+        r"^come-up: read and restored [\d.]+ s, the rows of the last 60 s \([\d,]+ rows of 4 "
+        r"tables, each unpickled at its first\) [\d.]+ s, every table's summary [\d.]+ s: "
+        r"[\d.]+ s \([\d.]+ s for 1,000 tables; goal < 10 s\)$",
+        r"^restored tables \(\d+ still frozen\) answer as the replayed ones: True$",
+        r"^unpickled tables answer as the replayed ones: True$",
     ],
     "scaleout.py": [
         r"^2 edges x 20 inputs/s, 3 s quiet, then 12 s with 4 faults",

@@ -4,8 +4,11 @@ lichess takes a round's games on ``POST {url}/api/broadcast/round/{id}/push`` (a
 with scope ``study:write``; the body a multi-game PGN of at most 512 KiB) and answers per
 game: ``{"games": [{"tags": {...}, "moves": N} | {"tags": {...}, "error": "..."}]}``.
 
-The :class:`Pusher` listens to the hall's feeds (:mod:`service.broadcast.hall_feeds`): a
-committed change only marks its table (nothing else runs on the hall's turn).  Its own task
+The :class:`Pusher` listens to the feeds (:mod:`service.broadcast.hall_feeds`) of a
+:class:`PushSource`: the hall of ``dgt-service run``, or the read replica of every edge's
+tables at the centre (``dgt-service central``): the games, their order and their PGN are the
+same there.  A committed change only marks its table (nothing else runs on the source's
+turn).  Its own task
 then, for each configured round:
 
 * notes each lichess-ready game's text when it changed (the delay: a game is pushed as it
@@ -34,6 +37,13 @@ starts that round afresh (nothing counts as shown there yet).  Each round change
 beside the database (``DB.broadcast.json``, :mod:`service.broadcast.kept_rounds`: its
 lichess round id, on/off and delay, never the token) and applied over the config's
 ``[broadcast]`` at the next start: the admin's last change wins until the file is deleted.
+A hall keeps them beside its store; another source names its database (the centre's).
+
+An event pushes from one place.  Two pushers of the same lichess round (an edge's and the
+centre's) each push the games *they* see: each push replaces the round's games on lichess,
+so the round flickers between an edge's tables and all tables, and each edge's push takes
+the other edges' games away.  With several halls, push from the centre (it sees every
+edge's games, in one order); an edge pushes only a round of its own tables.
 """
 
 from __future__ import annotations
@@ -53,7 +63,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from service.broadcast.hall_feeds import hall_feeds
+from service.broadcast.hall_feeds import FeedHall, HallFeeds, hall_feeds
 from service.broadcast.kept_rounds import kept_path, load_rounds, save_rounds
 from service.broadcast.lichess_pgn import MAX_PUSH_BYTES, FeedEntry, joined, pack
 from service.broadcast.round_setting import RoundChange
@@ -86,6 +96,15 @@ class LichessUnreachable(PushError):
 
 class LichessRefused(PushError):
     """lichess refused the push whole (bad token, unknown round, upstream URL...)."""
+
+
+class PushSource(FeedHall, Protocol):
+    """What the pusher reads: the games its feeds read (:class:`FeedHall`), as of the
+    source's last commit (:meth:`settle` first commits what is queued, where there is a
+    queue).  :class:`service.hall.Hall` and
+    :class:`service.scaleout.replica.ReplicaHall` are push sources."""
+
+    def settle(self) -> None: ...
 
 
 class PushClient(Protocol):
@@ -237,11 +256,14 @@ class _Round:
 
 
 class Pusher:
-    """Pushes the configured rounds of a hall to lichess (see the module docstring)."""
+    """Pushes the configured rounds of a source's games to lichess (see the module
+    docstring).  The rounds changed on the admin page are kept beside ``database``; by
+    default, for a :class:`~service.hall.Hall`, beside its store (``keep_rounds=False``:
+    not kept)."""
 
     def __init__(
         self,
-        hall: Hall,
+        hall: PushSource,
         config: BroadcastConfig,
         client: PushClient,
         *,
@@ -252,6 +274,7 @@ class Pusher:
         backoff: tuple[float, float] = BACKOFF,
         refused_retry: float = REFUSED_RETRY,
         keep_rounds: bool = True,
+        database: Path | None = None,
     ) -> None:
         self.hall = hall
         self.config = config
@@ -264,7 +287,9 @@ class Pusher:
         self.backoff = backoff
         self.refused_retry = refused_retry
         self._rounds = [_Round(r, pending=True) for r in config.rounds]
-        self.database: Path | None = hall.store.path if keep_rounds else None
+        if database is None and isinstance(hall, Hall):
+            database = hall.store.path
+        self.database: Path | None = database if keep_rounds else None
         """Beside it the rounds changed on the admin page are kept (None: not kept)."""
         self._kept: dict[str, RoundChange] = {}
         """Each round changed on the admin page (since the file was last deleted): its
@@ -287,7 +312,7 @@ class Pusher:
 
     def start(self) -> None:
         self.feeds.listen(self._note)
-        _PUSHERS[self.hall] = self
+        _PUSHERS[self.feeds] = self
         self._task = asyncio.get_running_loop().create_task(self._run(), name="lichess pushes")
         self._wake.set()
 
@@ -299,8 +324,8 @@ class Pusher:
                 await self._task
             self._task = None
         await self.client.close()
-        if _PUSHERS.get(self.hall) is self:
-            del _PUSHERS[self.hall]
+        if _PUSHERS.get(self.feeds) is self:
+            del _PUSHERS[self.feeds]
 
     def _note(self, table_id: str, when: float, moved: bool) -> None:
         """A commit changed ``table_id`` (called on the hall's turn: only noted)."""
@@ -656,9 +681,14 @@ def _table_of(entry: FeedEntry) -> str:
     return entry.game_id.rsplit("-", 1)[0]
 
 
-_PUSHERS: weakref.WeakKeyDictionary[Hall, Pusher] = weakref.WeakKeyDictionary()
+_PUSHERS: weakref.WeakKeyDictionary[HallFeeds, Pusher] = weakref.WeakKeyDictionary()
 
 
-def pusher_of(hall: Hall) -> Pusher | None:
-    """The running pusher of ``hall``, if any."""
-    return _PUSHERS.get(hall)
+def feeds_pusher(feeds: HallFeeds) -> Pusher | None:
+    """The running pusher reading ``feeds`` (those of one source), if any."""
+    return _PUSHERS.get(feeds)
+
+
+def pusher_of(source: PushSource) -> Pusher | None:
+    """The running pusher of ``source`` (a hall, a read replica), if any."""
+    return feeds_pusher(hall_feeds(source))

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from service import event_loop
 from service.commands.run import TOKEN_ENV, resolve_token
@@ -53,6 +53,17 @@ EDGE_CHECK = 1.0
 Feed = Callable[[ReplicaHall], Coroutine[Any, Any, None]]
 """What feeds the replica its rows after it caught up with the database (runs until
 cancelled): the aggregator in ``central``, the database's tail in ``central-web``."""
+
+
+class Output(Protocol):
+    """Something started on the replica once it caught up (the centre's lichess pusher)."""
+
+    async def close(self) -> None: ...
+
+
+Outputs = Callable[[ReplicaHall], list[Output]]
+"""Starts the outputs of a replica that caught up with the database (before the pages are
+served, so the feeds' order starts with the games rebuilt)."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -163,10 +174,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def serve_replica(options: WebOptions, feed: Feed | None, seconds: float | None) -> None:
-    """Bring a replica up from the snapshot and the database, serve it on the web (and
-    link it to the broker with ``options.nats``), then keep it fed by ``feed`` (None:
-    the database's tail) until SIGTERM/SIGINT or ``seconds``."""
+async def serve_replica(
+    options: WebOptions,
+    feed: Feed | None,
+    seconds: float | None,
+    outputs: Outputs | None = None,
+) -> None:
+    """Bring a replica up from the snapshot and the database, start its ``outputs``, serve
+    it on the web (and link it to the broker with ``options.nats``), then keep it fed by
+    ``feed`` (None: the database's tail) until SIGTERM/SIGINT or ``seconds``."""
     db = options.db
     directory = HeartbeatDirectory()
     link = None
@@ -198,12 +214,15 @@ async def serve_replica(options: WebOptions, feed: Feed | None, seconds: float |
             pass
     except CentralError as exc:
         raise UsageError(str(exc)) from None
+    running = outputs(replica) if outputs is not None else []
     server = WebServer(
         replica, options.token, bind=options.bind, port=options.port, hosts=options.hosts
     )
     try:
         url = await server.start()
     except OSError as exc:
+        for output in running:
+            await output.close()
         raise UsageError(str(exc)) from None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -248,6 +267,8 @@ async def serve_replica(options: WebOptions, feed: Feed | None, seconds: float |
         for task in stuck:
             logger.warning("%s did not stop within %g s: left behind", task.get_name(), STOP_WAIT)
         await server.close()
+        for output in running:
+            await output.close()
         tail.close()
 
 

@@ -10,6 +10,11 @@ whole log, and the next snapshot replaces it).  It is written whole or not at al
 (:func:`service.atomic_file.write_atomically`) beside the centre's database, by the web
 processes that follow it; pickle runs code of the file it reads, so the snapshot is trusted
 exactly as the centre's database is: keep both where only the service writes.
+
+Each table is kept as a :class:`~service.scaleout.replica.FrozenTable`: the table pickled
+on its own, as bytes, and what the pages read of it beside.  Reading a snapshot unpickles
+no table: each is unpickled when it is needed whole (its next input, a read its view does
+not hold), and one still frozen is written into the next snapshot as the same bytes.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from service.scaleout.replica import ReplicaHall, ReplicaState
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 """The snapshot's layout (a dict of format, code and state)."""
 
 

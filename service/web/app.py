@@ -15,7 +15,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_urldispatcher import MatchInfoError
 
 from service.broadcast.hall_feeds import FeedTable
-from service.broadcast.push import RoundSettingError, pusher_of, round_change
+from service.broadcast.push import RoundSettingError, feeds_pusher, round_change
 from service.config import RULE_SETS, VARIANTS
 from service.hall import GameEntry, Hall, HallError
 from service.json_text import dumps
@@ -200,15 +200,6 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
 
 def _source(request: web.Request) -> HallSource:
     return request.app[SOURCE_KEY]
-
-
-def _local_hall(request: web.Request, what: str) -> Hall:
-    """The hall of this process behind the app; a read replica has none (409: ``what``
-    happens at the edge that owns the tables)."""
-    source = _source(request)
-    if not isinstance(source, LocalHall):
-        raise HallError(f"{what} at the hall that runs the boards, not on a read replica", 409)
-    return source.hall
 
 
 def _pairings_hall(request: web.Request) -> Hall | None:
@@ -476,7 +467,7 @@ async def admin_broadcast(request: web.Request) -> web.StreamResponse:
     round needs its ``lichess_id``); answers what ``GET /api/broadcast`` answers.  The
     lichess token is the config's: it never comes or goes here."""
     _check_token(request)
-    pusher = pusher_of(_local_hall(request, "lichess pushes are changed"))
+    pusher = feeds_pusher(_source(request).feeds())  # a hall's, or a centre's replica's
     if pusher is None:
         raise HallError(
             "no lichess pushes here: start the service with [broadcast] in its config "
