@@ -145,6 +145,7 @@ async def test_an_edge_forwards_its_log_beats_and_answers_admin_once_per_id(
         await edge.close()
 
 
+@pytest.mark.slow  # a second or more: kept out of the quick loop
 async def test_a_cut_from_the_broker_changes_nothing_at_the_hall(
     nats_broker: Broker, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -178,6 +179,7 @@ async def test_a_cut_from_the_broker_changes_nothing_at_the_hall(
         await edge.close()
 
 
+@pytest.mark.slow  # a second or more: kept out of the quick loop
 async def test_an_edge_started_while_the_broker_is_down_catches_up(
     nats_broker: Broker, tmp_path: Path
 ) -> None:
@@ -212,6 +214,7 @@ authorization {
 """
 
 
+@pytest.mark.slow  # a second or more: kept out of the quick loop
 async def test_an_edge_needs_no_right_but_its_own_subjects(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -198,6 +198,7 @@ async def test_a_gap_is_refused_by_the_broker_and_by_the_centre(
     store.close()
 
 
+@pytest.mark.slow  # a second or more: kept out of the quick loop
 async def test_restarts_of_edge_reader_and_broker_resume_exactly(
     nats_broker: Broker, tmp_path: Path
 ) -> None:
