@@ -1,10 +1,10 @@
 """Log rows of an edge's store as a read replica is fed them, and a centre's database of
 them for the central web's tailer.  (No tests here.)
 
-An edge's store on main has no registration rows: :func:`edge_rows` makes one for each
-table of its ``tables`` table (role and kind :data:`service.scaleout.rows.REGISTRATION`),
-numbered before the log's first row, as an edge does for the tables it had before it
-first forwarded its log."""
+:func:`edge_rows` reads a club hall's store (no registration rows: a store writes them
+once it is an edge's) and makes a registration for each table of its ``tables`` table
+(role and kind :data:`service.scaleout.rows.REGISTRATION`), numbered before the log's
+first row, as an edge does for the tables it had before it first forwarded its log."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from service.scaleout.central_store import CentralStore
+from service.scaleout.log_wire import Batch
 from service.scaleout.rows import REGISTRATION, LogRow
 
 
@@ -52,44 +54,14 @@ def batches(rows: Sequence[LogRow], sizes: Sequence[int]) -> list[list[LogRow]]:
     return out
 
 
-CENTRAL_SCHEMA = """
-CREATE TABLE IF NOT EXISTS edges (
-    edge TEXT PRIMARY KEY,
-    db TEXT NOT NULL,
-    last INTEGER NOT NULL,
-    stream_seq INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rows (
-    edge TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    table_id TEXT NOT NULL,
-    role TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    t REAL NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (edge, seq)
-) WITHOUT ROWID;
-"""
-"""The part of the centre's database the tailer reads (as the aggregator's
-``service.scaleout.central_store`` makes it)."""
-
-
 def write_central(db: Path, edge_id: str, rows: Sequence[LogRow]) -> None:
-    """Store ``rows`` of ``edge_id`` in the centre's database ``db`` in one commit, as the
-    aggregator stores a message."""
-    connection = sqlite3.connect(db, isolation_level=None)
+    """Store ``rows`` of ``edge_id`` in the centre's database ``db`` as the aggregator
+    stores the next message of the stream (one commit)."""
+    store = CentralStore(db)
     try:
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.executescript(CENTRAL_SCHEMA)
-        connection.execute("BEGIN IMMEDIATE")
-        connection.executemany(
-            "INSERT INTO rows (edge, seq, table_id, role, kind, t, data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(edge_id, *row) for row in rows],
-        )
-        connection.execute(
-            "INSERT OR REPLACE INTO edges VALUES (?, 'db', ?, 0)", (edge_id, rows[-1].seq)
-        )
-        connection.execute("COMMIT")
+        known = store.edges().get(edge_id)
+        batch = Batch(edge_id, "db", known.last if known is not None else None, tuple(rows))
+        taken = store.take([(store.position() + 1, batch)])
+        assert taken.gap is None, taken.gap
     finally:
-        connection.close()
+        store.close()
