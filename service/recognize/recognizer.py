@@ -472,6 +472,16 @@ def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
     return (differ | filled) & ~emptied
 
 
+def _squares(mask: int) -> list[int]:
+    """The squares of a bit mask."""
+    found = []
+    while mask:
+        low = mask & -mask
+        found.append(low.bit_length() - 1)
+        mask ^= low
+    return found
+
+
 def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
     """The squares (a bit mask) whose piece differs between two games after one makes
     ``read`` and the other ``made`` (the same occupancy either way), from ``differ``
@@ -1084,6 +1094,9 @@ class Recognizer:
         if any(board[sq] == UNREADABLE for sq in top.diff):
             return False
         found: list[Reading] = []
+        # a piece set back where it stood (knocked over as a move was made): the actions
+        # read ahead from here need not set it down, no mid-move place is left to wait for
+        ahead = None if placed is not None and placed not in top.diff else placed
         if self._replied(top.node.squares, top.diff, game.sides_to_act()):
             found = readings(
                 game,
@@ -1093,12 +1106,12 @@ class Recognizer:
                 promotion=self._promotion,
                 slack=SCAN_SLACK,
                 shortest=2,
-                placed=placed,
+                placed=ahead,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=self._landed(len(self._played) - 1),
                 gap=None if placed is not None else 0.0,
             )
-        if found and (placed is None or not found[0].rank[0]):
+        if found and (ahead is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
@@ -1948,8 +1961,13 @@ class Recognizer:
         tried = 0
         for index, other in roots:
             differ, check = self._may_differ(index, other)
-            if not (differ & seen or (check and index == count - 1)):
-                continue  # (a check read another way: the board shows the reply to it)
+            if not (
+                differ & seen
+                or (check and index == count - 1)
+                or self._attacked(_squares(differ)) & seen
+            ):
+                continue  # (a check read another way: the board shows the reply to it;
+                # a piece read there attacks a handled square: a king's move to it, a pin)
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
