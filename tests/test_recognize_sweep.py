@@ -243,3 +243,22 @@ def test_a_neighbour_knocked_and_set_back_does_not_hold_up_the_reading_ahead() -
     desk.wait(3)
     assert desk.final_ucis() == ["b2h2", "a6b8", "b5b6", "b8c6", "b6c7"]
     assert of_type(desk.out, "mismatch") == []
+
+
+def test_a_square_left_by_a_swept_capture_and_taken_by_the_reply_is_read_ahead() -> None:
+    """...exf1=R+ swept with no clock (a promotion is not read at the settle delay: the pawn
+    may be held while the new piece is fetched), then Ke1-e2, the king set down where the
+    pawn stood: e2 reads empty, then occupied again, and only e1 differs from the position
+    before.  Reading ahead lets e2 flip twice (it was lifted and set down) and follows."""
+    desk = Desk(presence_only=True, fen="4k3/8/8/8/8/8/4p3/4KB2 b - - 0 1")
+    desk.recognizer.set_promotion("r")
+    desk.lift("e2", 1.0)
+    desk.wait(3)
+    desk.wait(3)
+    desk.lift("e1", 5.0)
+    desk.put("e2", "*", 0.7)
+    assert desk.all_ucis() == ["e2f1r", "e1e2"]
+    desk.wait(3)
+    desk.wait(3)
+    assert desk.final_ucis() == ["e2f1r", "e1e2"]
+    assert of_type(desk.out, "mismatch") == []

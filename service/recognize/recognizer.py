@@ -1107,6 +1107,7 @@ class Recognizer:
                 slack=SCAN_SLACK,
                 shortest=2,
                 placed=ahead,
+                twice=placed if ahead is None and self._stood_empty(top, placed) else None,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=self._landed(len(self._played) - 1),
                 gap=None if placed is not None else 0.0,
@@ -1115,6 +1116,15 @@ class Recognizer:
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+
+    def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
+        """Whether ``square`` read empty for a settle delay or more before it was set down
+        again since ``ref`` (a piece left it and another came later, rather than a piece
+        knocked over and set back at once)."""
+        if square is None:
+            return False
+        lifted, placed = ref.first_lift.get(square), ref.last_place.get(square)
+        return lifted is not None and placed is not None and placed - lifted >= self.settle
 
     def _replied(self, squares: SquareMap, diff: Iterable[int], sides: frozenset[Color]) -> bool:
         """Whether, in turn-based play, the board shows a square of the side not to act
