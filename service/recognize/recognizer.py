@@ -70,8 +70,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   complete also a swept capture, or actions replacing a provisional last action, a slide
   that rested on its path and went on to capture).  A reading is tried only if it changes
   the piece on a square handled since the last action, or one the lifted pieces attack (a
-  swept capture), or gives check on the last action (:meth:`_may_differ`: bit masks, no game
-  made), at most :data:`REREAD_TRIALS` readings and :data:`REREAD_NODES` actions made each.
+  swept capture), or gives check on the last action, or leaves a piece that attacks a square
+  handled since (a king set down where one reading has it attacked) (:meth:`_may_differ`:
+  bit masks, no game made), at most :data:`REREAD_TRIALS` readings and :data:`REREAD_NODES`
+  actions made each.
   It emits a ``Takeback`` of the actions since the first capture read again and move events
   for them again, with their completion kept, each naming the readings not taken that the
   later play still allows.  A capture the handling settled (its captured square lifted and
@@ -125,7 +127,11 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   after the move it answers was lifted, and is lifted after the move's piece was set down);
   after a place, only a sequence explaining every square handled, within a smaller budget
   (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
-  piece set down before its lift is reported: the next change tells).  The likeliest is
+  piece set down before its lift is reported: the next change tells).  A place that sets a
+  piece back where it stood (a neighbour knocked over) completes no action: the sequence
+  need not set it down nor explain it, and if the square stood empty a settle delay or
+  more, one action may empty it and a later one fill it again (a swept capture answered
+  by a piece set down on the square the capturing piece left).  The likeliest is
   made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
   capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
   and the actions again, for what it read again), the other captures the board reads the
