@@ -1975,15 +1975,15 @@ class Recognizer:
         if swept:  # or a capture of a piece that differs: one the lifted pieces attack
             seen |= self._attacked(top.diff)
         tried = 0
+        attackers: int | None = None  # the squares whose pieces attack a square seen
         for index, other in roots:
             differ, check = self._may_differ(index, other)
-            if not (
-                differ & seen
-                or (check and index == count - 1)
-                or self._attacked(_squares(differ)) & seen
-            ):
-                continue  # (a check read another way: the board shows the reply to it;
-                # a piece read there attacks a handled square: a king's move to it, a pin)
+            if not (differ & seen or (check and index == count - 1)):
+                if attackers is None:
+                    attackers = self._attackers(seen)
+                if not differ & attackers:
+                    continue  # (a check read another way: the board shows the reply to it;
+                    # a piece read there attacks a handled square: a king's move to it)
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
@@ -2005,6 +2005,20 @@ class Recognizer:
         mask = 0
         for square in squares:
             mask |= board.attacks_mask(square)
+        return mask
+
+    def _attackers(self, squares: int) -> int:
+        """The squares (a bit mask) whose pieces attack one of ``squares`` (a bit mask) in
+        the game's position (every square for a variant python-chess does not play)."""
+        game = self._game
+        assert game is not None
+        board = game.chess_board()
+        if board is None:
+            return (1 << 64) - 1
+        mask = 0
+        for square in _squares(squares):
+            mask |= board.attackers_mask(chess.WHITE, square)
+            mask |= board.attackers_mask(chess.BLACK, square)
         return mask
 
     def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
