@@ -170,3 +170,19 @@ def test_no_lichess_game_loses_its_way_under_fast_hands(sweep: float | None) -> 
         if read.occupied != played.occupied:
             lost.append(game.name)
     assert lost == []
+
+
+def test_a_swept_capture_is_read_again_when_a_king_steps_where_it_would_be_attacked() -> None:
+    """dxc5 swept (the board reads dxe5, taking the knight, the same, and that is read), four
+    quiet moves (more than reading ahead from the swept capture makes), then ...Kg6-f6:
+    legal only if the pawn took on c5 (a pawn on e5 attacks f6).  No square handled since
+    holds a piece that differs between the two readings, but the piece read on e5 attacks
+    the square the king was set on: the capture is read again."""
+    desk = Desk(
+        presence_only=True, fen="rnb2r2/3p4/pp2p1k1/2b1n2p/P2PP2P/5BP1/1Bq1N3/r2N1R1K w - - 0 1"
+    )
+    play(desk, ["d4"])
+    assert desk.all_ucis() == ["d4e5"]
+    play(desk, ["a6a5", "f1f2", "b6b5", "e2f4", "g6f6"])
+    assert desk.final_ucis() == ["d4c5", "a6a5", "f1f2", "b6b5", "e2f4", "g6f6"]
+    assert of_type(desk.out, "mismatch") == []

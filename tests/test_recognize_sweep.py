@@ -219,3 +219,46 @@ def test_a_slide_rests_on_a_square_of_its_path() -> None:
         and later[1].piece is Piece.EMPTY
     ]
     assert any(0.5 <= rest <= 0.6 for rest in rests)
+
+
+def test_a_neighbour_knocked_and_set_back_does_not_hold_up_the_reading_ahead() -> None:
+    """Qxh2 swept (only b2 reads empty), then at once ...Na6-b8 with the bishop on c7
+    knocked over and set back after the knight landed, then b6, ...Nc6 and bxc7 without a
+    pause long enough to complete a move.  The set-back place completes no action: the
+    game is read ahead there (swept capture and reply), and followed to the end."""
+    desk = Desk(presence_only=True, fen="4brkr/p1bq1p2/n4P2/1P6/2P5/1N6/1Q5p/3q1BKR w - - 0 1")
+    desk.lift("b2", 1.7)
+    desk.lift("a6", 1.3)
+    desk.lift("c7", 0.17)
+    desk.put("b8", "*", 0.26)
+    desk.put("c7", "*", 1.07)
+    assert desk.all_ucis() == ["b2h2", "a6b8"]
+    desk.put("b6", "*", 1.9)  # set down before b5 is lifted
+    desk.lift("b5", 0.01)
+    desk.move("b8c6", "*", 0.03)
+    desk.lift("b6", 1.3)
+    desk.lift("c7", 1.35)
+    desk.put("c7", "*", 0.25)
+    desk.wait(3)
+    desk.wait(3)
+    assert desk.final_ucis() == ["b2h2", "a6b8", "b5b6", "b8c6", "b6c7"]
+    assert of_type(desk.out, "mismatch") == []
+
+
+def test_a_square_left_by_a_swept_capture_and_taken_by_the_reply_is_read_ahead() -> None:
+    """...exf1=R+ swept with no clock (a promotion is not read at the settle delay: the pawn
+    may be held while the new piece is fetched), then Ke1-e2, the king set down where the
+    pawn stood: e2 reads empty, then occupied again, and only e1 differs from the position
+    before.  Reading ahead lets e2 flip twice (it was lifted and set down) and follows."""
+    desk = Desk(presence_only=True, fen="4k3/8/8/8/8/8/4p3/4KB2 b - - 0 1")
+    desk.recognizer.set_promotion("r")
+    desk.lift("e2", 1.0)
+    desk.wait(3)
+    desk.wait(3)
+    desk.lift("e1", 5.0)
+    desk.put("e2", "*", 0.7)
+    assert desk.all_ucis() == ["e2f1r", "e1e2"]
+    desk.wait(3)
+    desk.wait(3)
+    assert desk.final_ucis() == ["e2f1r", "e1e2"]
+    assert of_type(desk.out, "mismatch") == []

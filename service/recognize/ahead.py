@@ -102,6 +102,7 @@ def search(
     lifted: Mapping[int, float] | None = None,
     slack: float = 0.0,
     first_lifted: Mapping[int, float] | None = None,
+    twice: int = 0,
 ) -> list[tuple[LegalAction, ...]]:
     """The sequences of ``shortest`` to ``plies`` legal actions from ``game``'s position
     (whose occupancy is the bit mask ``occupied``) that flip exactly the squares of
@@ -112,7 +113,10 @@ def search(
     piece of the action before it is left out (a reply starts after the move it answers
     was made); ``first_lifted``: when each square was first lifted, the earliest the
     piece of an action may have started (its square may be lifted again later, by a piece
-    of a later action sliding over it).  The game is left as it was."""
+    of a later action sliding over it).  ``twice``: squares (a bit mask) an action may flip
+    though they are not to flip, each at most once: a later action must flip them back (a
+    square a piece left and another piece took, a square a piece passed through in two
+    moves).  The game is left as it was."""
     found: list[tuple[LegalAction, ...]] = []
     path: list[LegalAction] = []
     visited = 0
@@ -131,20 +135,22 @@ def search(
         times = [when[sq] for sq, symbol in action.changes if not symbol and sq in when]
         return min(times) if times else None
 
-    def starts(occupancy: int, todo: int, left: int, side: bool, whites: int) -> int:
+    def starts(occupancy: int, todo: int, left: int, side: bool, whites: int, spare: int) -> int:
         """The squares to flip that an action of ``side`` may empty (0: ``left`` actions
         cannot flip ``todo``)."""
         if not turns:
-            return todo
+            return todo | spare
         # every square to empty is emptied by its own side's action, one each (two for a
         # castling)
         own = occupancy & (whites if side else ~whites)
         mine, theirs = (todo & own).bit_count(), (todo & occupancy & ~own).bit_count()
         if mine > (left + 1) // 2 + 1 or theirs > left // 2 + 1:
             return 0
-        return todo & own  # an action empties a square of the side to act
+        return (todo | spare) & own  # an action empties a square of the side to act
 
-    def down(occupancy: int, todo: int, left: int, since: float, whites: int, squares: int) -> None:
+    def down(
+        occupancy: int, todo: int, left: int, since: float, whites: int, squares: int, spare: int
+    ) -> None:
         """Extend ``path`` by an action emptying one of ``squares`` (the game is at its
         end): a sequence found is kept without making its last action, and an action is
         made only if what is left to flip stays within reach (the bit masks tell)."""
@@ -159,7 +165,7 @@ def search(
                     continue
                 seen.add(action.uci)
                 mask = flips(action, occupancy)
-                if not mask or mask & ~todo:
+                if not mask or mask & ~todo & ~spare:
                     continue
                 start = started(action, lifted)
                 if start is not None and start <= since + slack:
@@ -183,7 +189,10 @@ def search(
                         after |= 1 << changed
                     else:
                         after &= ~(1 << changed)
-                next_squares = starts(occupancy ^ mask, rest, left - 1, not action.side, after)
+                left_spare = spare & ~(mask & ~todo)
+                next_squares = starts(
+                    occupancy ^ mask, rest, left - 1, not action.side, after, left_spare
+                )
                 if not next_squares:
                     continue
                 game.apply(action.action)
@@ -196,14 +205,17 @@ def search(
                         since if earliest is None else earliest,
                         after,
                         next_squares,
+                        left_spare,
                     )
                 finally:
                     path.pop()
                     game.undo()
 
-    first = starts(occupied, differ, plies, next(iter(sides)), white) if differ and plies else 0
+    first = (
+        starts(occupied, differ, plies, next(iter(sides)), white, twice) if differ and plies else 0
+    )
     if first:
-        down(occupied, differ, plies, float("-inf"), white, first)
+        down(occupied, differ, plies, float("-inf"), white, first, twice)
     return found
 
 
@@ -317,13 +329,16 @@ def readings(
     gap: float | None = None,
     plies: int = AHEAD_PLIES,
     budget: int = AHEAD_NODES,
+    twice: int | None = None,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
     handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
     ``gap``: how much later than the action before it an action's piece must be lifted
     (default ``slack``; a move must be complete when the caller asks, so less may do).
-    ``plies``: the most actions of a sequence; ``budget``: the most positions visited."""
+    ``plies``: the most actions of a sequence; ``budget``: the most positions visited;
+    ``twice``: a square that, if no sequence is found otherwise, one action may empty and a
+    later one fill again (a square a piece left and another piece was set down on)."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -331,25 +346,33 @@ def readings(
     todo = 0
     for square in differ:
         todo |= 1 << square
-    found = search(
-        game,
-        occupied,
-        todo,
-        shortest=shortest,
-        plies=plies,
-        budget=budget,
-        placed=placed,
-        not_first=not_first,
-        lifted=handled.last_lift,
-        first_lifted=handled.first_lift,
-        slack=slack if gap is None else gap,
-    )
-    result = [
-        Reading(actions, rank(actions, view, handled, promotion, last))
-        for actions in found
-        if in_order(actions, handled, slack)
-        and in_turn(actions, handled, slack if gap is None else gap)
-    ]
+    result: list[Reading] = []
+    # first the sequences flipping each square once; if none, those where the square
+    # ``twice`` flips twice (a piece left it and another took it)
+    spares = (0,) if twice is None or todo >> twice & 1 else (0, 1 << twice)
+    for spare in spares:
+        found = search(
+            game,
+            occupied,
+            todo,
+            shortest=shortest,
+            plies=plies,
+            budget=budget,
+            placed=placed,
+            not_first=not_first,
+            lifted=handled.last_lift,
+            first_lifted=handled.first_lift,
+            slack=slack if gap is None else gap,
+            twice=spare,
+        )
+        result = [
+            Reading(actions, rank(actions, view, handled, promotion, last))
+            for actions in found
+            if in_order(actions, handled, slack)
+            and in_turn(actions, handled, slack if gap is None else gap)
+        ]
+        if result:
+            break
     result.sort(key=lambda reading: reading.rank)
     return result
 

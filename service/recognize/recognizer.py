@@ -70,8 +70,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   complete also a swept capture, or actions replacing a provisional last action, a slide
   that rested on its path and went on to capture).  A reading is tried only if it changes
   the piece on a square handled since the last action, or one the lifted pieces attack (a
-  swept capture), or gives check on the last action (:meth:`_may_differ`: bit masks, no game
-  made), at most :data:`REREAD_TRIALS` readings and :data:`REREAD_NODES` actions made each.
+  swept capture), or gives check on the last action, or leaves a piece that attacks a square
+  handled since (a king set down where one reading has it attacked) (:meth:`_may_differ`:
+  bit masks, no game made), at most :data:`REREAD_TRIALS` readings and :data:`REREAD_NODES`
+  actions made each.
   It emits a ``Takeback`` of the actions since the first capture read again and move events
   for them again, with their completion kept, each naming the readings not taken that the
   later play still allows.  A capture the handling settled (its captured square lifted and
@@ -125,7 +127,11 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   after the move it answers was lifted, and is lifted after the move's piece was set down);
   after a place, only a sequence explaining every square handled, within a smaller budget
   (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
-  piece set down before its lift is reported: the next change tells).  The likeliest is
+  piece set down before its lift is reported: the next change tells).  A place that sets a
+  piece back where it stood (a neighbour knocked over) completes no action: the sequence
+  need not set it down nor explain it, and if the square stood empty a settle delay or
+  more, one action may empty it and a later one fill it again (a swept capture answered
+  by a piece set down on the square the capturing piece left).  The likeliest is
   made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
   capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
   and the actions again, for what it read again), the other captures the board reads the
@@ -470,6 +476,16 @@ def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
         return differ | filled if carried else differ
     filled |= chess.BB_SQUARES[made.to_square]
     return (differ | filled) & ~emptied
+
+
+def _squares(mask: int) -> list[int]:
+    """The squares of a bit mask."""
+    found = []
+    while mask:
+        low = mask & -mask
+        found.append(low.bit_length() - 1)
+        mask ^= low
+    return found
 
 
 def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
@@ -1084,6 +1100,9 @@ class Recognizer:
         if any(board[sq] == UNREADABLE for sq in top.diff):
             return False
         found: list[Reading] = []
+        # a piece set back where it stood (knocked over as a move was made): the actions
+        # read ahead from here need not set it down, no mid-move place is left to wait for
+        ahead = None if placed is not None and placed not in top.diff else placed
         if self._replied(top.node.squares, top.diff, game.sides_to_act()):
             found = readings(
                 game,
@@ -1093,15 +1112,25 @@ class Recognizer:
                 promotion=self._promotion,
                 slack=SCAN_SLACK,
                 shortest=2,
-                placed=placed,
+                placed=ahead,
+                twice=placed if ahead is None and self._stood_empty(top, placed) else None,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=self._landed(len(self._played) - 1),
                 gap=None if placed is not None else 0.0,
             )
-        if found and (placed is None or not found[0].rank[0]):
+        if found and (ahead is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+
+    def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
+        """Whether ``square`` read empty for a settle delay or more before it was set down
+        again since ``ref`` (a piece left it and another came later, rather than a piece
+        knocked over and set back at once)."""
+        if square is None:
+            return False
+        lifted, placed = ref.first_lift.get(square), ref.last_place.get(square)
+        return lifted is not None and placed is not None and placed - lifted >= self.settle
 
     def _replied(self, squares: SquareMap, diff: Iterable[int], sides: frozenset[Color]) -> bool:
         """Whether, in turn-based play, the board shows a square of the side not to act
@@ -1946,10 +1975,15 @@ class Recognizer:
         if swept:  # or a capture of a piece that differs: one the lifted pieces attack
             seen |= self._attacked(top.diff)
         tried = 0
+        attackers: int | None = None  # the squares whose pieces attack a square seen
         for index, other in roots:
             differ, check = self._may_differ(index, other)
             if not (differ & seen or (check and index == count - 1)):
-                continue  # (a check read another way: the board shows the reply to it)
+                if attackers is None:
+                    attackers = self._attackers(seen)
+                if not differ & attackers:
+                    continue  # (a check read another way: the board shows the reply to it;
+                    # a piece read there attacks a handled square: a king's move to it)
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
@@ -1971,6 +2005,20 @@ class Recognizer:
         mask = 0
         for square in squares:
             mask |= board.attacks_mask(square)
+        return mask
+
+    def _attackers(self, squares: int) -> int:
+        """The squares (a bit mask) whose pieces attack one of ``squares`` (a bit mask) in
+        the game's position (every square for a variant python-chess does not play)."""
+        game = self._game
+        assert game is not None
+        board = game.chess_board()
+        if board is None:
+            return (1 << 64) - 1
+        mask = 0
+        for square in _squares(squares):
+            mask |= board.attackers_mask(chess.WHITE, square)
+            mask |= board.attackers_mask(chess.BLACK, square)
         return mask
 
     def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
