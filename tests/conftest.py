@@ -15,8 +15,8 @@
   swap the pty underneath like a USB board re-enumerating).  It is deliberately simple: the
   full emulator lives in ``dgt.emulator``.
 * ``nats_broker``: a real ``nats-server`` with JetStream (``tests/nats_broker.py``) on a free
-  port, its files in the test's directory; the test is skipped only when there is no
-  ``nats-server`` binary (``./setup.sh test`` installs one).
+  port, its files in the test's directory; without a ``nats-server`` binary the test fails
+  (``./setup.sh test`` installs one), as the browser tests do without Chromium.
 * ``move_on``: a hand moving a piece on an emulated board served on a pty;
   ``replay_squares``: the board as a consumer of a driver's events sees it.
 """
@@ -392,7 +392,7 @@ class FakePtyBoard:
 def nats_broker(tmp_path: Path) -> Iterator[Broker]:
     binary = server_binary()
     if binary is None:
-        pytest.skip("no nats-server binary (./setup.sh test installs it)")
+        pytest.fail("no nats-server binary: run ./setup.sh test (it installs the broker)")
     broker = Broker(binary, tmp_path / "nats")
     broker.start()
     try:
