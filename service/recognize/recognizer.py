@@ -1099,29 +1099,53 @@ class Recognizer:
         board = self._board
         if any(board[sq] == UNREADABLE for sq in top.diff):
             return False
-        found: list[Reading] = []
         # a piece set back where it stood (knocked over as a move was made): the actions
         # read ahead from here need not set it down, no mid-move place is left to wait for
         ahead = None if placed is not None and placed not in top.diff else placed
-        if self._replied(top.node.squares, top.diff, game.sides_to_act()):
-            found = readings(
-                game,
-                top.node.view,
-                list(top.diff),
-                _handled(top),
-                promotion=self._promotion,
-                slack=SCAN_SLACK,
-                shortest=2,
-                placed=ahead,
-                twice=placed if ahead is None and self._stood_empty(top, placed) else None,
-                budget=AHEAD_NODES if placed is None else PLACE_NODES,
-                last=self._landed(len(self._played) - 1),
-                gap=None if placed is not None else 0.0,
-            )
+        found = self._readings_here(
+            top,
+            placed,
+            ending=ahead,
+            twice=placed if ahead is None and self._stood_empty(top, placed) else None,
+        )
         if found and (ahead is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+
+    def _readings_here(
+        self,
+        top: _Ref,
+        placed: int | None,
+        *,
+        ending: int | None,
+        twice: int | None = None,
+        plies: int = AHEAD_PLIES,
+    ) -> list[Reading]:
+        """Readings ahead (:mod:`.ahead`) of two actions at least from ``top``, the current
+        position, to the board; none while the side not to act has not begun its reply
+        (:meth:`_replied`).  ``placed``: the square whose place asks (a place gets the
+        smaller budget and no gap; None: a moment of stillness); ``ending``: the place the
+        readings must end with; ``twice``, ``plies``: see :func:`.ahead.readings`."""
+        game = self._game
+        assert game is not None
+        if not self._replied(top.node.squares, top.diff, game.sides_to_act()):
+            return []
+        return readings(
+            game,
+            top.node.view,
+            list(top.diff),
+            _handled(top),
+            promotion=self._promotion,
+            slack=SCAN_SLACK,
+            shortest=2,
+            placed=ending,
+            twice=twice,
+            budget=AHEAD_NODES if placed is None else PLACE_NODES,
+            last=self._landed(len(self._played) - 1),
+            gap=None if placed is not None else 0.0,
+            plies=plies,
+        )
 
     def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
         """Whether ``square`` read empty for a settle delay or more before it was set down
@@ -2352,26 +2376,9 @@ class Recognizer:
     def _ahead_of(self, top: _Ref, placed: int | None) -> list[Reading]:
         """Readings ahead (:mod:`.ahead`) of two actions at most from ``top``, the current
         position, to the board (see :meth:`_follow`), for a game read again."""
-        game = self._game
-        assert game is not None
         if any(self._board[sq] == UNREADABLE for sq in top.diff):
             return []
-        if not self._replied(top.node.squares, top.diff, game.sides_to_act()):
-            return []
-        found = readings(
-            game,
-            top.node.view,
-            list(top.diff),
-            _handled(top),
-            promotion=self._promotion,
-            slack=SCAN_SLACK,
-            shortest=2,
-            placed=placed,
-            budget=AHEAD_NODES if placed is None else PLACE_NODES,
-            last=self._landed(len(self._played) - 1),
-            gap=None if placed is not None else 0.0,
-            plies=REREAD_AHEAD,
-        )
+        found = self._readings_here(top, placed, ending=placed, plies=REREAD_AHEAD)
         if found and placed is not None and found[0].rank[0]:
             return []
         return found
