@@ -61,11 +61,11 @@ from __future__ import annotations
 import re
 import reprlib
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from ipaddress import ip_address
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from service.arbiter.rule_sets import RULE_SETS as _RULE_SET_REGISTRY
@@ -732,21 +732,34 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
     )
 
 
+class _SectionError(Protocol):
+    """Makes the one-line error of a section's key (``where``: the key's path in it)."""
+
+    def __call__(self, message: str, *where: str | int) -> ConfigError: ...
+
+
+def _section(
+    name: str, raw: object, known: Collection[str], lines: KeyLines, path: Path
+) -> tuple[dict[str, Any], _SectionError]:
+    """The ``[name]`` section ``raw`` (a table with only ``known`` keys) and the maker of
+    its errors, which name the config's line.  Raises :class:`ConfigError`."""
+
+    def fail(message: str, *where: str | int) -> ConfigError:
+        return ConfigError(f"{path}:{lines.line((name, *where))}: [{name}] {message}")
+
+    if not isinstance(raw, dict):
+        raise fail(f"must be a table ([{name}])")
+    for key in raw:
+        if key not in known:
+            raise fail(f"unknown key {_show(key)} (known: {', '.join(sorted(known))})", key)
+    return raw, fail
+
+
 def _pairings(raw: object, lines: KeyLines, path: Path) -> PairingsConfig | None:
     """The ``[pairings]`` section (None without one).  Raises :class:`ConfigError`."""
     if raw is None:
         return None
-
-    def fail(message: str, *where: str) -> ConfigError:
-        return ConfigError(f"{path}:{lines.line(('pairings', *where))}: [pairings] {message}")
-
-    if not isinstance(raw, dict):
-        raise fail("must be a table ([pairings])")
-    for key in raw:
-        if key not in _PAIRINGS_KEYS:
-            raise fail(
-                f"unknown key {_show(key)} (known: {', '.join(sorted(_PAIRINGS_KEYS))})", key
-            )
+    raw, fail = _section("pairings", raw, _PAIRINGS_KEYS, lines, path)
     value = raw.get("file")
     if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 for c in value):
         raise fail(
@@ -811,17 +824,7 @@ def _broadcast(raw: object, lines: KeyLines, path: Path) -> BroadcastConfig | No
     """The ``[broadcast]`` section (None without one).  Raises :class:`ConfigError`."""
     if raw is None:
         return None
-
-    def fail(message: str, *where: str | int) -> ConfigError:
-        return ConfigError(f"{path}:{lines.line(('broadcast', *where))}: [broadcast] {message}")
-
-    if not isinstance(raw, dict):
-        raise fail("must be a table ([broadcast])")
-    for key in raw:
-        if key not in _BROADCAST_KEYS:
-            raise fail(
-                f"unknown key {_show(key)} (known: {', '.join(sorted(_BROADCAST_KEYS))})", key
-            )
+    raw, fail = _section("broadcast", raw, _BROADCAST_KEYS, lines, path)
     url = raw.get("url", LICHESS_URL)
     if not isinstance(url, str) or not _BASE_URL.match(url):
         raise fail(f"url: must be like https://lichess.org, not {_show(url)}", "url")
