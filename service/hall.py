@@ -48,6 +48,7 @@ from dgt.transports import Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
 from service.committed_view import CommittedView
 from service.config import TableConfig, settings_dict
+from service.listeners import Listeners
 from service.store import (
     ReplayReport,
     Store,
@@ -288,7 +289,7 @@ class Hall:
         self._wall_clock = wall_clock
         self._offset = wall_clock() - time.monotonic()
         self.runners: dict[str, HallTable] = {}
-        self._subscribers: list[Callable[[Update], None]] = []
+        self._subscribers: Listeners[Update] = Listeners(logger, "update subscriber")
         self._batches: dict[str, _Batch] = {}
         self._flush_handle: asyncio.Handle | None = None
         self._flush_due = 0.0
@@ -307,7 +308,9 @@ class Hall:
         while the store cannot write (see :mod:`service.committed_view`)."""
         self._held_orders: dict[str, list[ClockOrder]] = {}
         """Clock orders waiting for the commit of the rows that gave them, by table."""
-        self._status_subscribers: list[Callable[[dict[str, Any]], None]] = []
+        self._status_subscribers: Listeners[dict[str, Any]] = Listeners(
+            logger, "store status subscriber"
+        )
         self._status_shown: tuple[str, int] = (str(store.state), 0)
 
     # --- building -------------------------------------------------------------------
@@ -410,11 +413,10 @@ class Hall:
 
     def subscribe(self, callback: Callable[[Update], None]) -> None:
         """Call ``callback(update)`` after each commit, for each table that changed."""
-        self._subscribers.append(callback)
+        self._subscribers.add(callback)
 
     def unsubscribe(self, callback: Callable[[Update], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._subscribers.remove(callback)
+        self._subscribers.remove(callback)
 
     # --- inputs ---------------------------------------------------------------------
 
@@ -603,11 +605,10 @@ class Hall:
     def subscribe_status(self, callback: Callable[[dict[str, Any]], None]) -> None:
         """Call ``callback(store.status())`` when the store starts or stops failing, and
         while it fails whenever the count of rows kept in memory changes."""
-        self._status_subscribers.append(callback)
+        self._status_subscribers.add(callback)
 
     def unsubscribe_status(self, callback: Callable[[dict[str, Any]], None]) -> None:
-        with contextlib.suppress(ValueError):
-            self._status_subscribers.remove(callback)
+        self._status_subscribers.remove(callback)
 
     def store_status(self) -> dict[str, Any]:
         """The store's state (:meth:`service.store.Store.status`) for the pages and the
@@ -626,12 +627,7 @@ class Hall:
         self._status_shown = shown
         if not self._status_subscribers:
             return
-        status = self.store_status()
-        for callback in list(self._status_subscribers):
-            try:
-                callback(status)
-            except Exception:
-                logger.exception("store status subscriber failed")
+        self._status_subscribers.tell(self.store_status())
 
     def publish_status(self, runner: HallTable) -> None:
         """A change of the link shown on the page (not part of the log).  What is queued
@@ -640,11 +636,7 @@ class Hall:
         self._publish(Update(runner.id, [{"type": "connection", **runner.connection()}]))
 
     def _publish(self, update: Update) -> None:
-        for callback in list(self._subscribers):
-            try:
-                callback(update)
-            except Exception:
-                logger.exception("update subscriber failed")
+        self._subscribers.tell(update)
 
     # --- ticks and the clock ----------------------------------------------------------
 

@@ -62,6 +62,7 @@ from service.hall import (
     Update,
     default_table_factory,
 )
+from service.listeners import Listeners
 from service.scaleout.rows import INPUT_ROLES, REGISTRATION, RowLike
 from service.store import Input, apply_input, echo_of, normalise, output_json
 from service.table import TableEvent, TableLike
@@ -371,8 +372,7 @@ class ReplicaHall:
         self._new: set[str] = set()
         self._late_edges: set[str] = set()
         """Tables registered by the batch being applied (published even without events)."""
-        self._subscribers: list[UpdateCallback] = []
-        self._status_subscribers: list[StatusCallback] = []
+        self._subscribers: Listeners[Update] = Listeners(logger, "update subscriber")
 
     def use_log(self, log: LogReader) -> None:
         """Read the tables' outputs from ``log`` (before any row comes: the replica then
@@ -705,18 +705,16 @@ class ReplicaHall:
             raise HallError(f"edge {edge} is not reachable: {_one_line(exc)}", 503) from None
 
     def subscribe(self, callback: UpdateCallback) -> None:
-        self._subscribers.append(callback)
+        self._subscribers.add(callback)
 
     def unsubscribe(self, callback: UpdateCallback) -> None:
-        if callback in self._subscribers:
-            self._subscribers.remove(callback)
+        self._subscribers.remove(callback)
 
     def subscribe_status(self, callback: StatusCallback) -> None:
-        self._status_subscribers.append(callback)
+        """Nothing to tell: a replica's store status (:meth:`store_status`) never changes."""
 
     def unsubscribe_status(self, callback: StatusCallback) -> None:
-        if callback in self._status_subscribers:
-            self._status_subscribers.remove(callback)
+        """See :meth:`subscribe_status`."""
 
     def store_status(self) -> dict[str, Any]:
         return {**STORE_OK, "tables_behind": []}
@@ -755,11 +753,7 @@ class ReplicaHall:
         return out
 
     def _publish(self, update: Update) -> None:
-        for callback in list(self._subscribers):
-            try:
-                callback(update)
-            except Exception:
-                logger.exception("update subscriber failed")
+        self._subscribers.tell(update)
 
 
 def _one_line(exc: BaseException) -> str:
