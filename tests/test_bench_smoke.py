@@ -5,13 +5,13 @@ for CI (see bench/README.md).  To add a script, append it to ``SCRIPTS``.
 
 from __future__ import annotations
 
+import gzip
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from nats_broker import server_binary
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -104,8 +104,6 @@ SCRIPTS: dict[str, list[str]] = {
 
 @pytest.mark.parametrize(("script", "patterns"), list(SCRIPTS.items()), ids=list(SCRIPTS))
 def test_bench_script_quick_run(script: str, patterns: list[str]) -> None:
-    if script == "scaleout.py" and server_binary() is None:
-        pytest.skip("no nats-server binary (./setup.sh test installs it)")
     done = subprocess.run(
         [sys.executable, str(BENCH / script), "--quick"],
         capture_output=True,
@@ -116,3 +114,22 @@ def test_bench_script_quick_run(script: str, patterns: list[str]) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     for pattern in patterns:
         assert re.search(pattern, done.stdout, re.MULTILINE), (pattern, done.stdout)
+
+
+def test_replay_cost_runs_on_a_recorded_hall_log(tmp_path: Path) -> None:
+    """``bench/replay_cost.py`` (no ``--quick``: it reads a recorded log) on the log the
+    tests keep: every input's rows written again as recorded, a line per input kind."""
+    db = tmp_path / "hall-log.db"
+    with gzip.open(Path(__file__).parent / "data" / "hall-log.db.gz") as packed:
+        db.write_bytes(packed.read())
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "replay_cost.py"), str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^inputs [\d,]+, differing 0$", done.stdout, re.MULTILINE), done.stdout
+    for kind in ("clock", "square", "lever", "all"):
+        assert re.search(rf"^{kind} +\d+ +us/input:", done.stdout, re.MULTILINE), done.stdout
