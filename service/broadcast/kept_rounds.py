@@ -13,7 +13,6 @@ something else is a one-line warning and the config alone, never a failed start.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from service.atomic_file import write_atomically
 from service.broadcast.round_setting import RoundChange, RoundSettingError, round_change
 from service.json_text import dumps
+from service.kept_json import KeptJsonError, read_kept_json
 
 __all__ = ["MAX_KEPT", "kept_path", "load_rounds", "save_rounds"]
 
@@ -64,10 +64,8 @@ def load_rounds(database: Path) -> list[RoundChange]:
     warning, when it cannot be read or is not such a file)."""
     path = kept_path(database)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_KEPT + 1)
-    except FileNotFoundError:
-        return []
+        obj = read_kept_json(path, MAX_KEPT)
+        return [] if obj is None else _rounds(obj)
     except OSError as exc:
         logger.warning(
             "lichess pushes: cannot read %s: %s; the config's [broadcast] alone",
@@ -75,9 +73,7 @@ def load_rounds(database: Path) -> list[RoundChange]:
             exc.strerror or exc,
         )
         return []
-    try:
-        return _rounds(data)
-    except RoundSettingError as exc:
+    except (KeptJsonError, RoundSettingError) as exc:
         logger.warning(
             "lichess pushes: %s is not the admin page's round settings: %s; the config's "
             "[broadcast] alone (delete the file, or change the round again on the page)",
@@ -87,15 +83,9 @@ def load_rounds(database: Path) -> list[RoundChange]:
         return []
 
 
-def _rounds(data: bytes) -> list[RoundChange]:
-    if len(data) > MAX_KEPT:
-        raise RoundSettingError(f"larger than {MAX_KEPT // 1024} kB")
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise RoundSettingError(f"not JSON text ({str(exc).splitlines()[0][:80]})") from None
+def _rounds(obj: object) -> list[RoundChange]:
     rounds = obj.get("rounds") if isinstance(obj, dict) else None
-    if not isinstance(rounds, list) or set(obj) != {"rounds"}:
+    if not isinstance(obj, dict) or not isinstance(rounds, list) or set(obj) != {"rounds"}:
         raise RoundSettingError('not an object {"rounds": [...]}')
     out: dict[str, RoundChange] = {}
     for index, body in enumerate(rounds):

@@ -10,13 +10,13 @@ warning and no round, never a failed start."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
 from service.atomic_file import write_atomically
 from service.json_text import dumps
+from service.kept_json import KeptJsonError, read_kept_json
 
 __all__ = ["MAX_KEPT", "ReportError", "check_report", "kept_path", "load_report", "save_report"]
 
@@ -58,22 +58,12 @@ def load_report(database: Path) -> dict[str, Any] | None:
     warning, when it cannot be read or is not a report)."""
     path = kept_path(database)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_KEPT + 1)
-    except FileNotFoundError:
-        return None
+        obj = read_kept_json(path, MAX_KEPT)
+        return None if obj is None else check_report(obj)
     except OSError as exc:
         logger.warning("pairings: cannot read %s: %s; no round shown", path, exc.strerror or exc)
         return None
-    try:
-        if len(data) > MAX_KEPT:
-            raise ReportError(f"larger than {MAX_KEPT // (1024 * 1024)} MB")
-        try:
-            obj = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ReportError(f"not JSON text ({str(exc).splitlines()[0][:80]})") from None
-        return check_report(obj)
-    except ReportError as exc:
+    except (KeptJsonError, ReportError) as exc:
         logger.warning(
             "pairings: %s is not a round imported: %s; no round shown (import it again)",
             path,
