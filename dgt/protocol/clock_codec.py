@@ -12,6 +12,7 @@ from enum import IntEnum
 from typing import ClassVar
 
 from dgt.protocol.constants import CLOCK_END, CLOCK_START, ClockCommand, Command, MessageId
+from dgt.protocol.slots import slot_setters
 
 ACK_OK = 0x10
 ACK_ERROR = 0x40
@@ -82,6 +83,9 @@ class ClockTimes:
 
     ID: ClassVar[int] = MessageId.BWTIME
     raw: bytes
+
+    def __init__(self, raw: bytes) -> None:
+        _CT_RAW(self, raw)  # the slot set straight (dgt.protocol.slots): one a second a board
 
     @classmethod
     def build(
@@ -180,6 +184,9 @@ class ClockTimes:
 
     def to_bytes(self) -> bytes:
         return _BWTIME_HEADER + self.raw
+
+
+(_CT_RAW,) = slot_setters(ClockTimes)
 
 
 @dataclass(frozen=True, slots=True)
