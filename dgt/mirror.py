@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from dgt.events import BoardFamily, BoardSnapshot, SquareChanged
 from dgt.protocol import BoardDump, FieldUpdate, Piece
+from dgt.protocol.constants import wire_pieces
 
 
 class Mirror:
@@ -21,21 +22,32 @@ class Mirror:
     SquareChanged(time=1.0, square=12, piece=<Piece.WPAWN: 1>, previous=<Piece.EMPTY: 0>)
     """
 
-    __slots__ = ("_squares", "family")
+    __slots__ = ("_family", "_piece_of", "_squares")
 
     def __init__(
         self,
         family: BoardFamily = BoardFamily.PIECE_IDENTITY,
         squares: Iterable[Piece] | None = None,
     ) -> None:
-        self.family = family
+        self._family = family
+        self._piece_of = wire_pieces(family is BoardFamily.PRESENCE_ONLY)
+        """The piece of each square byte for the family (a field update decodes one)."""
         self._squares: list[Piece] = list(squares) if squares is not None else [Piece.EMPTY] * 64
         if len(self._squares) != 64:
             raise ValueError("a mirror has 64 squares")
 
     @property
+    def family(self) -> BoardFamily:
+        return self._family
+
+    @family.setter
+    def family(self, family: BoardFamily) -> None:
+        self._family = family
+        self._piece_of = wire_pieces(family is BoardFamily.PRESENCE_ONLY)
+
+    @property
     def presence_only(self) -> bool:
-        return self.family is BoardFamily.PRESENCE_ONLY
+        return self._family is BoardFamily.PRESENCE_ONLY
 
     @property
     def squares(self) -> tuple[Piece, ...]:
@@ -75,12 +87,19 @@ class Mirror:
 
     def apply_update(self, update: FieldUpdate, now: float) -> SquareChanged | None:
         """Apply one field update; the change it made, or None if it changed nothing."""
-        square = update.square
-        piece = self._decode(update.code)
-        previous = self._squares[square]
+        # update.square and self._decode(update.code), without the two calls: one update
+        # a square change
+        index = update.index
+        square = (7 - (index >> 3)) * 8 + (index & 7)
+        try:
+            piece = self._piece_of[update.code]
+        except IndexError:
+            piece = Piece.UNKNOWN
+        squares = self._squares
+        previous = squares[square]
         if piece is previous:
             return None
-        self._squares[square] = piece
+        squares[square] = piece
         return SquareChanged(now, square, piece, previous)
 
     def apply_dump(self, dump: BoardDump, now: float) -> list[SquareChanged]:

@@ -57,6 +57,8 @@ _BCD: tuple[int, ...] = tuple(_bcd(value) for value in range(256))
 """``_bcd(value)`` for every byte."""
 _VALID_BCD: tuple[bool, ...] = tuple(_valid_bcd(value) for value in range(256))
 """``_valid_bcd(value)`` for every byte."""
+_VALID_HOURS: tuple[bool, ...] = tuple((value & 0x0F) <= 9 for value in range(256))
+"""Whether the hours nibble of a side's first byte is a digit."""
 _HOURS_3600: tuple[int, ...] = tuple((value & 0x0F) * 3600 for value in range(256))
 """Seconds of the hours nibble of a side's first byte (its flag bits masked off)."""
 _TO_BCD: tuple[int, ...] = tuple(_to_bcd(value) for value in range(60))
@@ -125,6 +127,28 @@ class ClockTimes:
         """``(left, right, status, left_flag, right_flag)`` in one call: what a host takes
         from every frame (the properties read one each)."""
         r = self.raw
+        return (
+            _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
+            _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
+            r[6],
+            bool(r[3] & 0x50),
+            bool(r[0] & 0x50),
+        )
+
+    def read_valid(self) -> tuple[int, int, int, bool, bool] | None:
+        """:meth:`read` of a frame whose digits are :attr:`valid`, else None: what a host
+        takes from a frame it does not ignore, in one call."""
+        r = self.raw
+        if not (
+            _VALID_HOURS[r[0]]
+            and _VALID_HOURS[r[3]]
+            and _VALID_BCD[r[1]]
+            and _VALID_BCD[r[2]]
+            and _VALID_BCD[r[4]]
+            and _VALID_BCD[r[5]]
+            and any(r)
+        ):
+            return None
         return (
             _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
             _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
