@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import gc
 import random
 import statistics
@@ -41,16 +42,26 @@ from service import event_loop
 KINDS = ("clock", "lever", "square", "dump")
 
 
-def ready_board(loop: asyncio.AbstractEventLoop, events: list[BoardEvent]) -> Board:
+class Tally:
+    """The consumer of every board: counts the events by type (and keeps none, as a
+    hall's table keeps few: kept, they would fill the caches the figure is about)."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter[type] = collections.Counter()
+
+    def __call__(self, event: BoardEvent) -> None:
+        self.counts[type(event)] += 1
+
+
+def ready_board(loop: asyncio.AbstractEventLoop, tally: Tally) -> Board:
     """A board as it stands after its handshake: start position, a running clock seen."""
     board = Board(EmulatorTransport(), liveness_idle=0, reconnect=False)
     board._loop = loop
     board.state = BoardState.READY
     board._mirror_valid = True
     board.mirror.load(start_squares(), time.monotonic())
-    board.consume(events.append)
+    board.consume(tally)
     board._on_data(ClockTimes.build(300, 300, running=True, left_running=True).to_bytes())
-    events.clear()
     return board
 
 
@@ -82,8 +93,8 @@ def frames(kind: str, n: int, boards: list[Board], rng: random.Random) -> list[b
 
 async def measure(n_boards: int, per_board: int, rounds: int, seed: int) -> int:
     loop = asyncio.get_running_loop()
-    events: list[BoardEvent] = []
-    boards = [ready_board(loop, events) for _ in range(n_boards)]
+    tally = Tally()
+    boards = [ready_board(loop, tally) for _ in range(n_boards)]
     rng = random.Random(seed)
     expected: dict[str, tuple[type, int]] = {
         "clock": (ClockUpdate, 1),
@@ -99,7 +110,7 @@ async def measure(n_boards: int, per_board: int, rounds: int, seed: int) -> int:
         calls: list[Callable[[bytes], None]] = [board._on_data for board in boards]
         results = []
         for _ in range(rounds):
-            events.clear()
+            tally.counts.clear()
             gc.collect()
             t0 = time.process_time_ns()
             for frame in stream:
@@ -108,10 +119,12 @@ async def measure(n_boards: int, per_board: int, rounds: int, seed: int) -> int:
             spent = time.process_time_ns() - t0
             results.append(spent / (len(stream) * len(calls)) / 1000)
             cls, per_frame = expected[kind]
-            want = per_frame * len(stream) * len(calls)
-            if len(events) != want or any(not isinstance(e, (cls, ClockUpdate)) for e in events):
+            want = {cls: len(stream) * len(calls)} if per_frame else {}
+            if per_frame == 2:  # a lever frame gives its LeverMoved and its ClockUpdate
+                want[ClockUpdate] = len(stream) * len(calls)
+            if dict(tally.counts) != want:
                 bad += 1
-                print(f"{kind}: {len(events)} events, expected {want}", file=sys.stderr)
+                print(f"{kind}: events {dict(tally.counts)}, expected {want}", file=sys.stderr)
         print(
             f"{kind}: {statistics.median(results):.2f} us per frame "
             f"(min {min(results):.2f}, max {max(results):.2f})"
