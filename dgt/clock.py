@@ -102,6 +102,11 @@ class ClockState:
     its own bit and never from the turn bits.
     """
 
+    __slots__ = (
+        "_previous", "connected", "last_update", "left", "lever", "right", "running",
+        "turn_bit_left", "version",
+    )  # fmt: skip
+
     def __init__(self) -> None:
         self.left: float | None = None
         """Seconds on the left display (None until the first valid times frame)."""
