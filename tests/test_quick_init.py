@@ -12,7 +12,7 @@ import pickle
 import pytest
 
 from dgt.events import ClockUpdate, LeverMoved, Side, SquareChanged
-from dgt.protocol import BoardDump, ClockTimes, Piece
+from dgt.protocol import BoardDump, ClockAck, ClockTimes, Piece
 
 SAMPLES = [
     ClockUpdate(1.5, 60.0, 59.0, True, Side.LEFT, False, True, False, Side.RIGHT),
@@ -21,6 +21,7 @@ SAMPLES = [
     LeverMoved(4.0, Side.RIGHT),
     ClockTimes(bytes((0, 0x03, 0, 0, 0x02, 0x59, 0x09))),
     BoardDump(bytes(range(64))),
+    ClockAck(0x10, 0x88, 0x01, 0x33),
 ]
 
 

@@ -224,6 +224,12 @@ class ClockAck:
     ack2: int
     ack3: int
 
+    def __init__(self, ack0: int, ack1: int, ack2: int, ack3: int) -> None:
+        _ACK0(self, ack0)  # the slots set straight (dgt.protocol.slots)
+        _ACK1(self, ack1)
+        _ACK2(self, ack2)
+        _ACK3(self, ack3)
+
     @property
     def command(self) -> int:
         """The clock sub-command this answers (ack1 without its spontaneous bit)."""
@@ -261,6 +267,9 @@ class ClockAck:
         p3 = 0x0A | (0x10 if self.ack0 & 0x80 else 0) | (0x20 if self.ack1 & 0x80 else 0)
         body = (p0, self.ack0 & 0x7F, self.ack1 & 0x7F, p3, self.ack2 & 0x7F, self.ack3 & 0x7F, 0)
         return bytes((self.ID, 0, 10, *body))
+
+
+_ACK0, _ACK1, _ACK2, _ACK3 = slot_setters(ClockAck)
 
 
 def decode_bwtime(p: bytes) -> ClockTimes | ClockAck:
