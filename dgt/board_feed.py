@@ -132,7 +132,10 @@ class BoardFeed(ABC):
         if consumer is None:
             self._queue.put_nowait(event)
         else:
-            self._consume(consumer, event)
+            try:  # self._consume(consumer, event), without the call: one an event
+                consumer(event)
+            except Exception:
+                logger.exception("%s: event consumer failed on %r", self.name, event)
         if not self._listeners:
             return
         for listener in list(self._listeners):

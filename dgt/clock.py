@@ -102,6 +102,11 @@ class ClockState:
     its own bit and never from the turn bits.
     """
 
+    __slots__ = (
+        "_previous", "connected", "last_update", "left", "lever", "right", "running",
+        "turn_bit_left", "version",
+    )  # fmt: skip
+
     def __init__(self) -> None:
         self.left: float | None = None
         """Seconds on the left display (None until the first valid times frame)."""
@@ -123,7 +128,7 @@ class ClockState:
         """Fold one decoded BWTIME message in; return the events it produces."""
         if isinstance(message, ClockAck):
             return self._feed_ack(message, now)
-        return self._feed_times(message, now)
+        return self.feed_times(message, now)
 
     def set_connected(
         self, connected: bool, now: float, reason: str = "", version: tuple[int, int] | None = None
@@ -176,34 +181,37 @@ class ClockState:
             logger.info("clock turn bits: 0x%02x marks the left side running", other)
             self.turn_bit_left = other
 
-    def _turn(self, bits: int) -> Side | None:
-        """The running side the turn bits of a status byte mark, if any."""
-        if bits == self.turn_bit_left:
-            return _LEFT
-        if bits and bits == _TURN_BITS & ~self.turn_bit_left:
-            return _RIGHT
-        return None
-
-    def _feed_times(self, times: ClockTimes, now: float) -> list[BoardEvent]:
-        if times.is_null:
+    def feed_times(self, times: ClockTimes, now: float) -> list[BoardEvent]:
+        """:meth:`feed` for a times frame (a clock report, once a second a board)."""
+        raw = times.raw
+        if not any(raw):  # times.is_null
             return []
-        left, right, status, left_flag, right_flag = times.read()
-        if status & _NO_CLOCK:
+        if raw[6] & _NO_CLOCK:  # times.status
             self._previous = None
             return self.set_connected(False, now, "no clock on the board")
-        if not times.valid:
-            logger.debug("ignoring bogus clock times %s", times.raw.hex(" "))
+        reading = times.read_valid()
+        if reading is None:
+            logger.debug("ignoring bogus clock times %s", raw.hex(" "))
             return []
+        left, right, status, left_flag, right_flag = reading
         events: list[BoardEvent] = []
         if self.connected is not True:
             events += self.set_connected(True, now, "times")
         running = bool(status & _RUNNING)
         bits = status & _TURN_BITS
         previous = self._previous
-        if running and previous is not None and previous[2] & _RUNNING:
-            self._learn_turn_bits(left, right, bits, previous)
+        turn: Side | None = None
+        if running:
+            if previous is not None and previous[2] & _RUNNING:
+                self._learn_turn_bits(left, right, bits, previous)
+            # the running side the turn bits mark, if any
+            turn_bit_left = self.turn_bit_left
+            if bits == turn_bit_left:
+                turn = _LEFT
+            elif bits and bits == _TURN_BITS & ~turn_bit_left:
+                turn = _RIGHT
         lever = _RIGHT if status & _RIGHT_HIGH else _LEFT
-        if self.lever is not None and lever is not self.lever:
+        if lever is not self.lever and self.lever is not None:
             events.append(LeverMoved(now, lever))
         self.lever = lever
         self.left = seconds_left = float(left)
@@ -218,7 +226,7 @@ class ClockState:
             left_flag,
             right_flag,
             bool(status & _BATTERY_LOW),
-            self._turn(bits) if running else None,
+            turn,
         )  # positional: cheaper than keywords, in the order of ClockUpdate's fields
         self.last_update = update
         self._previous = (left, right, status)

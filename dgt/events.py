@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dgt.protocol.constants import Piece
+from dgt.protocol.slots import slot_setters
 
 
 class Side(Enum):
@@ -45,6 +46,15 @@ class SquareChanged:
     piece: Piece
     previous: Piece
 
+    def __init__(self, time: float, square: int, piece: Piece, previous: Piece) -> None:
+        _SC_TIME(self, time)  # the slots set straight (dgt.protocol.slots)
+        _SC_SQUARE(self, square)
+        _SC_PIECE(self, piece)
+        _SC_PREVIOUS(self, previous)
+
+
+_SC_TIME, _SC_SQUARE, _SC_PIECE, _SC_PREVIOUS = slot_setters(SquareChanged)
+
 
 @dataclass(frozen=True, slots=True)
 class BoardSnapshot:
@@ -70,6 +80,34 @@ class ClockUpdate:
     battery_low: bool = False
     turn: Side | None = None  # side whose time runs, from the status bits; may be None
 
+    def __init__(
+        self,
+        time: float,
+        left: float,
+        right: float,
+        running: bool,
+        lever_high: Side,
+        left_flag: bool = False,
+        right_flag: bool = False,
+        battery_low: bool = False,
+        turn: Side | None = None,
+    ) -> None:
+        _CU_TIME(self, time)  # the slots set straight (dgt.protocol.slots)
+        _CU_LEFT(self, left)
+        _CU_RIGHT(self, right)
+        _CU_RUNNING(self, running)
+        _CU_LEVER_HIGH(self, lever_high)
+        _CU_LEFT_FLAG(self, left_flag)
+        _CU_RIGHT_FLAG(self, right_flag)
+        _CU_BATTERY_LOW(self, battery_low)
+        _CU_TURN(self, turn)
+
+
+(
+    _CU_TIME, _CU_LEFT, _CU_RIGHT, _CU_RUNNING, _CU_LEVER_HIGH, _CU_LEFT_FLAG, _CU_RIGHT_FLAG,
+    _CU_BATTERY_LOW, _CU_TURN,
+) = slot_setters(ClockUpdate)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class LeverMoved:
@@ -78,6 +116,13 @@ class LeverMoved:
 
     time: float
     high: Side
+
+    def __init__(self, time: float, high: Side) -> None:
+        _LM_TIME(self, time)  # the slots set straight (dgt.protocol.slots)
+        _LM_HIGH(self, high)
+
+
+_LM_TIME, _LM_HIGH = slot_setters(LeverMoved)
 
 
 @dataclass(frozen=True, slots=True)

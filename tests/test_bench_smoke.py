@@ -24,6 +24,13 @@ SCRIPTS: dict[str, list[str]] = {
         r"^max: [\d,]+ frames/s$",
         r"^goal: 500,000 frames/s",
     ],
+    "driver_cost.py": [
+        r"^boards: 20; frames per board and kind: 20; rounds: 3$",
+        r"^clock: [\d.]+ us per frame \(min [\d.]+, max [\d.]+\)$",
+        r"^lever: [\d.]+ us per frame",
+        r"^square: [\d.]+ us per frame",
+        r"^dump: [\d.]+ us per frame",
+    ],
     "fuzz_parser.py": [
         r"^FrameParser: 20,000 mutated \+ [\d,]+ valid frames fed, [\d,]+ messages out, 0 exc",
         r"^BusFrameParser: 20,000 mutated \+ [\d,]+ valid frames fed",

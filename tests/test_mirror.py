@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import chess
 import pytest
 
 from dgt.events import BoardFamily, BoardSnapshot, SquareChanged
 from dgt.mirror import Mirror
-from dgt.protocol import BoardDump, FieldUpdate, Piece, square_to_index
+from dgt.protocol import BoardDump, FieldUpdate, Piece, index_to_square, square_to_index
 
 START = [Piece.EMPTY] * 64
 for _sq, _p in chess.Board().piece_map().items():
@@ -72,3 +74,46 @@ def test_diff_copy_and_ascii() -> None:
         a.diff([Piece.EMPTY])
     with pytest.raises(ValueError, match="64"):
         Mirror(squares=[Piece.EMPTY])
+
+
+@pytest.mark.parametrize("family", list(BoardFamily))
+def test_random_updates_and_dumps_agree_with_a_plain_model(family: BoardFamily) -> None:
+    """Field updates, dumps (most equal to the mirror, as settle re-dumps are; some not;
+    with every byte value), loads and a family switch: the mirror's events and squares are
+    those of a plain list of pieces decoded one square at a time."""
+    rng = random.Random(11)
+    mirror = Mirror(family)
+    model = [Piece.EMPTY] * 64
+    codes = (0, 1, 2, 6, 7, 12, 13, 15, 16, 0x40, 0x7F, 0x80, 0xFF)
+
+    def presence() -> bool:
+        return mirror.family is BoardFamily.PRESENCE_ONLY
+
+    for step in range(4000):
+        roll = rng.random()
+        if roll < 0.6:
+            index, code = rng.randrange(64), rng.choice(codes)
+            square = index_to_square(index)
+            piece = Piece.from_wire(code, presence())
+            expected = None if piece is model[square] else (square, piece, model[square])
+            change = mirror.apply_update(FieldUpdate(index, code), float(step))
+            assert (change and (change.square, change.piece, change.previous)) == expected
+            model[square] = piece
+        elif roll < 0.9:
+            fields = bytearray(BoardDump.from_pieces(model).fields)
+            if rng.random() < 0.4:  # a square or two not as the mirror has them
+                for _ in range(rng.randrange(1, 3)):
+                    fields[rng.randrange(64)] = rng.choice(codes)
+            pieces = BoardDump(bytes(fields)).pieces(presence())
+            expected_changes = [
+                (s, pieces[s], model[s]) for s in range(64) if pieces[s] is not model[s]
+            ]
+            changes = mirror.apply_dump(BoardDump(bytes(fields)), float(step))
+            assert [(c.square, c.piece, c.previous) for c in changes] == expected_changes
+            model = list(pieces)
+        elif roll < 0.97:
+            model = [Piece.from_wire(rng.choice(codes), presence()) for _ in range(64)]
+            mirror.load(model, float(step))
+        else:
+            mirror.family = rng.choice(list(BoardFamily))
+        assert list(mirror.squares) == model

@@ -7,6 +7,8 @@ Facts: docs/protocol.md §3.4 (times), §3.5 (acks), §5 (clock commands),
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from dgt.protocol import (
@@ -154,6 +156,20 @@ def test_invalid_digits_make_the_frame_invalid(payload: tuple[int, ...]) -> None
     [msg] = parse(bwtime(*payload))
     assert isinstance(msg, ClockTimes)
     assert not msg.valid
+
+
+def test_read_valid_is_read_of_a_valid_frame_else_none() -> None:
+    """``read_valid`` (what the driver takes from each report) agrees with ``valid`` and
+    ``read`` on frames with every kind of digit, flag bit and status byte."""
+    rng = random.Random(7)
+    interesting = (0x00, 0x01, 0x09, 0x0A, 0x13, 0x45, 0x59, 0x5A, 0x60, 0x7F, 0x99, 0xFF)
+    for _ in range(20000):
+        raw = bytes(
+            rng.choice(interesting) if rng.random() < 0.6 else rng.randrange(256) for _ in range(7)
+        )
+        times = ClockTimes(raw)
+        assert times.read_valid() == (times.read() if times.valid else None), raw.hex()
+    assert ClockTimes(bytes(7)).read_valid() is None
 
 
 def test_build_round_trips_every_representable_time() -> None:

@@ -12,6 +12,7 @@ from enum import IntEnum
 from typing import ClassVar
 
 from dgt.protocol.constants import CLOCK_END, CLOCK_START, ClockCommand, Command, MessageId
+from dgt.protocol.slots import slot_setters
 
 ACK_OK = 0x10
 ACK_ERROR = 0x40
@@ -56,6 +57,8 @@ _BCD: tuple[int, ...] = tuple(_bcd(value) for value in range(256))
 """``_bcd(value)`` for every byte."""
 _VALID_BCD: tuple[bool, ...] = tuple(_valid_bcd(value) for value in range(256))
 """``_valid_bcd(value)`` for every byte."""
+_VALID_HOURS: tuple[bool, ...] = tuple((value & 0x0F) <= 9 for value in range(256))
+"""Whether the hours nibble of a side's first byte is a digit."""
 _HOURS_3600: tuple[int, ...] = tuple((value & 0x0F) * 3600 for value in range(256))
 """Seconds of the hours nibble of a side's first byte (its flag bits masked off)."""
 _TO_BCD: tuple[int, ...] = tuple(_to_bcd(value) for value in range(60))
@@ -82,6 +85,9 @@ class ClockTimes:
 
     ID: ClassVar[int] = MessageId.BWTIME
     raw: bytes
+
+    def __init__(self, raw: bytes) -> None:
+        _CT_RAW(self, raw)  # the slot set straight (dgt.protocol.slots): one a second a board
 
     @classmethod
     def build(
@@ -121,6 +127,28 @@ class ClockTimes:
         """``(left, right, status, left_flag, right_flag)`` in one call: what a host takes
         from every frame (the properties read one each)."""
         r = self.raw
+        return (
+            _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
+            _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
+            r[6],
+            bool(r[3] & 0x50),
+            bool(r[0] & 0x50),
+        )
+
+    def read_valid(self) -> tuple[int, int, int, bool, bool] | None:
+        """:meth:`read` of a frame whose digits are :attr:`valid`, else None: what a host
+        takes from a frame it does not ignore, in one call."""
+        r = self.raw
+        if not (
+            _VALID_HOURS[r[0]]
+            and _VALID_HOURS[r[3]]
+            and _VALID_BCD[r[1]]
+            and _VALID_BCD[r[2]]
+            and _VALID_BCD[r[4]]
+            and _VALID_BCD[r[5]]
+            and any(r)
+        ):
+            return None
         return (
             _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
             _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
@@ -182,6 +210,9 @@ class ClockTimes:
         return _BWTIME_HEADER + self.raw
 
 
+(_CT_RAW,) = slot_setters(ClockTimes)
+
+
 @dataclass(frozen=True, slots=True)
 class ClockAck:
     """A clock acknowledgement (same frame as the times, recognised by an hours nibble of
@@ -192,6 +223,12 @@ class ClockAck:
     ack1: int
     ack2: int
     ack3: int
+
+    def __init__(self, ack0: int, ack1: int, ack2: int, ack3: int) -> None:
+        _ACK0(self, ack0)  # the slots set straight (dgt.protocol.slots)
+        _ACK1(self, ack1)
+        _ACK2(self, ack2)
+        _ACK3(self, ack3)
 
     @property
     def command(self) -> int:
@@ -230,6 +267,9 @@ class ClockAck:
         p3 = 0x0A | (0x10 if self.ack0 & 0x80 else 0) | (0x20 if self.ack1 & 0x80 else 0)
         body = (p0, self.ack0 & 0x7F, self.ack1 & 0x7F, p3, self.ack2 & 0x7F, self.ack3 & 0x7F, 0)
         return bytes((self.ID, 0, 10, *body))
+
+
+_ACK0, _ACK1, _ACK2, _ACK3 = slot_setters(ClockAck)
 
 
 def decode_bwtime(p: bytes) -> ClockTimes | ClockAck:

@@ -209,6 +209,15 @@ _FROM_PRESENCE: tuple[Piece, ...] = tuple(
     Piece.EMPTY if code == 0 else Piece.UNKNOWN if code == 0x7F else Piece.OCCUPIED
     for code in range(256)
 )
+
+
+def wire_pieces(presence_only: bool = False) -> tuple[Piece, ...]:
+    """The piece of each square byte 0..255 for a board family (``Piece.from_wire`` as a
+    table, for callers that decode one byte after another: a byte beyond reads as
+    ``Piece.UNKNOWN``)."""
+    return _FROM_PRESENCE if presence_only else _FROM_IDENTITY
+
+
 _TO_WIRE: dict[Piece, int] = {piece: int(piece) for piece in Piece} | {Piece.OCCUPIED: 0x01}
 
 

@@ -15,6 +15,7 @@ from typing import ClassVar
 from dgt.protocol.clock_codec import ClockAck, ClockTimes, decode_bwtime
 from dgt.protocol.constants import HEADER_SIZE, MessageId, Piece
 from dgt.protocol.eeprom import EERecord, decode_ee_stream, encode_ee_stream
+from dgt.protocol.slots import slot_setters
 
 
 def frame(msg_id: int, payload: bytes) -> bytes:
@@ -47,6 +48,9 @@ class BoardDump:
     ID: ClassVar[int] = MessageId.BOARD_DUMP
     fields: bytes  # 64 raw piece codes
 
+    def __init__(self, fields: bytes) -> None:
+        _BD_FIELDS(self, fields)  # the slot set straight (dgt.protocol.slots): after each move
+
     def pieces(self, presence_only: bool = False) -> tuple[Piece, ...]:
         """Square contents in python-chess order (index 0 = a1), board frame."""
         fields = self.fields
@@ -64,6 +68,9 @@ class BoardDump:
 
     def to_bytes(self) -> bytes:
         return frame(self.ID, self.fields)
+
+
+(_BD_FIELDS,) = slot_setters(BoardDump)
 
 
 @dataclass(frozen=True, slots=True)

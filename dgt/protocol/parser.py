@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from dgt.protocol.bus import BUS_HEADER_SIZE, BusMessage, bus_size_allowed, checksum
 from dgt.protocol.clock_codec import ClockTimes, decode_bwtime
 from dgt.protocol.constants import HEADER_SIZE, Command, MessageId
-from dgt.protocol.messages import FieldUpdate, Message, decode_message, size_allowed
+from dgt.protocol.messages import BoardDump, FieldUpdate, Message, decode_message, size_allowed
 
 _HIGH = re.compile(rb"[\x80-\xff]")
 
@@ -27,9 +27,10 @@ _FIELD_UPDATES: dict[bytes, FieldUpdate] = {
     for code in range(128)
 }
 
-# The two ids of the fast paths below as plain ints (cheaper than the enum attributes).
+# The ids of the fast paths below as plain ints (cheaper than the enum attributes).
 _FIELD_UPDATE_ID = int(MessageId.FIELD_UPDATE)
 _BWTIME_ID = int(MessageId.BWTIME)
+_DUMP_ID = int(MessageId.BOARD_DUMP)
 
 
 class FrameParser:
@@ -88,6 +89,12 @@ class FrameParser:
                     else:
                         out.append(ClockTimes(payload))
                     i += 10
+                    continue
+            elif buf[i] == _DUMP_ID and n - i >= 67 and buf[i + 1] == 0 and buf[i + 2] == 67:
+                payload = buf[i + 3 : i + 67]
+                if payload.isascii():  # a whole dump (the answer to every settle re-dump)
+                    out.append(BoardDump(payload))
+                    i += 67
                     continue
             msg_id = buf[i]
             hi = buf[i + 1]
