@@ -8,7 +8,9 @@ file storage); the centre (``dgt-service central``: the aggregator and its web) 
 
 1. A quiet phase (no fault): the latency from a board event at an edge (the ``time`` of the
    move it made, the edge's wall clock) to its update on the centre's ``/api/stream`` and
-   on each web process's, p50 and p99.
+   on each web process's, p50 and p99; and how far each web process's update of a move
+   comes after the centre's web's (what following the database adds, less at the mercy of
+   the machine's load than the whole latency).
 2. Faults at ``--faults`` random moments: kill -9 of the broker (started again 0.5-2 s
    later), of an edge (started again on its database), of the centre, of a web process
    (its come-up time printed), a network cut of ``--cut-min`` to ``--cut-max`` seconds at
@@ -123,6 +125,8 @@ class Stream:
 
     url: str
     latencies: list[float] = field(default_factory=list)
+    arrivals: dict[tuple[str, float], float] = field(default_factory=dict)
+    """When each move (its table and board event time) came, while taking."""
     taking: bool = True
     task: asyncio.Task[None] | None = None
 
@@ -154,6 +158,7 @@ class Stream:
         for event in body.get("events") or ():
             if event.get("type") == "move" and "time" in event:
                 self.latencies.append(now - float(event["time"]))
+                self.arrivals[(str(body.get("table")), float(event["time"]))] = now
 
     async def close(self) -> None:
         if self.task is not None:
@@ -322,8 +327,14 @@ async def _run_real(
     await asyncio.sleep(args.warm_up)
     for stream in streams:
         stream.latencies.clear()
+        stream.arrivals.clear()
     await asyncio.sleep(args.quiet)
     quiet = [list(stream.latencies) for stream in streams]
+    behind = [
+        [at - streams[0].arrivals[key] for key, at in stream.arrivals.items()
+         if key in streams[0].arrivals]
+        for stream in streams[1:]
+    ]  # fmt: skip
     for stream in streams:
         stream.taking = False
 
@@ -456,6 +467,14 @@ async def _run_real(
             )
         else:
             print(f"board event -> {name}'s /api/stream: no move seen")
+    for name, values in zip(names[1:], behind, strict=True):
+        if values:  # the same moves on both: what the web process adds (the load aside)
+            p50 = percentile(values, 0.5) * 1000
+            p99 = percentile(values, 0.99) * 1000
+            print(
+                f"{name} behind the centre's web, the same {len(values):,} moves: "
+                f"p50 {p50:.0f} ms  p99 {p99:.0f} ms"
+            )
     print(f"edges stopped with exit status {codes}")
     errors = [line for p in (centre, *webs, *edges) for line in p.errors()]
     bad_stops = {name: code for name, code in codes.items() if code not in (0, None)}

@@ -261,3 +261,45 @@ async def test_a_second_database_under_an_edge_id_is_not_forwarded(
         assert info.state.messages == 1
     first.close()
     second.close()
+
+
+async def test_the_aggregator_s_commit_notices_wake_a_web_process_s_tail(
+    nats_broker: Broker, tmp_path: Path
+) -> None:
+    """After each commit the aggregator sends a notice; a web process's link hands it to
+    its tail, which reads the new rows at once (its own look at the file a minute away)."""
+    from service.scaleout.central_db import CentralTail
+    from service.scaleout.central_link import CentralLink
+    from service.scaleout.edge_directory import HeartbeatDirectory
+
+    store = edge_store(tmp_path / "edge.db")
+    reader = Reader(nats_broker.url, tmp_path / "centre.db")
+    seen: list[LogRow] = []
+    tail = CentralTail(tmp_path / "centre.db", lambda _edge, rows: seen.extend(rows))
+    link = CentralLink(nats_broker.url, HeartbeatDirectory(), notices=tail)
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(link.run())]
+    try:
+        await wait_for(lambda: tail.interval >= 0.25)  # listening: the look is a fallback
+        tail.listening(fallback=60.0)
+        tasks.append(loop.create_task(tail.run()))
+        async with connected(nats_broker) as client:
+            db = store.edge_db
+            assert db is not None
+            forwarder = LogForwarder(
+                store, JetStreamLog(client.jetstream()), "a", db, log_subject("a")
+            )
+            for count in (3, 5):
+                add_rows(store, count)
+                while await forwarder.step():
+                    pass
+                await wait_for(lambda: len(seen) == store.count(), 10.0)
+        assert seen == store.log_rows(None, limit=1000)
+        assert tail.notices >= 2
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        tail.close()
+        await reader.close()
+        store.close()

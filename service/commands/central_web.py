@@ -5,8 +5,10 @@ another process: :mod:`service.scaleout.central_db`) and serves the same pages, 
 stream and PGN feeds as a hall's web, for every edge's tables
 (:class:`service.scaleout.replica.ReplicaHall`).  Several such processes can serve the same
 file.  With ``--nats URL`` it also links to the broker (:mod:`service.scaleout.central_link`):
-admin commands are forwarded to the owning edge and the edges' heartbeats shown; without
-it, admin commands answer 503 (send them to the centre or to the edge's own page).  The
+admin commands are forwarded to the owning edge, the edges' heartbeats shown, and the
+aggregator's commit notices wake the database's tail (it reads new rows at once, and looks
+at the file only every quarter second besides); without it the tail looks every 20 ms, and
+admin commands answer 503 (send them to the centre or to the edge's own page).  The
 admin token comes as for ``run``.
 
 It comes up from the last snapshot (``--snapshot``, by default beside the database) and the
@@ -197,6 +199,8 @@ async def serve_replica(
     directory.on_link = replica.link_changed
     tail = CentralTail(db, replica.on_rows)
     replica.use_log(tail)
+    if link is not None and feed is None:
+        link.notices = tail  # it reads at each of the aggregator's commit notices
     snapshot = options.snapshot
     started = time.monotonic()
     if snapshot is not None:

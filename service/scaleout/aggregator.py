@@ -9,6 +9,11 @@ transaction), and then calls ``on_rows(edge_id, rows)`` for each edge's new rows
 log: registrations, inputs, outputs; what :func:`service.store.row_inputs` groups into the
 inputs :func:`service.store.rebuild` replays).
 
+After each commit that stored rows it sends a notice with the stream position committed on
+:data:`~service.scaleout.log_wire.COMMITTED_SUBJECT` (core NATS: nothing kept, nothing
+waited for), so the web processes following the database read it at once instead of at
+their next look.
+
 A gap (rows of an edge missing before a message, or the stream's sequence jumping) is an
 alarm in the log and a re-read from the stored position after a pause, never a skip; a
 repeat is dropped.  A cut from the broker, or a broker restarted, ends the consumer: the
@@ -35,7 +40,14 @@ from service.scaleout.jetstream_log import (
     ensure_log_stream,
     ensure_status_bucket,
 )
-from service.scaleout.log_wire import LOG_STREAM, LOG_SUBJECTS, Batch, WireError, decode_batch
+from service.scaleout.log_wire import (
+    COMMITTED_SUBJECT,
+    LOG_STREAM,
+    LOG_SUBJECTS,
+    Batch,
+    WireError,
+    decode_batch,
+)
 from service.scaleout.rows import RowSink
 
 logger = logging.getLogger(__name__)
@@ -151,8 +163,16 @@ class Aggregator:
                             self.on_rows(edge, rows)
                         except Exception:
                             logger.exception("centre: on_rows failed for edge %s", edge)
+                if taken.rows:
+                    await self._notify(client)
                 if taken.gap is not None:
                     raise taken.gap
         finally:
             with contextlib.suppress(*NATS_ERRORS):
                 await sub.unsubscribe()
+
+    async def _notify(self, client: Client) -> None:
+        """Tell the web processes that rows were committed (a lost notice only delays them
+        until their next look at the database)."""
+        with contextlib.suppress(*NATS_ERRORS):
+            await client.publish(COMMITTED_SUBJECT, str(self.store.position()).encode())
