@@ -14,9 +14,11 @@ file storage); the centre (``dgt-service central``: the aggregator and its web) 
 2. Faults at ``--faults`` random moments: kill -9 of the broker (started again 0.5-2 s
    later), of an edge (started again on its database), of the centre, of a web process
    (its come-up time printed), a network cut of ``--cut-min`` to ``--cut-max`` seconds at
-   an edge's proxy; the catch-up after each (until the centre's database holds every row the
-   edges had committed when it ended).  Acknowledgements thrown away are the stand-in
-   mode's fault (an edge process has no hook for it).
+   an edge's proxy, the next 1-3 acknowledgements of the log stream to an edge thrown away
+   by its proxy (it reads the broker's messages to the edge: the batch is stored, the edge
+   hears nothing, asks the stream after its time-out and goes on, no row sent twice); the
+   catch-up after each (until the centre's database holds every row the edges had
+   committed when it ended).
 3. The edges stop (SIGTERM: their last rows go out), the centre catches up, and every edge's
    log is compared with the centre's copy: rows committed, lost, changed; duplicated is
    counted on the stream itself (rows of an edge in more than one message).
@@ -383,6 +385,11 @@ async def _run_real(
             web.kill()
             web.start()
             pending.append(asyncio.get_running_loop().create_task(web_up(web)))
+        elif kind == "acks":
+            index = rng.randrange(len(proxies))
+            count = rng.randint(1, 3)
+            proxies[index].drop_acks(count)
+            kind = f"the next {count} acks of e{index} thrown away"
         else:
             index = rng.randrange(len(proxies))
             seconds = rng.uniform(args.cut_min, args.cut_max)
@@ -452,6 +459,8 @@ async def _run_real(
     print(f"rows still waiting at a stopped edge (they go at its next start): {waiting}")
     print(f"rows duplicated on the stream: {duplicated} (goal 0)")
     print(f"rows changed: {changed} (goal 0)")
+    dropped = sum(proxy.dropped for proxy in proxies)
+    print(f"acks of the log stream thrown away at the edges' proxies: {dropped}")
     for kind, seconds in catch_ups:
         print(f"catch-up after {kind}: {seconds:.2f} s")
     for line in come_ups:
