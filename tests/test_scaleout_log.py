@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -17,7 +18,12 @@ from nats_broker import Broker
 from service.scaleout.aggregator import Aggregator
 from service.scaleout.central_store import CentralStore
 from service.scaleout.edge_forwarder import LogForwarder, Unreachable
-from service.scaleout.jetstream_log import JetStreamLog, ensure_log_stream
+from service.scaleout.jetstream_log import (
+    JetStreamLog,
+    close_client,
+    connect,
+    ensure_log_stream,
+)
 from service.scaleout.log_wire import (
     EXPECTED_LAST_SUBJECT_SEQ,
     LOG_STREAM,
@@ -302,4 +308,80 @@ async def test_the_aggregator_s_commit_notices_wake_a_web_process_s_tail(
         await asyncio.gather(*tasks, return_exceptions=True)
         tail.close()
         await reader.close()
+        store.close()
+
+
+@pytest.mark.slow  # a second or more: kept out of the quick loop
+async def test_a_broker_whose_storage_is_wiped_gets_every_log_again_without_repeats(
+    nats_broker: Broker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The broker comes back with its storage wiped (the stream made anew, empty): the
+    centre says so and reads the new stream from its start, the edge says so and sends its
+    whole log again, and the centre stores only the rows it did not have: every row once,
+    in order, with no hand on the operator's side."""
+    store = edge_store(tmp_path / "edge.db")
+    add_rows(store, 20)
+    db = store.edge_db
+    assert db is not None
+    reader = Reader(nats_broker.url, tmp_path / "centre.db")
+    try:
+        client = await connect(nats_broker.url, "edge a")  # a cut is a warning, as at an edge
+        forwarder = LogForwarder(
+            store, JetStreamLog(client.jetstream()), "a", db, log_subject("a"), poll=0.05
+        )
+        task = asyncio.get_running_loop().create_task(forwarder.run())
+        try:
+            await wait_for(lambda: len(reader.seqs()) == store.count())
+            nats_broker.kill()
+            shutil.rmtree(nats_broker.store_dir)
+            add_rows(store, 5, t=5000.0)  # committed while the broker is away
+            nats_broker.start()
+            await wait_for(lambda: reader.central.count("a") == store.count())
+            add_rows(store, 3, t=6000.0)  # and after
+            forwarder.wake()
+            await wait_for(lambda: reader.central.count("a") == store.count())
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await close_client(client)
+        everything = store.log_rows(None, limit=10_000)
+        assert central_rows(reader.central) == everything
+        assert reader.seqs() == [row.seq for row in everything]  # each handed on once
+        assert reader.aggregator.streams_made_anew == 1
+        assert reader.aggregator.gaps == 0
+        assert "log stream DGT_LOG is not the one read so far" in caplog.text
+        assert "edge a: the stream holds none of this edge's rows" in caplog.text
+    finally:
+        await reader.close()
+    store.close()
+
+
+def test_the_centre_stores_only_the_new_rows_of_a_log_sent_again(tmp_path: Path) -> None:
+    """A stream made anew is read from its start: an edge's log sent again from its first
+    row is dropped as repeats up to the last row stored, and the rest stored (a batch
+    straddling it in part); a batch past the last row stored is still a gap."""
+    store = edge_store(tmp_path / "edge.db", tables=1)
+    add_rows(store, 6)
+    rows = store.log_rows(None)
+    central = CentralStore(tmp_path / "centre.db")
+    try:
+        assert central.stream_made() is None
+        central.take([(1, Batch("a", "db1", None, tuple(rows[:4])))])
+        central.new_stream("2026-01-01T10:00:00+00:00", restart=True)
+        assert (central.position(), central.stream_made()) == (0, "2026-01-01T10:00:00+00:00")
+        again = [
+            (1, Batch("a", "db1", None, tuple(rows[:2]))),
+            (2, Batch("a", "db1", rows[1].seq, tuple(rows[2:5]))),
+            (3, Batch("a", "db1", rows[4].seq, tuple(rows[5:]))),
+        ]
+        taken = central.take(again)
+        assert taken.gap is None
+        assert taken.rows == [("a", [rows[4]]), ("a", rows[5:])]
+        assert taken.repeats == 1
+        assert central_rows(central) == rows
+        past = Batch("a", "db1", rows[-1].seq + 5, (rows[-1]._replace(seq=rows[-1].seq + 9),))
+        assert central.take([(4, past)]).gap is not None
+    finally:
+        central.close()
         store.close()
