@@ -67,6 +67,7 @@ from service.scaleout.replica import (  # noqa: E402
 )
 from service.scaleout.rows import REGISTRATION, LogRow  # noqa: E402
 from service.scaleout.snapshot import (  # noqa: E402
+    coming_up,
     read_snapshot,
     snapshot_bytes,
     write_forked,
@@ -246,8 +247,9 @@ def at_size(
         again = ReplicaHall(log=NoLog())
         again.restore(restored)
         read = time.perf_counter() - before
-        for edge, tail in after:
-            again.on_rows(edge, tail)
+        with coming_up():  # as a web process comes up
+            for edge, tail in after:
+                again.on_rows(edge, tail)
         caught_up = time.perf_counter() - before - read
         overview = [again.summary(t) for t in again.table_ids()]
         up = time.perf_counter() - before

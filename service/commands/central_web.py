@@ -38,7 +38,7 @@ from service.errors import UsageError
 from service.scaleout.central_db import CentralError, CentralTail
 from service.scaleout.edge_directory import HeartbeatDirectory
 from service.scaleout.replica import ReplicaHall
-from service.scaleout.snapshot import keep_snapshots, read_snapshot
+from service.scaleout.snapshot import coming_up, keep_snapshots, read_snapshot
 from service.web import WebServer
 
 logger = logging.getLogger(__name__)
@@ -214,8 +214,9 @@ async def serve_replica(
                 flush=True,
             )
     try:
-        while tail.poll():  # caught up with what is stored before the pages are served
-            pass
+        with coming_up():
+            while tail.poll():  # caught up with what is stored before the pages are served
+                pass
     except CentralError as exc:
         raise UsageError(str(exc)) from None
     running = outputs(replica) if outputs is not None else []
