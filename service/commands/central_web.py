@@ -203,6 +203,7 @@ async def serve_replica(
         link.notices = tail  # it reads at each of the aggregator's commit notices
     snapshot = options.snapshot
     started = time.monotonic()
+    cpu = time.process_time()
     if snapshot is not None:
         state = read_snapshot(snapshot)
         if state is not None:
@@ -249,7 +250,8 @@ async def serve_replica(
     try:
         print(
             f"dgt-service: central web on {db} ({len(replica.runners)} tables, "
-            f"{time.monotonic() - started:.2f} s to come up)",
+            f"{time.monotonic() - started:.2f} s to come up, "
+            f"{time.process_time() - cpu:.2f} s of CPU)",
             flush=True,
         )
         print(f"open {url} (a page per table at {url}tables/ID)", flush=True)
