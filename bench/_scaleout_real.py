@@ -18,7 +18,9 @@ file storage); the centre (``dgt-service central``: the aggregator and its web) 
    by its proxy (it reads the broker's messages to the edge: the batch is stored, the edge
    hears nothing, asks the stream after its time-out and goes on, no row sent twice); the
    catch-up after each (until the centre's database holds every row the edges had
-   committed when it ended).
+   committed when it ended).  ``--kinds`` may add ``wipe``: the broker killed and started
+   again with its storage wiped (the centre and the edges find the stream made anew and
+   send and read every log again, storing no row twice).
 3. The edges stop (SIGTERM: their last rows go out), the centre catches up, and every edge's
    log is compared with the centre's copy: rows committed, lost, changed; duplicated is
    counted on the stream itself (rows of an edge in more than one message).
@@ -34,6 +36,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -372,6 +375,10 @@ async def _run_real(
         if kind == "broker":
             broker.kill()
             await asyncio.sleep(rng.uniform(0.5, 2.0))
+            broker.start()
+        elif kind == "wipe":  # not among the faults: give it with --kinds
+            broker.kill()
+            shutil.rmtree(broker.store_dir)
             broker.start()
         elif kind == "edge":
             edge = rng.choice(edges)
