@@ -29,7 +29,8 @@ nothing is failing (p50, p99).
 With ``--real`` the edges are ``dgt-service demo --central`` processes on ``--boards``
 emulated boards at human speed, with the centre (``dgt-service central``) and ``--webs``
 ``central-web`` processes, the latency taken from a board event to the central pages'
-``/api/stream`` (:mod:`_scaleout_real`)::
+``/api/stream``, and acknowledgements thrown away by the edge's proxy (:class:`AckFilter`)
+as a fault of its own, ``acks`` (:mod:`_scaleout_real`)::
 
     .venv/bin/python bench/scaleout.py --real --edges 2 --boards 20 --duration 60
 """
