@@ -360,8 +360,9 @@ async def _run_real(
         catch_ups.append((kind, time.monotonic() - began))
 
     async def web_up(web: Process) -> None:
+        out = web.work / f"{web.name}.{web.starts}.out"  # this start's (it may be killed again)
         for _ in range(600):
-            said = web.said()
+            said = out.read_text(errors="replace")
             if "to come up" in said:
                 line = next(x for x in said.splitlines() if "to come up" in x)
                 come_ups.append(line.split("(", 1)[1].rstrip(")"))

@@ -385,3 +385,34 @@ def test_the_centre_stores_only_the_new_rows_of_a_log_sent_again(tmp_path: Path)
     finally:
         central.close()
         store.close()
+
+
+async def test_a_centre_whose_position_is_past_the_stream_reads_it_from_its_start(
+    nats_broker: Broker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A centre's database that read further than the stream holds (the broker's storage
+    wiped while the centre was down, and a database written before the stream was known by
+    when it was made): a warning, and the stream read from its start."""
+    store = edge_store(tmp_path / "edge.db")
+    add_rows(store, 3)
+    old = CentralStore(tmp_path / "centre.db")
+    z_rows = tuple(LogRow(i, "9", "in", "tick", 1.0, "{}") for i in range(1, 6))
+    old.take([(n, Batch("z", "dbz", n - 1 if n > 1 else None, (z_rows[n - 1],))) for n in (1, 2)])
+    old.take([(n, Batch("z", "dbz", n - 1, (z_rows[n - 1],))) for n in (3, 4, 5)])
+    assert (old.position(), old.stream_made()) == (5, None)
+    old.close()
+    async with connected(nats_broker) as client:
+        db = store.edge_db
+        assert db is not None
+        forwarder = LogForwarder(store, JetStreamLog(client.jetstream()), "a", db, log_subject("a"))
+        while await forwarder.step():
+            pass
+    reader = Reader(nats_broker.url, tmp_path / "centre.db")
+    try:
+        await wait_for(lambda: reader.central.count("a") == store.count())
+        assert central_rows(reader.central) == store.log_rows(None, limit=1000)
+        assert reader.aggregator.streams_made_anew == 1
+        assert "it ends at message 1, the centre read up to message 5" in caplog.text
+    finally:
+        await reader.close()
+    store.close()

@@ -194,7 +194,7 @@ class Aggregator:
         if known is not None:
             why = f"made {made}, the one read up to message {position} was made {known}"
         else:
-            why = f"it holds {last} messages, the centre read {position}"
+            why = f"it ends at message {last}, the centre read up to message {position}"
         logger.warning(
             "centre: the broker's log stream %s is not the one read so far (%s): its storage "
             "was wiped or the stream made again; reading the new one from its start (the "
