@@ -14,7 +14,16 @@ tables and, linearly, for 1,000 (the issue's goal: a web process up in under 10 
 the replayed ones.  ``--after 0`` (a round over) times the unpickling of every table
 apart (``--profile``: under cProfile).
 
+With ``--size N`` the come-up is measured at N tables, not extrapolated: the ``--tables``
+played (6 hours each with ``--plies 120 --think 180``) are the models of N tables of the
+same content under ids of their own (each frozen table's bytes with the id written in
+again, its rows after the snapshot likewise), written as one snapshot; the come-up is
+timed in this process as above and, with ``--process``, as a real ``dgt-service
+central-web`` on a centre's database holding the rows after the snapshot: from its start
+to the pages served.  Checks that every copy answers as its model (under its own id).
+
     .venv/bin/python bench/replica.py --tables 40 --plies 120 --think 180   # 6 h a table
+    .venv/bin/python bench/replica.py --tables 10 --plies 120 --think 180 --size 1000 --process
     .venv/bin/python bench/replica.py --tables 200 --plies 80 --think 20
     .venv/bin/python bench/replica.py --quick
 """
@@ -28,11 +37,14 @@ import io
 import json
 import math
 import os
+import pickle
 import pstats
 import random
+import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +56,23 @@ sys.path.insert(0, str(ROOT))
 from dgt.events import BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged  # noqa: E402
 from dgt.protocol.constants import Piece  # noqa: E402
 from service.hall import default_table_factory  # noqa: E402
-from service.scaleout.replica import ReplicaHall  # noqa: E402
+from service.scaleout.central_store import CentralStore  # noqa: E402
+from service.scaleout.log_wire import Batch  # noqa: E402
+from service.scaleout.replica import (  # noqa: E402
+    ZLIB_LEVEL,
+    FrozenTable,
+    ReplicaHall,
+    ReplicaState,
+    ReplicaTable,
+)
 from service.scaleout.rows import REGISTRATION, LogRow  # noqa: E402
-from service.scaleout.snapshot import read_snapshot, write_forked  # noqa: E402
+from service.scaleout.snapshot import (  # noqa: E402
+    coming_up,
+    read_snapshot,
+    snapshot_bytes,
+    write_forked,
+    write_snapshot,
+)
 from service.store import board_input, echo_of, normalise, output_json  # noqa: E402
 
 PIECES = {
@@ -122,6 +148,163 @@ def game_rows(table_id: str, seq: int, plies: int, think: int, rnd: random.Rando
     return rows
 
 
+MODEL_IDS = 9000
+"""With ``--size``: the played tables are 9001, 9002, ... and their copies 1001, 1002, ...
+(ids of one length, so that a copy's pickled bytes are its model's with the id written in
+again)."""
+COPY_IDS = 1000
+
+
+def names(model: str, copy: str) -> list[tuple[str, str]]:
+    """The strings of a model table written as its copy's (its id, its edge, its players)."""
+    return [(f"{p}{model}", f"{p}{copy}") for p in ("", "e", "W", "B")]
+
+
+def renamed_pickle(data: bytes, pairs: list[tuple[str, str]]) -> bytes:
+    """Pickled ``data`` with each string ``old`` of ``pairs`` as ``new`` (of its length)."""
+    for old, new in pairs:
+        a, b = old.encode(), new.encode()
+        assert len(a) == len(b) < 256
+        data = data.replace(b"\x8c" + bytes([len(a)]) + a, b"\x8c" + bytes([len(b)]) + b)
+    return data
+
+
+def renamed_text(text: str, pairs: list[tuple[str, str]]) -> str:
+    for old, new in pairs:
+        text = text.replace(f'"{old}"', f'"{new}"')
+    return text
+
+
+def copied(runner: ReplicaTable, pairs: list[tuple[str, str]]) -> ReplicaTable:
+    """A frozen table of a snapshot as another table of the same content."""
+    copy: ReplicaTable = pickle.loads(renamed_pickle(pickle.dumps(runner), pairs))
+    frozen = copy._frozen  # a bench making a snapshot's tables
+    assert frozen is not None
+    copy._frozen = FrozenTable(
+        zlib.compress(renamed_pickle(zlib.decompress(frozen.table), pairs), ZLIB_LEVEL),
+        zlib.compress(renamed_pickle(zlib.decompress(frozen.view), pairs), ZLIB_LEVEL),
+    )
+    return copy
+
+
+def at_size(
+    args: argparse.Namespace,
+    model_snapshot: bytes,
+    tails: list[tuple[str, list[LogRow]]],
+    played: ReplicaHall,
+) -> bool:
+    """The come-up of ``args.size`` tables copied from the played ones (see the module
+    docstring); whether every copy answers as its model."""
+    made = time.perf_counter()
+    state: ReplicaState = pickle.loads(model_snapshot)["state"]
+    models = sorted(state.runners)
+    model_tails = dict(tails)
+    runners: dict[str, ReplicaTable] = {}
+    last_seq: dict[str, int] = {}
+    rows: dict[str, int] = {}
+    after: list[tuple[str, list[LogRow]]] = []
+    copies: dict[str, str] = {}
+    for number in range(1, args.size + 1):
+        model = models[(number - 1) % len(models)]
+        copy = str(COPY_IDS + number)
+        pairs = names(model, copy)
+        copies[copy] = model
+        runners[copy] = copied(state.runners[model], pairs)
+        last_seq[f"e{copy}"] = state.last_seq[f"e{model}"]
+        rows[f"e{copy}"] = state.rows[f"e{model}"]
+        tail = [
+            LogRow(r.seq, copy, r.role, r.kind, r.t, renamed_text(r.data, pairs))
+            for r in model_tails.get(model, [])
+        ]
+        if tail:
+            after.append((f"e{copy}", tail))
+    whole = ReplicaHall(log=NoLog())
+    whole.restore(ReplicaState(runners, last_seq, rows, {}, set(), {}))
+    del runners
+    with tempfile.TemporaryDirectory() as folder:
+        snapshot = Path(folder) / "central.db.snapshot"
+        write_snapshot(snapshot, snapshot_bytes(whole))
+        del whole
+        size = snapshot.stat().st_size
+        central = Path(folder) / "central.db"
+        store = CentralStore(central)
+        store.take(
+            [
+                (index, Batch(edge, "db", None, tuple(tail)))
+                for index, (edge, tail) in enumerate(after, start=1)
+            ]
+        )
+        store.close()
+        print(f"{args.size:,} tables copied from {len(models)} ({size / 1e6:.1f} MB snapshot, "
+              f"{sum(len(t) for _, t in after):,} rows after it) in "
+              f"{time.perf_counter() - made:.1f} s")  # fmt: skip
+        gc.collect()
+        gc.freeze()
+        cpu = time.process_time()
+        before = time.perf_counter()
+        restored = read_snapshot(snapshot)
+        assert restored is not None, "the snapshot could not be read back"
+        again = ReplicaHall(log=NoLog())
+        again.restore(restored)
+        read = time.perf_counter() - before
+        with coming_up():  # as a web process comes up
+            for edge, tail in after:
+                again.on_rows(edge, tail)
+        caught_up = time.perf_counter() - before - read
+        overview = [again.summary(t) for t in again.table_ids()]
+        up = time.perf_counter() - before
+        cpu = time.process_time() - cpu
+        gc.unfreeze()
+        print(f"come-up of {args.size:,} tables in this process: read and restored "
+              f"{read:.2f} s, the rows after the snapshot {caught_up:.2f} s, every table's "
+              f"summary {up - read - caught_up:.2f} s: {up:.2f} s, {cpu:.2f} s of CPU "
+              "(goal < 10 s)")  # fmt: skip
+        same = len(overview) == args.size and all(
+            json.dumps(again.state(copy))
+            == renamed_text(json.dumps(played.state(model)), names(model, copy)).replace(
+                f"edge e{model} ",
+                f"edge e{copy} ",  # its link status: none yet
+            )
+            for copy, model in copies.items()
+        )
+        print(f"every copy answers as its model: {same}")
+        if args.process:
+            same = come_up_of_a_process(central, snapshot, args.size) and same
+    return same
+
+
+def come_up_of_a_process(central: Path, snapshot: Path, size: int) -> bool:
+    """``dgt-service central-web`` on ``central`` and its snapshot: from its start to its
+    pages served (its own figure: from the snapshot read to the pages served), and the CPU
+    time it took (robust to the machine's other work)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DGT_ADMIN_TOKEN": "replica-bench-token"}
+    command = [sys.executable, "-m", "service.cli", "central-web", "--db", str(central),
+               "--snapshot", str(snapshot), "--snapshot-every", "0", "--listen", "127.0.0.1:0",
+               "--seconds", "1"]  # fmt: skip
+    began = time.perf_counter()
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    said = []
+    for line in process.stdout:
+        said.append(line.rstrip())
+        if "to come up" in line:
+            wall = time.perf_counter() - began
+            print(f"dgt-service central-web: {line.strip()}; {wall:.2f} s from its start "
+                  f"(goal < 10 s)")  # fmt: skip
+            break
+    process.stdout.close()
+    _pid, status, usage = os.wait4(process.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    process.returncode = code
+    print(f"central-web's CPU time, its come-up and 1 s of serving: "
+          f"{usage.ru_utime + usage.ru_stime:.2f} s")  # fmt: skip
+    tables = f"({size} tables"
+    ok = code == 0 and any(tables in line for line in said)
+    if not ok:
+        print(f"central-web said (exit status {code}):", *said, sep="\n  ")
+    return ok
+
+
 def edges_of(rows: list[LogRow]) -> list[tuple[str, list[LogRow]]]:
     """``rows`` as batches of each table's edge (``e`` and its id), in order."""
     out: dict[str, list[LogRow]] = {}
@@ -144,6 +327,18 @@ def main() -> int:
         help="each table's rows of its last SECONDS come after the snapshot (a round in play; "
         "0: a round over)",
     )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=0,
+        metavar="N",
+        help="time the come-up of N tables copied from the --tables played (at most 8,999)",
+    )
+    parser.add_argument(
+        "--process",
+        action="store_true",
+        help="with --size: also time a real 'dgt-service central-web' coming up on them",
+    )
     parser.add_argument("--quick", action="store_true", help="a small run (smoke test)")
     parser.add_argument(
         "--profile", action="store_true", help="cProfile the unpickling of every table"
@@ -159,13 +354,14 @@ def main() -> int:
     table is an edge of its own here, so that they can come later than the other
     tables' rows)."""
     for number in range(1, args.tables + 1):
-        table_rows = game_rows(str(number), 0, args.plies, args.think, rnd)
+        table_id = str(number + (MODEL_IDS if args.size else 0))
+        table_rows = game_rows(table_id, 0, args.plies, args.think, rnd)
         end = table_rows[-1].t - args.after if args.after > 0 else math.inf
         cut = next((i for i, r in enumerate(table_rows) if i > 0 and r.t > end), len(table_rows))
         while 0 < cut < len(table_rows) and table_rows[cut].role == "out":
             cut -= 1  # the tail begins with an input
         rows += table_rows[:cut]
-        tails.append((str(number), table_rows[cut:]))
+        tails.append((table_id, table_rows[cut:]))
     started = time.perf_counter()
     replica = ReplicaHall(log=NoLog())
     for first in range(0, len(rows), 500):
@@ -187,6 +383,7 @@ def main() -> int:
             os.waitpid(pid, 0)
         child = time.perf_counter() - before
         size = path.stat().st_size
+        model_snapshot = path.read_bytes()
         gc.collect()
         gc.freeze()  # the collector leaves the rows and the replayed replica (a web process
         # does not hold them) out of its walks while the come-up is timed
@@ -240,6 +437,8 @@ def main() -> int:
         json.dumps(again.state(t)) == json.dumps(replica.state(t)) for t in replica.table_ids()
     )
     print(f"unpickled tables answer as the replayed ones: {same_after}")
+    if args.size:
+        same_after = at_size(args, model_snapshot, tails, replica) and same_after
     if profile is not None:
         out = io.StringIO()
         pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(8)

@@ -29,7 +29,8 @@ nothing is failing (p50, p99).
 With ``--real`` the edges are ``dgt-service demo --central`` processes on ``--boards``
 emulated boards at human speed, with the centre (``dgt-service central``) and ``--webs``
 ``central-web`` processes, the latency taken from a board event to the central pages'
-``/api/stream`` (:mod:`_scaleout_real`)::
+``/api/stream``, and acknowledgements thrown away by the edge's proxy (:class:`AckFilter`)
+as a fault of its own, ``acks`` (:mod:`_scaleout_real`)::
 
     .venv/bin/python bench/scaleout.py --real --edges 2 --boards 20 --duration 60
 """
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import random
 import sys
@@ -61,7 +63,7 @@ from service.scaleout.aggregator import Aggregator  # noqa: E402
 from service.scaleout.central_store import CentralStore  # noqa: E402
 from service.scaleout.edge_forwarder import LogForwarder, Unreachable  # noqa: E402
 from service.scaleout.jetstream_log import NATS_ERRORS, JetStreamLog, connect  # noqa: E402
-from service.scaleout.log_wire import log_subject  # noqa: E402
+from service.scaleout.log_wire import LOG_STREAM, log_subject  # noqa: E402
 from service.store import LogRow, Store  # noqa: E402
 
 VERBOSE = False
@@ -72,15 +74,76 @@ def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
+def log_ack(payload: bytes) -> bool:
+    """Whether ``payload`` is the broker's acknowledgement of a message it stored on the
+    log stream (``{"stream":"DGT_LOG", "seq":N}``)."""
+    if not payload.startswith(b'{"stream":'):
+        return False
+    try:
+        ack = json.loads(payload)
+    except ValueError:
+        return False
+    return isinstance(ack, dict) and ack.get("stream") == LOG_STREAM and "seq" in ack
+
+
+class AckFilter:
+    """The broker's side of a NATS connection read message by message (its protocol's
+    ``MSG``/``HMSG`` with their payloads, every other line as it is), passing everything on
+    but the acknowledgements of the log stream it is told to throw away."""
+
+    def __init__(self, proxy: Proxy) -> None:
+        self.proxy = proxy
+        self.buffer = b""
+
+    def feed(self, data: bytes) -> bytes:
+        """What of ``data`` (and what was held of the data before) goes on now."""
+        self.buffer += data
+        out = []
+        while True:
+            end = self.buffer.find(b"\r\n")
+            if end < 0:
+                break
+            line = self.buffer[:end]
+            if line.startswith((b"MSG ", b"HMSG ")):
+                size = int(line.rsplit(b" ", 1)[1])  # the last field: the whole payload
+                whole = end + 2 + size + 2
+                if len(self.buffer) < whole:
+                    break  # the payload is still coming
+                payload = self.buffer[end + 2 : end + 2 + size]
+                if not (line.startswith(b"MSG ") and self.proxy.drops(payload)):
+                    out.append(self.buffer[:whole])
+                self.buffer = self.buffer[whole:]
+            else:
+                out.append(self.buffer[: end + 2])
+                self.buffer = self.buffer[end + 2 :]
+        return b"".join(out)
+
+
 class Proxy:
-    """A TCP proxy to the broker that can cut every link through it for a while."""
+    """A TCP proxy to the broker that can cut every link through it for a while, and throw
+    away the broker's acknowledgements of messages stored on the log stream: the edge
+    hears nothing of a batch the broker stored (it asks again after its time-out)."""
 
     def __init__(self, upstream: int) -> None:
         self.upstream = upstream
         self.port = free_port()
         self.cut_until = 0.0
+        self.to_drop = 0
+        """Acknowledgements of the log stream still to throw away."""
+        self.dropped = 0
         self._writers: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
+
+    def drop_acks(self, count: int) -> None:
+        """Throw away the next ``count`` acknowledgements of the log stream."""
+        self.to_drop += count
+
+    def drops(self, payload: bytes) -> bool:
+        if self.to_drop <= 0 or not log_ack(payload):
+            return False
+        self.to_drop -= 1
+        self.dropped += 1
+        return True
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
@@ -101,14 +164,18 @@ class Proxy:
             return
         self._writers |= {writer, up_writer}
 
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        async def pipe(
+            src: asyncio.StreamReader, dst: asyncio.StreamWriter, acks: AckFilter | None
+        ) -> None:
             with contextlib.suppress(OSError, asyncio.IncompleteReadError):
                 while data := await src.read(65536):
-                    dst.write(data)
+                    dst.write(data if acks is None else acks.feed(data))
                     await dst.drain()
             dst.close()
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        await asyncio.gather(
+            pipe(reader, up_writer, None), pipe(up_reader, writer, AckFilter(self))
+        )
         self._writers -= {writer, up_writer}
 
     async def close(self) -> None:
@@ -388,7 +455,7 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="each fault on stderr")
     args = parser.parse_args()
     if args.real and args.kinds == parser.get_default("kinds"):
-        args.kinds = "broker,edge,centre,web,cut"
+        args.kinds = "broker,edge,centre,web,cut,acks"
     if args.quick:
         args.edges, args.duration, args.faults = 2, 12.0, 4
         args.cut_min, args.cut_max, args.catch_up, args.quiet = 1.0, 2.0, 30.0, 3.0

@@ -5,6 +5,7 @@ edge, a batch never ending inside an input; its replica shows what the edges sho
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -147,3 +148,30 @@ async def test_central_web_serves_the_rows_another_process_writes(tmp_path: Path
                 await asyncio.sleep(0.05)
     finally:
         await stop(process)
+
+
+async def test_a_commit_notice_wakes_the_tail_at_once(tmp_path: Path) -> None:
+    """Told that notices come (its slow look then only a fallback), the tail reads the
+    database at each notice, not at its next look."""
+    central = tmp_path / "central.db"
+    fed: list[LogRow] = []
+    tail = CentralTail(central, lambda _edge, rows: fed.extend(rows))
+    tail.listening(fallback=60.0)
+    task = asyncio.get_running_loop().create_task(tail.run())
+    try:
+        await asyncio.sleep(0.05)  # its first look: no file yet
+        write_central(central, "hall-a", [registration(1, "1", board=1)])
+        await asyncio.sleep(0.2)
+        assert fed == []  # the next look is a minute away
+        tail.committed(1)
+        deadline = asyncio.get_running_loop().time() + 5
+        while not fed:
+            assert asyncio.get_running_loop().time() < deadline, "the notice woke nothing"
+            await asyncio.sleep(0.01)
+        assert [row.seq for row in fed] == [1]
+        assert tail.notices == 1
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        tail.close()

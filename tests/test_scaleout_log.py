@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -17,7 +18,12 @@ from nats_broker import Broker
 from service.scaleout.aggregator import Aggregator
 from service.scaleout.central_store import CentralStore
 from service.scaleout.edge_forwarder import LogForwarder, Unreachable
-from service.scaleout.jetstream_log import JetStreamLog, ensure_log_stream
+from service.scaleout.jetstream_log import (
+    JetStreamLog,
+    close_client,
+    connect,
+    ensure_log_stream,
+)
 from service.scaleout.log_wire import (
     EXPECTED_LAST_SUBJECT_SEQ,
     LOG_STREAM,
@@ -261,3 +267,152 @@ async def test_a_second_database_under_an_edge_id_is_not_forwarded(
         assert info.state.messages == 1
     first.close()
     second.close()
+
+
+async def test_the_aggregator_s_commit_notices_wake_a_web_process_s_tail(
+    nats_broker: Broker, tmp_path: Path
+) -> None:
+    """After each commit the aggregator sends a notice; a web process's link hands it to
+    its tail, which reads the new rows at once (its own look at the file a minute away)."""
+    from service.scaleout.central_db import CentralTail
+    from service.scaleout.central_link import CentralLink
+    from service.scaleout.edge_directory import HeartbeatDirectory
+
+    store = edge_store(tmp_path / "edge.db")
+    reader = Reader(nats_broker.url, tmp_path / "centre.db")
+    seen: list[LogRow] = []
+    tail = CentralTail(tmp_path / "centre.db", lambda _edge, rows: seen.extend(rows))
+    link = CentralLink(nats_broker.url, HeartbeatDirectory(), notices=tail)
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(link.run())]
+    try:
+        await wait_for(lambda: tail.interval >= 0.25)  # listening: the look is a fallback
+        tail.listening(fallback=60.0)
+        tasks.append(loop.create_task(tail.run()))
+        async with connected(nats_broker) as client:
+            db = store.edge_db
+            assert db is not None
+            forwarder = LogForwarder(
+                store, JetStreamLog(client.jetstream()), "a", db, log_subject("a")
+            )
+            for count in (3, 5):
+                add_rows(store, count)
+                while await forwarder.step():
+                    pass
+                await wait_for(lambda: len(seen) == store.count(), 10.0)
+        assert seen == store.log_rows(None, limit=1000)
+        assert tail.notices >= 2
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        tail.close()
+        await reader.close()
+        store.close()
+
+
+@pytest.mark.slow  # a second or more: kept out of the quick loop
+async def test_a_broker_whose_storage_is_wiped_gets_every_log_again_without_repeats(
+    nats_broker: Broker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The broker comes back with its storage wiped (the stream made anew, empty): the
+    centre says so and reads the new stream from its start, the edge says so and sends its
+    whole log again, and the centre stores only the rows it did not have: every row once,
+    in order, with no hand on the operator's side."""
+    store = edge_store(tmp_path / "edge.db")
+    add_rows(store, 20)
+    db = store.edge_db
+    assert db is not None
+    reader = Reader(nats_broker.url, tmp_path / "centre.db")
+    try:
+        client = await connect(nats_broker.url, "edge a")  # a cut is a warning, as at an edge
+        forwarder = LogForwarder(
+            store, JetStreamLog(client.jetstream()), "a", db, log_subject("a"), poll=0.05
+        )
+        task = asyncio.get_running_loop().create_task(forwarder.run())
+        try:
+            await wait_for(lambda: len(reader.seqs()) == store.count())
+            nats_broker.kill()
+            shutil.rmtree(nats_broker.store_dir)
+            add_rows(store, 5, t=5000.0)  # committed while the broker is away
+            nats_broker.start()
+            await wait_for(lambda: reader.central.count("a") == store.count())
+            add_rows(store, 3, t=6000.0)  # and after
+            forwarder.wake()
+            await wait_for(lambda: reader.central.count("a") == store.count())
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await close_client(client)
+        everything = store.log_rows(None, limit=10_000)
+        assert central_rows(reader.central) == everything
+        assert reader.seqs() == [row.seq for row in everything]  # each handed on once
+        assert reader.aggregator.streams_made_anew == 1
+        assert reader.aggregator.gaps == 0
+        assert "log stream DGT_LOG is not the one read so far" in caplog.text
+        assert "edge a: the stream holds none of this edge's rows" in caplog.text
+    finally:
+        await reader.close()
+    store.close()
+
+
+def test_the_centre_stores_only_the_new_rows_of_a_log_sent_again(tmp_path: Path) -> None:
+    """A stream made anew is read from its start: an edge's log sent again from its first
+    row is dropped as repeats up to the last row stored, and the rest stored (a batch
+    straddling it in part); a batch past the last row stored is still a gap."""
+    store = edge_store(tmp_path / "edge.db", tables=1)
+    add_rows(store, 6)
+    rows = store.log_rows(None)
+    central = CentralStore(tmp_path / "centre.db")
+    try:
+        assert central.stream_made() is None
+        central.take([(1, Batch("a", "db1", None, tuple(rows[:4])))])
+        central.new_stream("2026-01-01T10:00:00+00:00", restart=True)
+        assert (central.position(), central.stream_made()) == (0, "2026-01-01T10:00:00+00:00")
+        again = [
+            (1, Batch("a", "db1", None, tuple(rows[:2]))),
+            (2, Batch("a", "db1", rows[1].seq, tuple(rows[2:5]))),
+            (3, Batch("a", "db1", rows[4].seq, tuple(rows[5:]))),
+        ]
+        taken = central.take(again)
+        assert taken.gap is None
+        assert taken.rows == [("a", [rows[4]]), ("a", rows[5:])]
+        assert taken.repeats == 1
+        assert central_rows(central) == rows
+        past = Batch("a", "db1", rows[-1].seq + 5, (rows[-1]._replace(seq=rows[-1].seq + 9),))
+        assert central.take([(4, past)]).gap is not None
+    finally:
+        central.close()
+        store.close()
+
+
+async def test_a_centre_whose_position_is_past_the_stream_reads_it_from_its_start(
+    nats_broker: Broker, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A centre's database that read further than the stream holds (the broker's storage
+    wiped while the centre was down, and a database written before the stream was known by
+    when it was made): a warning, and the stream read from its start."""
+    store = edge_store(tmp_path / "edge.db")
+    add_rows(store, 3)
+    old = CentralStore(tmp_path / "centre.db")
+    z_rows = tuple(LogRow(i, "9", "in", "tick", 1.0, "{}") for i in range(1, 6))
+    old.take([(n, Batch("z", "dbz", n - 1 if n > 1 else None, (z_rows[n - 1],))) for n in (1, 2)])
+    old.take([(n, Batch("z", "dbz", n - 1, (z_rows[n - 1],))) for n in (3, 4, 5)])
+    assert (old.position(), old.stream_made()) == (5, None)
+    old.close()
+    async with connected(nats_broker) as client:
+        db = store.edge_db
+        assert db is not None
+        forwarder = LogForwarder(store, JetStreamLog(client.jetstream()), "a", db, log_subject("a"))
+        while await forwarder.step():
+            pass
+    reader = Reader(nats_broker.url, tmp_path / "centre.db")
+    try:
+        await wait_for(lambda: reader.central.count("a") == store.count())
+        assert central_rows(reader.central) == store.log_rows(None, limit=1000)
+        assert reader.aggregator.streams_made_anew == 1
+        assert "it ends at message 1, the centre read up to message 5" in caplog.text
+    finally:
+        await reader.close()
+    store.close()

@@ -5,8 +5,10 @@ another process: :mod:`service.scaleout.central_db`) and serves the same pages, 
 stream and PGN feeds as a hall's web, for every edge's tables
 (:class:`service.scaleout.replica.ReplicaHall`).  Several such processes can serve the same
 file.  With ``--nats URL`` it also links to the broker (:mod:`service.scaleout.central_link`):
-admin commands are forwarded to the owning edge and the edges' heartbeats shown; without
-it, admin commands answer 503 (send them to the centre or to the edge's own page).  The
+admin commands are forwarded to the owning edge, the edges' heartbeats shown, and the
+aggregator's commit notices wake the database's tail (it reads new rows at once, and looks
+at the file only every quarter second besides); without it the tail looks every 20 ms, and
+admin commands answer 503 (send them to the centre or to the edge's own page).  The
 admin token comes as for ``run``.
 
 It comes up from the last snapshot (``--snapshot``, by default beside the database) and the
@@ -36,7 +38,7 @@ from service.errors import UsageError
 from service.scaleout.central_db import CentralError, CentralTail
 from service.scaleout.edge_directory import HeartbeatDirectory
 from service.scaleout.replica import ReplicaHall
-from service.scaleout.snapshot import keep_snapshots, read_snapshot
+from service.scaleout.snapshot import coming_up, keep_snapshots, read_snapshot
 from service.web import WebServer
 
 logger = logging.getLogger(__name__)
@@ -197,8 +199,11 @@ async def serve_replica(
     directory.on_link = replica.link_changed
     tail = CentralTail(db, replica.on_rows)
     replica.use_log(tail)
+    if link is not None and feed is None:
+        link.notices = tail  # it reads at each of the aggregator's commit notices
     snapshot = options.snapshot
     started = time.monotonic()
+    cpu = time.process_time()
     if snapshot is not None:
         state = read_snapshot(snapshot)
         if state is not None:
@@ -210,8 +215,9 @@ async def serve_replica(
                 flush=True,
             )
     try:
-        while tail.poll():  # caught up with what is stored before the pages are served
-            pass
+        with coming_up():
+            while tail.poll():  # caught up with what is stored before the pages are served
+                pass
     except CentralError as exc:
         raise UsageError(str(exc)) from None
     running = outputs(replica) if outputs is not None else []
@@ -244,7 +250,8 @@ async def serve_replica(
     try:
         print(
             f"dgt-service: central web on {db} ({len(replica.runners)} tables, "
-            f"{time.monotonic() - started:.2f} s to come up)",
+            f"{time.monotonic() - started:.2f} s to come up, "
+            f"{time.process_time() - cpu:.2f} s of CPU)",
             flush=True,
         )
         print(f"open {url} (a page per table at {url}tables/ID)", flush=True)

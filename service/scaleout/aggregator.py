@@ -9,6 +9,18 @@ transaction), and then calls ``on_rows(edge_id, rows)`` for each edge's new rows
 log: registrations, inputs, outputs; what :func:`service.store.row_inputs` groups into the
 inputs :func:`service.store.rebuild` replays).
 
+After each commit that stored rows it sends a notice with the stream position committed on
+:data:`~service.scaleout.log_wire.COMMITTED_SUBJECT` (core NATS: nothing kept, nothing
+waited for), so the web processes following the database read it at once instead of at
+their next look.
+
+The stream is known by when the broker made it.  A stream made anew (the broker's storage
+wiped, or the stream deleted and made again: another time of making, or fewer messages
+than the position read) is a warning in the log and read from its start: the edges send
+their logs again from their first row, and the rows already stored are dropped as repeats
+(:meth:`~service.scaleout.central_store.CentralStore.take`), so nothing is refused and
+nothing stored twice.
+
 A gap (rows of an edge missing before a message, or the stream's sequence jumping) is an
 alarm in the log and a re-read from the stored position after a pause, never a skip; a
 repeat is dropped.  A cut from the broker, or a broker restarted, ends the consumer: the
@@ -35,7 +47,14 @@ from service.scaleout.jetstream_log import (
     ensure_log_stream,
     ensure_status_bucket,
 )
-from service.scaleout.log_wire import LOG_STREAM, LOG_SUBJECTS, Batch, WireError, decode_batch
+from service.scaleout.log_wire import (
+    COMMITTED_SUBJECT,
+    LOG_STREAM,
+    LOG_SUBJECTS,
+    Batch,
+    WireError,
+    decode_batch,
+)
 from service.scaleout.rows import RowSink
 
 logger = logging.getLogger(__name__)
@@ -70,6 +89,7 @@ class Aggregator:
         self.client: Client | None = None
         self.gaps = 0
         self.rows = 0
+        self.streams_made_anew = 0
         self.caught_up = asyncio.Event()
         """Set whenever a fetch found nothing more to read."""
         self._retry = RETRY_FIRST
@@ -108,6 +128,9 @@ class Aggregator:
             await close_client(client)
 
     async def _read(self, client: Client, js: JetStreamContext) -> None:
+        info = await js.stream_info(LOG_STREAM)
+        if info.created is not None:
+            self._check_stream(info.created.isoformat(), int(info.state.last_seq))
         start = self.store.position() + 1
         config = ConsumerConfig(
             deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
@@ -151,8 +174,40 @@ class Aggregator:
                             self.on_rows(edge, rows)
                         except Exception:
                             logger.exception("centre: on_rows failed for edge %s", edge)
+                if taken.rows:
+                    await self._notify(client)
                 if taken.gap is not None:
                     raise taken.gap
         finally:
             with contextlib.suppress(*NATS_ERRORS):
                 await sub.unsubscribe()
+
+    def _check_stream(self, made: str, last: int) -> None:
+        """Go back to the start of a stream made anew (see the module docstring)."""
+        known = self.store.stream_made()
+        position = self.store.position()
+        if known == made:
+            return
+        if known is None and position <= last:  # the first look (or a database before it)
+            self.store.new_stream(made, restart=False)
+            return
+        if known is not None:
+            why = f"made {made}, the one read up to message {position} was made {known}"
+        else:
+            why = f"it ends at message {last}, the centre read up to message {position}"
+        logger.warning(
+            "centre: the broker's log stream %s is not the one read so far (%s): its storage "
+            "was wiped or the stream made again; reading the new one from its start (the "
+            "edges send their logs again from their first row; rows already stored are "
+            "dropped as repeats)",
+            LOG_STREAM,
+            why,
+        )
+        self.store.new_stream(made, restart=True)
+        self.streams_made_anew += 1
+
+    async def _notify(self, client: Client) -> None:
+        """Tell the web processes that rows were committed (a lost notice only delays them
+        until their next look at the database)."""
+        with contextlib.suppress(*NATS_ERRORS):
+            await client.publish(COMMITTED_SUBJECT, str(self.store.position()).encode())

@@ -9,6 +9,12 @@ centre needs none of this: its aggregator calls the sink itself after each commi
 same file answers a table's stored outputs (:meth:`CentralTail.outputs`, the replica's
 :class:`~service.scaleout.replica.LogReader`).
 
+It looks at the file every :data:`POLL_INTERVAL` seconds, or, once told the aggregator's
+commit notices reach it (:meth:`CentralTail.listening`, by
+:class:`~service.scaleout.central_link.CentralLink`), at each notice
+(:meth:`CentralTail.committed`) and every :data:`NOTICE_FALLBACK` seconds besides (a notice
+lost only delays the rows that long).
+
 The file is opened read-only; it may not exist yet (the tail waits for it).  What is read
 of it (:data:`SELECT_EDGES`, :data:`SELECT_ROWS`, :data:`SELECT_OUTPUTS`): a table
 ``edges`` (``edge``, ``last``: the seq of the edge's last row stored) and a table ``rows``
@@ -20,6 +26,7 @@ of it (:data:`SELECT_EDGES`, :data:`SELECT_ROWS`, :data:`SELECT_OUTPUTS`): a tab
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
@@ -49,6 +56,8 @@ BEFORE_ALL = -(2**62)
 
 POLL_INTERVAL = 0.02
 """Seconds between two looks for new rows when the last found none."""
+NOTICE_FALLBACK = 0.25
+"""Seconds between two looks when the aggregator's notices wake the tail."""
 BATCH = 5000
 """Rows of an edge read at most at once (the rest at the next look, at once)."""
 
@@ -77,8 +86,21 @@ class CentralTail:
         self.rows = 0
         self.behind = False
         """Whether the last poll left rows to read (an edge's cut at :attr:`batch`)."""
+        self.notices = 0
+        """Commit notices received."""
         self._db: sqlite3.Connection | None = None
         self._problem: str | None = None
+        self._wake = asyncio.Event()
+
+    def committed(self, position: int) -> None:
+        """The aggregator committed rows up to stream ``position``: look at once."""
+        self.notices += 1
+        self._wake.set()
+
+    def listening(self, fallback: float = NOTICE_FALLBACK) -> None:
+        """The aggregator's notices reach :meth:`committed` from now on: look at the file
+        only every ``fallback`` seconds besides."""
+        self.interval = max(self.interval, fallback)
 
     def resume(self, positions: dict[str, int]) -> None:
         """Go on after these rows of each edge (a replica restored from a snapshot)."""
@@ -132,9 +154,10 @@ class CentralTail:
         return handed
 
     async def run(self) -> None:
-        """Poll until cancelled (at once again while rows are left behind); a file that
-        cannot be read is logged once and tried again."""
+        """Poll until cancelled (at once again while rows are left behind, and at each
+        commit notice); a file that cannot be read is logged once and tried again."""
         while True:
+            self._wake.clear()
             try:
                 got = self.poll()
             except CentralError as exc:
@@ -146,7 +169,11 @@ class CentralTail:
                 if self._problem is not None:
                     logger.warning("%s: read again", self.path)
                     self._problem = None
-            await asyncio.sleep(0 if got and self.behind else self.interval)
+            if got and self.behind:
+                await asyncio.sleep(0)
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.interval)
 
     def outputs(
         self, edge_id: str, table_id: str, *, after: int, limit: int

@@ -6,6 +6,10 @@ One connection, made in the background (the web serves meanwhile; admin commands
 
 * carries admin commands to the owning edge by request and reply (:meth:`CentralLink.request`,
   the ``request`` of :func:`service.scaleout.admin_forward.forward_by_request`), and
+* hands the aggregator's commit notices (:data:`~service.scaleout.log_wire.COMMITTED_SUBJECT`)
+  to :class:`CommitNotices` (the web process's
+  :class:`~service.scaleout.central_db.CentralTail`, which then reads the new rows at once),
+  and
 * watches the edges' heartbeats in the key-value bucket
   :data:`~service.scaleout.log_wire.STATUS_BUCKET`, handing each to the
   :class:`~service.scaleout.edge_directory.HeartbeatDirectory`.
@@ -25,16 +29,17 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js.kv import KeyValue
 
 from service.scaleout.edge_directory import HeartbeatDirectory
 from service.scaleout.jetstream_log import NATS_ERRORS, cancelling, close_client, connect
-from service.scaleout.log_wire import STATUS_BUCKET
+from service.scaleout.log_wire import COMMITTED_SUBJECT, STATUS_BUCKET
 from service.scaleout.replica import EdgeUnreachable
 
 logger = logging.getLogger(__name__)
@@ -49,6 +54,18 @@ RETRY = 1.0
 """Seconds before trying again when the bucket cannot be watched."""
 
 
+class CommitNotices(Protocol):
+    """Who wants the aggregator's commit notices."""
+
+    def committed(self, position: int) -> None:
+        """The aggregator committed the stream up to ``position``."""
+        ...
+
+    def listening(self) -> None:
+        """The notices come from now on (the link re-subscribes on its own after a cut)."""
+        ...
+
+
 class CentralLink:
     """The link of a central web process to the broker at ``url``."""
 
@@ -59,9 +76,11 @@ class CentralLink:
         *,
         who: str = "centre web",
         wall_clock: Callable[[], float] = time.time,
+        notices: CommitNotices | None = None,
     ) -> None:
         self.url = url
         self.directory = directory
+        self.notices = notices
         self.who = who
         self.wall_clock = wall_clock
         self.client: Client | None = None
@@ -91,10 +110,33 @@ class CentralLink:
         """Connect (waiting as long as it takes), then watch the heartbeats until cancelled."""
         self.client = await connect(self.url, self.who, self._link_up)
         try:
+            if self.notices is not None:
+                await self._listen(self.client, self.notices)
             await self._watch(self.client)
         finally:
             client, self.client = self.client, None
             await close_client(client)
+
+    async def _listen(self, client: Client, notices: CommitNotices) -> None:
+        async def committed(message: Msg) -> None:
+            try:
+                position = int(message.data)
+            except ValueError:
+                logger.debug("%s: a commit notice %r: not a position", self.who, message.data)
+                return
+            notices.committed(position)
+
+        while True:
+            try:
+                await client.subscribe(COMMITTED_SUBJECT, cb=committed)
+            except NATS_ERRORS as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from None
+                logger.debug("%s: subscribing to the commit notices: %r", self.who, exc)
+                await asyncio.sleep(RETRY)
+                continue
+            notices.listening()
+            return
 
     async def _watch(self, client: Client) -> None:
         js = client.jetstream()

@@ -5,13 +5,19 @@ Each row is kept with its edge and the seq it has in the edge's own log (the edg
 indexed by ``(edge, table_id, seq)`` for a table's outputs; table ``edges``: each edge's
 database name and ``last`` row stored); the position in the log stream (the
 stream sequence of the last message taken) is committed in the same transaction as the rows
-of that message, so a reader that stops anywhere starts again exactly after it.
+of that message, so a reader that stops anywhere starts again exactly after it.  The
+stream read is named by when the broker made it (:meth:`CentralStore.stream_made`): a
+stream made anew (the broker's storage wiped) is read from its start
+(:meth:`CentralStore.new_stream`).
 
 :meth:`CentralStore.take` checks each message against what is stored of its edge:
 
 * the next one (its ``prev`` is the last row stored of the edge; ``null`` for an edge not
   seen yet): its rows are stored;
 * a repeat (its rows are stored already): dropped, counted;
+* one that overlaps what is stored (it begins at or before the edge's last row stored and
+  goes past it: an edge sending its whole log again to a stream made anew): the rows after
+  the last one stored are stored, the others dropped;
 * anything else is a *gap* (rows of the edge would be missing) or a stream message out of
   order: nothing of it is stored, the position stays before it, and the caller re-reads
   from there (:class:`Gap`).  A gap is never skipped.
@@ -134,6 +140,28 @@ class CentralStore:
         row = self._db.execute("SELECT seq FROM position WHERE id=1").fetchone()
         return 0 if row is None else int(row[0])
 
+    def stream_made(self) -> str | None:
+        """When the broker made the stream read so far (None: not known yet)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='stream_made'").fetchone()
+        return None if row is None else str(row[0])
+
+    def new_stream(self, made: str, *, restart: bool) -> None:
+        """The stream read from now on was made at ``made``; with ``restart`` it is a new
+        one, read from its start (the position goes back to 0; the rows stay, so what the
+        edges send again is dropped as repeats).  Raises :class:`CentralStoreError`."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('stream_made', ?)", (made,)
+            )
+            if restart:
+                self._db.execute("INSERT OR REPLACE INTO position (id, seq) VALUES (1, 0)")
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise CentralStoreError(f"{self.path}: cannot store the stream read: {exc}") from None
+
     def edges(self) -> dict[str, EdgeState]:
         return dict(self._edges)
 
@@ -198,7 +226,9 @@ class CentralStore:
                     taken.foreign += 1
                 elif known is not None and batch.last <= known.last:
                     taken.repeats += 1
-                elif batch.prev != (known.last if known is not None else None):
+                elif batch.prev != (known.last if known is not None else None) and not (
+                    known is not None and (batch.prev is None or batch.prev < known.last)
+                ):
                     have = "nothing" if known is None else f"up to row {known.last}"
                     taken.gap = Gap(
                         f"edge {batch.edge}: message {stream_seq} follows row {batch.prev}, "
@@ -207,14 +237,17 @@ class CentralStore:
                     )
                     break
                 else:
-                    self._insert(batch.edge, batch.rows)
+                    rows = batch.rows
+                    if known is not None and batch.prev != known.last:  # an overlap
+                        rows = tuple(row for row in rows if row.seq > known.last)
+                    self._insert(batch.edge, rows)
                     state = EdgeState(batch.edge, batch.db, batch.last, stream_seq)
                     self._db.execute(
                         "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?)",
                         (state.edge, state.db, state.last, state.stream_seq),
                     )
                     edges[batch.edge] = state
-                    taken.rows.append((batch.edge, list(batch.rows)))
+                    taken.rows.append((batch.edge, list(rows)))
                 position = stream_seq
             self._db.execute("INSERT OR REPLACE INTO position (id, seq) VALUES (1, ?)", (position,))
             self._db.execute("COMMIT")

@@ -8,7 +8,8 @@ last sequence of its subject, so the broker takes it only after that one: a batc
 after a lost acknowledgement is *refused*, not stored twice.  On start, and after any error
 or refusal, the forwarder asks the stream for the last message on its subject and goes on
 after the row it carries: nothing is kept anywhere else, so a crash of the edge, of the
-broker or of the link loses nothing and repeats nothing.
+broker or of the link loses nothing and repeats nothing.  A stream that holds none of the
+edge's rows (the broker's storage wiped) gets the whole log again, from its first row.
 
 While the broker cannot be reached the hall goes on as ever (the rows wait in the store); the
 log gets one warning a cut, and one line when the rows flow again.  Nothing here imports
@@ -182,6 +183,14 @@ class LogForwarder:
         """Ask the stream where this edge's log stands."""
         last = await self.publisher.last(self.subject)
         if last is None:
+            if self.forwarded is not None:
+                logger.warning(
+                    "edge %s: the stream holds none of this edge's rows, though rows up to %d "
+                    "went out (the broker's storage wiped?): sending the whole log again from "
+                    "its first row (the centre drops what it has)",
+                    self.edge_id,
+                    self.forwarded,
+                )
             self._subject_seq, self.forwarded = 0, None
         else:
             seq, payload = last

@@ -15,7 +15,9 @@ the rows come from (a new database under an old edge id is refused, not mixed in
 
 Edge status goes to the key-value bucket :data:`STATUS_BUCKET` under the edge id; admin
 commands for an edge's tables are requests on ``dgt.admin.<edge>.command``
-(:func:`admin_subject`).
+(:func:`admin_subject`).  After each commit of the centre's database the aggregator sends a
+notice on :data:`COMMITTED_SUBJECT` (core NATS, not kept: the stream position committed,
+as decimal text), on which the web processes that follow the database read it at once.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ LOG_SUBJECTS = "dgt.log.>"
 
 STATUS_BUCKET = "dgt_edges"
 """The key-value bucket of the edges' heartbeats and link status, a key per edge."""
+
+COMMITTED_SUBJECT = "dgt.central.committed"
+"""The aggregator's notices that it committed rows (a wake-up; a lost one only delays)."""
 
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 """The header that makes the broker refuse a message unless the last one on its subject has

@@ -20,11 +20,14 @@ not hold), and one still frozen is written into the next snapshot as the same by
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import gc
 import hashlib
 import logging
 import os
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +92,23 @@ def read_snapshot(path: Path) -> ReplicaState | None:
         logger.warning("%s: a snapshot without a replica: replaying the whole log", path)
         return None
     return state
+
+
+@contextlib.contextmanager
+def coming_up() -> Iterator[None]:
+    """Around a replica's come-up (the snapshot restored, the rows after it replayed): the
+    garbage collector paused, then everything made so far moved out of its walks
+    (:func:`gc.freeze`: the tables live as long as the process).  The tables unpickled at
+    their first row would else have it walk the growing replica again and again (about a
+    third of the come-up's time at 1,000 tables)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if paused:
+            gc.enable()
 
 
 def write_forked(replica: ReplicaHall, path: Path) -> int | None:
