@@ -46,7 +46,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -54,7 +54,7 @@ from typing import Any, NamedTuple, Protocol
 
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
-from service.json_text import dumps, encodable
+from service.json_text import dumps, encodable, utf8_dumps
 from service.store_recovery import (
     RecoveryError,
     Row,
@@ -106,6 +106,11 @@ _INSERT = "INSERT INTO log (table_id, role, kind, t, data) VALUES (?, ?, ?, ?, ?
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""
 
+
+DEFAULT_CACHE_KIB = 2000
+"""SQLite's default page cache, KiB."""
+CACHE_KIB_PER_TABLE = 8
+"""Page cache added per table (:meth:`Store.plan_cache`): two pages of 4 KiB."""
 
 RETRY_FIRST = 0.5
 """Seconds before the first retry of a failed commit; each failure doubles it..."""
@@ -310,6 +315,9 @@ class Store:
         self.path = Path(path)
         self._clock = clock
         self._pending: list[Row] = []
+        self._deferred: dict[str, tuple[float, list[Row]]] = {}
+        """Per table, rows that may wait (:meth:`append`'s ``defer``) and when the first of
+        them was deferred; the tables in the order their first row was."""
         self.commits = 0
         self.rows_written = 0
         self.refused = 0
@@ -434,6 +442,18 @@ class Store:
                 self._db.execute("ROLLBACK")
             except sqlite3.DatabaseError as exc:
                 logger.warning("%s: rollback failed: %s", self.path, exc)
+
+    def plan_cache(self, tables: int) -> None:
+        """Size SQLite's page cache for ``tables`` tables writing at once: every commit
+        updates, for each table it holds rows of, the page of the log's index where that
+        table's entries end, which is read from the file first when it is not cached
+        (SQLite's default cache, 2 MB, holds that page for about 500 tables).  Two pages'
+        worth a table on top of the default; the cache grows only as pages are read."""
+        kib = DEFAULT_CACHE_KIB + CACHE_KIB_PER_TABLE * max(0, tables)
+        try:
+            self._db.execute(f"PRAGMA cache_size=-{kib}")
+        except sqlite3.DatabaseError as exc:  # a cache of the default size still works
+            logger.warning("%s: cannot size the page cache: %s", self.path, exc)
 
     # --- tables -------------------------------------------------------------------------
 
@@ -560,36 +580,95 @@ class Store:
         t: float,
         data: Mapping[str, Any],
         outputs: Sequence[Mapping[str, Any]] = (),
+        *,
+        defer: float | None = None,
     ) -> None:
         """Queue one input and the outputs it produced; they reach the database (all or
-        nothing, with everything else queued) at the next :meth:`commit`."""
+        nothing, with everything else queued) at the next :meth:`commit`.
+
+        ``defer`` (a time on the caller's clock; only while the store writes): the rows may
+        wait longer, so that a table's rows of several inputs share one commit (each commit
+        writes a page of the log's index for every table it holds rows of).  They are
+        queued for a commit with the table's next rows that are not deferred, by
+        :meth:`release` once they have waited since a given time, or by a :meth:`commit`
+        of everything; a table's rows stay in order whatever happens."""
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
         role = "in"
         if outputs and kind == "board" and outputs[0] == echo_of(t, data):
             role = "echo"
             outputs = outputs[1:]
+        fits = encodable(table_id)
         try:
-            rows: list[Row] = [(table_id, role, kind, t, dumps(data))]
+            text = utf8_dumps(data)
+            fits = fits and text is not None
+            rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
-                rows.append(
-                    (
-                        table_id,
-                        "out",
-                        str(out.get("type", "?")),
-                        float(out.get("time", t) or t),
-                        dumps(out),
-                    )
-                )
+                out_kind = str(out.get("type", "?"))
+                text = utf8_dumps(out)
+                fits = fits and text is not None and encodable(out_kind)
+                rows.append((table_id, "out", out_kind, float(out.get("time", t) or t), text or ""))
         except (TypeError, ValueError) as exc:
             self._refuse(table_id, kind, len(outputs) + 1, str(exc))
             return
-        if not all(
-            encodable(row[0]) and encodable(row[2]) and encodable(row[4]) for row in rows
-        ):
+        if not fits:
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
+        deferred = self._deferred
+        held = deferred.get(table_id) if deferred else None
+        if defer is not None and self.state is StoreState.OK:
+            if held is None:
+                deferred[table_id] = (defer, rows)
+            else:
+                held[1].extend(rows)
+            return
+        if held is not None:
+            del deferred[table_id]
+            self._pending.extend(held[1])
         self._pending.extend(rows)
+
+    def release(self, since: float) -> None:
+        """Queue for the next commit the deferred rows of every table whose first deferred
+        row has waited since ``since`` or before (on the clock of :meth:`append`'s
+        ``defer``)."""
+        deferred = self._deferred
+        while deferred:
+            table_id = next(iter(deferred))  # the oldest first: tables in the order deferred
+            first, rows = deferred[table_id]
+            if first > since:
+                return
+            del deferred[table_id]
+            self._pending.extend(rows)
+
+    def release_table(self, table_id: str) -> None:
+        """Queue for the next commit the deferred rows of ``table_id`` (if any)."""
+        held = self._deferred.pop(table_id, None)
+        if held is not None:
+            self._pending.extend(held[1])
+
+    def _release_all(self) -> None:
+        for _, rows in self._deferred.values():
+            self._pending.extend(rows)
+        self._deferred.clear()
+
+    @property
+    def deferred(self) -> int:
+        """Tables with deferred rows (see :meth:`append`)."""
+        return len(self._deferred)
+
+    def deferred_tables(self) -> Collection[str]:
+        """The tables with deferred rows (a live view: do not append while iterating)."""
+        return self._deferred.keys()
+
+    def unstored_tables(self) -> set[str]:
+        """The tables with rows received and not committed yet."""
+        return {row[0] for row in self._pending}.union(self._deferred)
+
+    def oldest_deferred(self) -> float | None:
+        """When the oldest deferred row was deferred (None: no row is)."""
+        for first, _ in self._deferred.values():
+            return first
+        return None
 
     def _refuse(self, table_id: str, kind: str, rows: int, why: str) -> None:
         self.refused += rows
@@ -603,13 +682,13 @@ class Store:
 
     @property
     def pending(self) -> int:
-        """Rows queued and not committed yet."""
+        """Rows queued for the next commit (deferred ones not counted)."""
         return len(self._pending)
 
     @property
     def unstored(self) -> int:
-        """Rows received and not committed yet (queued, or kept while failing)."""
-        return len(self._pending)
+        """Rows received and not committed yet (queued, deferred, or kept while failing)."""
+        return len(self._pending) + sum(len(rows) for _, rows in self._deferred.values())
 
     @property
     def healthy(self) -> bool:
@@ -632,11 +711,14 @@ class Store:
             "retry_in": round(self.retry_in(), 3),
         }
 
-    def commit(self) -> int:
-        """Write every queued row in one transaction; returns the number of rows.  Raises
-        :class:`StoreError` when the database refuses (the rows stay queued, in order, and
-        are retried by a later commit); a failing store retries only once its back-off is
-        over (raising again before)."""
+    def commit(self, *, deferred: bool = True) -> int:
+        """Write every queued row in one transaction (with the deferred ones, unless
+        ``deferred`` is False); returns the number of rows.  Raises :class:`StoreError` when
+        the database refuses (the rows stay queued, in order, and are retried by a later
+        commit); a failing store retries only once its back-off is over (raising again
+        before)."""
+        if deferred and self._deferred:
+            self._release_all()
         if not self._pending:
             return 0
         if self.state is StoreState.FAILING and self._clock() < self._retry_at:
@@ -844,6 +926,7 @@ class Store:
         which the next start folds in, and :class:`StoreError` says how many and where."""
         if self.state is StoreState.CLOSED:
             return
+        self._release_all()
         try:
             if self._pending:
                 with contextlib.suppress(StoreError):
