@@ -277,6 +277,79 @@ async def test_a_clock_report_shown_to_nobody_waits_for_a_commit_but_not_forever
     store.close()
 
 
+def table_rows(db: Path, table_id: str) -> list[str]:
+    """The kinds of a table's committed rows, in order."""
+    connection = sqlite3.connect(db)
+    try:
+        query = "SELECT kind FROM log WHERE table_id=? AND role!='table' ORDER BY seq"
+        return [row[0] for row in connection.execute(query, (table_id,))]
+    finally:
+        connection.close()
+
+
+async def test_a_running_hall_lets_a_quiet_clock_report_wait_for_its_tables_next_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started, the hall commits a clock report shown to nobody with its table's next rows
+    (other tables' commits pass it by), at a read of the table, or after
+    QUIET_COMMIT_DELAY: never later, and the table's rows stay in order."""
+    monkeypatch.setattr(service.hall, "QUIET_COMMIT_DELAY", 0.4)
+    db = tmp_path / "hall.db"
+    store = Store(db)
+    hall = Hall(store, table_factory=ClockTable, tick_interval=0)
+    one = hall.add_table(TableConfig("1", "emu-1", None, {}), EmulatorTransport(name="emu-1"))
+    two = hall.add_table(TableConfig("2", "emu-2", None, {}), EmulatorTransport(name="emu-2"))
+    updates: list[Update] = []
+    hall.subscribe(updates.append)
+    await hall.start()
+    try:
+        assert await one.wait_ready(5)
+        assert await two.wait_ready(5)
+
+        def report(left: float) -> None:
+            hall.board_event(one, ClockUpdate(time.monotonic(), left, 300.0, True, Side.LEFT))
+
+        def move(runner: Any, square: int) -> int:
+            hall.board_event(
+                runner, SquareChanged(time.monotonic(), square, Piece.WPAWN, Piece.EMPTY)
+            )
+            return len(updates)
+
+        report(299.0)  # the clock starts running: shown
+        await wait_for(lambda: any(u.table_id == "1" for u in updates))
+        hall.settle()
+        before = table_rows(db, "1")
+        report(298.0)  # only the times changed: shown to nobody
+        report(297.0)
+        seen = move(two, 12)  # another table's input is committed and shown...
+        await wait_for(lambda: len(updates) > seen)
+        assert table_rows(db, "2")[-1] == "move"
+        assert table_rows(db, "1") == before  # ... the clock reports still wait
+        assert store.deferred == 1
+        assert store.unstored == 4
+        assert hall.store_status()["unstored"] == 4
+        # A read of the table commits them first.
+        hall.shown("1")
+        assert table_rows(db, "1") == [*before, "board", "board", "board", "board"]
+        assert store.deferred == 0
+        # With the table's next shown input: in order, before it.
+        report(296.0)
+        seen = move(one, 20)
+        await wait_for(lambda: len(updates) > seen)
+        assert table_rows(db, "1")[-3:] == ["board", "board", "move"]  # its echo, the move
+        assert table_rows(db, "1")[-4] == "board"
+        assert len(table_rows(db, "1")) == len(before) + 4 + 2 + 2
+        # Alone, within QUIET_COMMIT_DELAY (and a little).
+        report(295.0)
+        waited = time.monotonic()
+        await wait_for(lambda: store.deferred == 0 and store.pending == 0)
+        assert time.monotonic() - waited < 0.4 + 0.3
+        assert table_rows(db, "1")[-2:] == ["board", "board"]
+    finally:
+        await hall.close()
+        store.close()
+
+
 async def test_checkpoints_run_on_a_thread_of_their_own_at_lower_priority(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
