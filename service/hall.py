@@ -452,7 +452,7 @@ class Hall:
         if quiet and loop is not None and table.id not in self._batches:
             # Shown to nobody: its rows may wait for the table's next ones (one page of
             # the log's index written for both), QUIET_COMMIT_DELAY at most.
-            self._log(table, "board", item.time, data, outs, defer=loop.time())
+            self._log(table, "board", item.time, data, outs, loop.time())
         else:
             self._log(table, "board", item.time, data, outs)
         self._queue(table, outs, received, publish=not quiet)
@@ -464,12 +464,12 @@ class Hall:
         t: float,
         data: dict[str, Any],
         outs: list[dict[str, Any]],
-        *,
         defer: float | None = None,
     ) -> None:
         """One input of ``table`` and what it caused into the store's queue (``defer``:
-        the rows may wait, see :meth:`service.store.Store.append`): the table is ahead of
-        its commit until they are committed."""
+        the rows may wait, see :meth:`service.store.Store.append`; positional, as
+        ``bench/_stages.py`` wraps this method): the table is ahead of its commit until
+        they are committed."""
         self.store.append(table.id, kind, t, data, outs, defer=defer)
         self._committed.ahead(table.id)
         table.inputs += 1
