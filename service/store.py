@@ -109,8 +109,8 @@ INPUT_KINDS = ("board", "tick", "admin")
 
 DEFAULT_CACHE_KIB = 2000
 """SQLite's default page cache, KiB."""
-CACHE_KIB_PER_TABLE = 8
-"""Page cache added per table (:meth:`Store.plan_cache`): two pages of 4 KiB."""
+CACHE_KIB_PER_TABLE = 4
+"""Page cache added per table (:meth:`Store.plan_cache`): a page of 4 KiB."""
 
 RETRY_FIRST = 0.5
 """Seconds before the first retry of a failed commit; each failure doubles it..."""
@@ -447,7 +447,7 @@ class Store:
         """Size SQLite's page cache for ``tables`` tables writing at once: every commit
         updates, for each table it holds rows of, the page of the log's index where that
         table's entries end, which is read from the file first when it is not cached
-        (SQLite's default cache, 2 MB, holds that page for about 500 tables).  Two pages'
+        (SQLite's default cache, 2 MB, holds that page for about 500 tables).  A page's
         worth a table on top of the default; the cache grows only as pages are read."""
         kib = DEFAULT_CACHE_KIB + CACHE_KIB_PER_TABLE * max(0, tables)
         try:

@@ -89,3 +89,14 @@ def test_rows_of_a_failing_store_are_not_deferred(tmp_path: Path) -> None:
     assert (store.pending, store.deferred) == (1, 0)
     store.state = StoreState.OK
     store.close()
+
+
+def test_the_page_cache_grows_with_the_tables(tmp_path: Path) -> None:
+    from service.store import CACHE_KIB_PER_TABLE, DEFAULT_CACHE_KIB
+
+    store = Store(tmp_path / "log.db")
+    store.plan_cache(2000)
+    assert store._db.execute("PRAGMA cache_size").fetchone()[0] == -(
+        DEFAULT_CACHE_KIB + 2000 * CACHE_KIB_PER_TABLE
+    )
+    store.close()
