@@ -15,7 +15,7 @@ and unmarked by each commit; no shadow is built unless a commit failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 Shown = TypeVar("Shown")
@@ -28,41 +28,29 @@ class CommittedView(Generic[Shown]):
     def __init__(self, rebuild: Callable[[str], Shown]) -> None:
         self._rebuild = rebuild
         self._ahead: set[str] = set()
-        self._waiting: Collection[str] = ()
-        """Tables whose rows were let wait at the last commit (a live view of the
-        store's, see :meth:`caught_up`)."""
         self._shadows: dict[str, Shown] = {}
 
     def ahead(self, table_id: str) -> None:
         """``table_id`` took an input whose rows are not committed yet."""
         self._ahead.add(table_id)
 
-    def all_ahead(self, table_ids: Iterable[str]) -> None:
-        """Each of ``table_ids`` has rows that are not committed yet (a commit failed)."""
-        self._ahead.update(table_ids)
-
     def is_ahead(self, table_id: str) -> bool:
         """Whether ``table_id`` has rows that are not committed yet."""
-        return table_id in self._ahead or table_id in self._waiting
+        return table_id in self._ahead
 
     @property
     def any_ahead(self) -> bool:
         """Whether any table has rows not committed yet."""
-        return bool(self._ahead) or bool(self._waiting)
+        return bool(self._ahead)
 
     @property
     def tables_ahead(self) -> frozenset[str]:
         """Every table with rows not committed yet."""
-        return frozenset(self._ahead).union(self._waiting)
+        return frozenset(self._ahead)
 
-    def caught_up(self, waiting: Collection[str] = ()) -> None:
-        """A commit succeeded: every row is stored but those of the tables in ``waiting``
-        (rows let wait, see :meth:`service.store.Store.append`: a live view, kept, which
-        a table leaves when its rows are queued for a commit; should that commit fail,
-        :meth:`all_ahead` marks them); the live tables are what is stored, and shadows
-        go."""
+    def caught_up(self) -> None:
+        """Everything is committed: the live tables are what is stored; shadows go."""
         self._ahead.clear()
-        self._waiting = waiting
         self._shadows.clear()
 
     def shadow(self, table_id: str) -> Shown:

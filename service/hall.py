@@ -445,16 +445,10 @@ class Hall:
         received = event.time
         data = board_input(event)
         outs = [output_json(o) for o in item.produced]
+        self._log(table, "board", item.time, data, outs)
         quiet = False
         if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
             quiet = table.quiet_clock(bool(data["running"]), received)
-        loop = self._loop
-        if quiet and loop is not None and table.id not in self._batches:
-            # Shown to nobody: its rows may wait for the table's next ones (one page of
-            # the log's index written for both), QUIET_COMMIT_DELAY at most.
-            self._log(table, "board", item.time, data, outs, loop.time())
-        else:
-            self._log(table, "board", item.time, data, outs)
         self._queue(table, outs, received, publish=not quiet)
 
     def _log(
@@ -464,13 +458,10 @@ class Hall:
         t: float,
         data: dict[str, Any],
         outs: list[dict[str, Any]],
-        defer: float | None = None,
     ) -> None:
-        """One input of ``table`` and what it caused into the store's queue (``defer``:
-        the rows may wait, see :meth:`service.store.Store.append`; positional, as
-        ``bench/_stages.py`` wraps this method): the table is ahead of its commit until
-        they are committed."""
-        self.store.append(table.id, kind, t, data, outs, defer=defer)
+        """One input of ``table`` and what it caused into the store's queue: the table is
+        ahead of its commit until the queue is committed."""
+        self.store.append(table.id, kind, t, data, outs)
         self._committed.ahead(table.id)
         table.inputs += 1
 
@@ -530,18 +521,16 @@ class Hall:
     ) -> None:
         runner.note_outputs(outs)
         held = self._hold_clock_orders(runner)
-        if held and self.store.deferred:
-            self.store.release_table(runner.id)  # the orders wait for these rows too
         if not outs:
             if held:
                 self._schedule_flush()
             return
         if not publish:
-            # Logged (committed with the next commit, or with the table's next rows; at
-            # the latest after QUIET_COMMIT_DELAY) but not pushed on its own.
+            # Logged (committed with the next commit, at the latest after
+            # QUIET_COMMIT_DELAY) but not pushed on its own.
             if held:
                 self._schedule_flush()
-            elif self.store.pending or self.store.deferred:
+            elif self.store.pending:
                 self._schedule_flush(QUIET_COMMIT_DELAY)
             return
         runner.clock_published = time.monotonic()
@@ -576,48 +565,34 @@ class Hall:
         self._flush_due = due
         self._flush_undelayed = delay <= 0
         if due <= now:
-            self._flush_handle = loop.call_soon(self._flush_scheduled)
+            self._flush_handle = loop.call_soon(self._flush)
         else:
-            self._flush_handle = loop.call_at(due, self._flush_scheduled)
+            self._flush_handle = loop.call_at(due, self._flush)
 
-    def _flush_scheduled(self) -> None:
-        """A commit the loop was asked for: rows deferred by tables that had no other
-        rows since stay deferred until they have waited :data:`QUIET_COMMIT_DELAY`."""
-        self._flush(everything=False)
-
-    def _flush(self, *, everything: bool = True) -> None:
-        """Commit the queue (``everything``: with every deferred row; else only those that
-        have waited long enough); only once the commit succeeded send the clock orders its
+    def _flush(self) -> None:
+        """Commit the queue; only once the commit succeeded send the clock orders its
         rows gave and publish what it held.  While the store cannot write, everything
         waits (the rows in the store, the updates and the orders here) and the public
         reads see each table as of its last commit."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
-        store = self.store
-        loop = self._loop
         try:
-            if store.deferred and not everything and loop is not None:
-                # a little early rather than a commit of its own just after this one
-                store.release(loop.time() - QUIET_COMMIT_DELAY + COMMIT_SPACING)
-            if store.pending or (everything and store.deferred):
-                store.commit(deferred=everything)
+            if self.store.pending:
+                self.store.commit()
+                loop = self._loop
                 self._last_commit = loop.time() if loop is not None else time.monotonic()
         except StoreError as exc:  # the store logs each change of its state, once
             self.store_error = str(exc)
-            self._committed.all_ahead(store.unstored_tables())
             self._note_store_status()
             return
         self.store_error = None
-        self._committed.caught_up(store.deferred_tables())
+        self._committed.caught_up()
         self._send_clock_orders()
         batches, self._batches = self._batches, {}
         for table_id, batch in batches.items():
             self._publish(Update(table_id, batch.events, batch.source_time))
         self._note_store_status()
-        oldest = store.oldest_deferred() if store.deferred else None
-        if oldest is not None and loop is not None:
-            self._schedule_flush(max(0.0, oldest + QUIET_COMMIT_DELAY - loop.time()))
 
     def settle(self) -> None:
         """Commit (and publish) whatever is queued now.  Every public read does this

@@ -46,7 +46,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -315,9 +315,6 @@ class Store:
         self.path = Path(path)
         self._clock = clock
         self._pending: list[Row] = []
-        self._deferred: dict[str, tuple[float, list[Row]]] = {}
-        """Per table, rows that may wait (:meth:`append`'s ``defer``) and when the first of
-        them was deferred; the tables in the order their first row was."""
         self.commits = 0
         self.rows_written = 0
         self.refused = 0
@@ -580,18 +577,9 @@ class Store:
         t: float,
         data: Mapping[str, Any],
         outputs: Sequence[Mapping[str, Any]] = (),
-        *,
-        defer: float | None = None,
     ) -> None:
         """Queue one input and the outputs it produced; they reach the database (all or
-        nothing, with everything else queued) at the next :meth:`commit`.
-
-        ``defer`` (a time on the caller's clock; only while the store writes): the rows may
-        wait longer, so that a table's rows of several inputs share one commit (each commit
-        writes a page of the log's index for every table it holds rows of).  They are
-        queued for a commit with the table's next rows that are not deferred, by
-        :meth:`release` once they have waited since a given time, or by a :meth:`commit`
-        of everything; a table's rows stay in order whatever happens."""
+        nothing, with everything else queued) at the next :meth:`commit`."""
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
         role = "in"
@@ -605,70 +593,17 @@ class Store:
             rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
                 out_kind = str(out.get("type", "?"))
+                out_t = float(out.get("time", t) or t)
                 text = utf8_dumps(out)
                 fits = fits and text is not None and encodable(out_kind)
-                rows.append((table_id, "out", out_kind, float(out.get("time", t) or t), text or ""))
+                rows.append((table_id, "out", out_kind, out_t, text or ""))
         except (TypeError, ValueError) as exc:
             self._refuse(table_id, kind, len(outputs) + 1, str(exc))
             return
         if not fits:
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
-        deferred = self._deferred
-        held = deferred.get(table_id) if deferred else None
-        if defer is not None and self.state is StoreState.OK:
-            if held is None:
-                deferred[table_id] = (defer, rows)
-            else:
-                held[1].extend(rows)
-            return
-        if held is not None:
-            del deferred[table_id]
-            self._pending.extend(held[1])
         self._pending.extend(rows)
-
-    def release(self, since: float) -> None:
-        """Queue for the next commit the deferred rows of every table whose first deferred
-        row has waited since ``since`` or before (on the clock of :meth:`append`'s
-        ``defer``)."""
-        deferred = self._deferred
-        while deferred:
-            table_id = next(iter(deferred))  # the oldest first: tables in the order deferred
-            first, rows = deferred[table_id]
-            if first > since:
-                return
-            del deferred[table_id]
-            self._pending.extend(rows)
-
-    def release_table(self, table_id: str) -> None:
-        """Queue for the next commit the deferred rows of ``table_id`` (if any)."""
-        held = self._deferred.pop(table_id, None)
-        if held is not None:
-            self._pending.extend(held[1])
-
-    def _release_all(self) -> None:
-        for _, rows in self._deferred.values():
-            self._pending.extend(rows)
-        self._deferred.clear()
-
-    @property
-    def deferred(self) -> int:
-        """Tables with deferred rows (see :meth:`append`)."""
-        return len(self._deferred)
-
-    def deferred_tables(self) -> Collection[str]:
-        """The tables with deferred rows (a live view: do not append while iterating)."""
-        return self._deferred.keys()
-
-    def unstored_tables(self) -> set[str]:
-        """The tables with rows received and not committed yet."""
-        return {row[0] for row in self._pending}.union(self._deferred)
-
-    def oldest_deferred(self) -> float | None:
-        """When the oldest deferred row was deferred (None: no row is)."""
-        for first, _ in self._deferred.values():
-            return first
-        return None
 
     def _refuse(self, table_id: str, kind: str, rows: int, why: str) -> None:
         self.refused += rows
@@ -682,13 +617,13 @@ class Store:
 
     @property
     def pending(self) -> int:
-        """Rows queued for the next commit (deferred ones not counted)."""
+        """Rows queued and not committed yet."""
         return len(self._pending)
 
     @property
     def unstored(self) -> int:
-        """Rows received and not committed yet (queued, deferred, or kept while failing)."""
-        return len(self._pending) + sum(len(rows) for _, rows in self._deferred.values())
+        """Rows received and not committed yet (queued, or kept while failing)."""
+        return len(self._pending)
 
     @property
     def healthy(self) -> bool:
@@ -711,14 +646,11 @@ class Store:
             "retry_in": round(self.retry_in(), 3),
         }
 
-    def commit(self, *, deferred: bool = True) -> int:
-        """Write every queued row in one transaction (with the deferred ones, unless
-        ``deferred`` is False); returns the number of rows.  Raises :class:`StoreError` when
-        the database refuses (the rows stay queued, in order, and are retried by a later
-        commit); a failing store retries only once its back-off is over (raising again
-        before)."""
-        if deferred and self._deferred:
-            self._release_all()
+    def commit(self) -> int:
+        """Write every queued row in one transaction; returns the number of rows.  Raises
+        :class:`StoreError` when the database refuses (the rows stay queued, in order, and
+        are retried by a later commit); a failing store retries only once its back-off is
+        over (raising again before)."""
         if not self._pending:
             return 0
         if self.state is StoreState.FAILING and self._clock() < self._retry_at:
@@ -926,7 +858,6 @@ class Store:
         which the next start folds in, and :class:`StoreError` says how many and where."""
         if self.state is StoreState.CLOSED:
             return
-        self._release_all()
         try:
             if self._pending:
                 with contextlib.suppress(StoreError):
