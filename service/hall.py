@@ -387,6 +387,7 @@ class Hall:
         """Open every board (each on its own task) and start ticking."""
         self._loop = asyncio.get_running_loop()
         self.started = True
+        self.store.plan_cache(len(self.runners))
         for runner in self.runners.values():
             runner.start()
         if self.tick_interval > 0:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "encodable"]
+__all__ = ["dumps", "encodable", "utf8_dumps"]
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 """Keys that are numbers (or None, or booleans) written as strings, as ``json`` does."""
@@ -31,6 +31,17 @@ def dumps(obj: Any) -> str:
         return orjson.dumps(obj, option=_OPTIONS).decode()
     except TypeError:
         return _FALLBACK.encode(obj)
+
+
+def utf8_dumps(obj: Any) -> str | None:
+    """:func:`dumps`, or None when the text has no UTF-8 form (a lone surrogate in a string).
+    orjson refuses such a string, so a text it wrote needs no check: only the standard
+    library's is checked (:func:`encodable`)."""
+    try:
+        return orjson.dumps(obj, option=_OPTIONS).decode()
+    except TypeError:
+        text = _FALLBACK.encode(obj)
+    return text if encodable(text) else None
 
 
 def encodable(text: str) -> bool:

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple, Protocol
 
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
-from service.json_text import dumps, encodable
+from service.json_text import dumps, encodable, utf8_dumps
 from service.store_recovery import (
     RecoveryError,
     Row,
@@ -106,6 +106,11 @@ _INSERT = "INSERT INTO log (table_id, role, kind, t, data) VALUES (?, ?, ?, ?, ?
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""
 
+
+DEFAULT_CACHE_KIB = 2000
+"""SQLite's default page cache, KiB."""
+CACHE_KIB_PER_TABLE = 4
+"""Page cache added per table (:meth:`Store.plan_cache`): a page of 4 KiB."""
 
 RETRY_FIRST = 0.5
 """Seconds before the first retry of a failed commit; each failure doubles it..."""
@@ -435,6 +440,18 @@ class Store:
             except sqlite3.DatabaseError as exc:
                 logger.warning("%s: rollback failed: %s", self.path, exc)
 
+    def plan_cache(self, tables: int) -> None:
+        """Size SQLite's page cache for ``tables`` tables writing at once: every commit
+        updates, for each table it holds rows of, the page of the log's index where that
+        table's entries end, which is read from the file first when it is not cached
+        (SQLite's default cache, 2 MB, holds that page for about 500 tables).  A page's
+        worth a table on top of the default; the cache grows only as pages are read."""
+        kib = DEFAULT_CACHE_KIB + CACHE_KIB_PER_TABLE * max(0, tables)
+        try:
+            self._db.execute(f"PRAGMA cache_size=-{kib}")
+        except sqlite3.DatabaseError as exc:  # a cache of the default size still works
+            logger.warning("%s: cannot size the page cache: %s", self.path, exc)
+
     # --- tables -------------------------------------------------------------------------
 
     def register_table(
@@ -569,24 +586,21 @@ class Store:
         if outputs and kind == "board" and outputs[0] == echo_of(t, data):
             role = "echo"
             outputs = outputs[1:]
+        fits = encodable(table_id)
         try:
-            rows: list[Row] = [(table_id, role, kind, t, dumps(data))]
+            text = utf8_dumps(data)
+            fits = fits and text is not None
+            rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
-                rows.append(
-                    (
-                        table_id,
-                        "out",
-                        str(out.get("type", "?")),
-                        float(out.get("time", t) or t),
-                        dumps(out),
-                    )
-                )
+                out_kind = str(out.get("type", "?"))
+                out_t = float(out.get("time", t) or t)
+                text = utf8_dumps(out)
+                fits = fits and text is not None and encodable(out_kind)
+                rows.append((table_id, "out", out_kind, out_t, text or ""))
         except (TypeError, ValueError) as exc:
             self._refuse(table_id, kind, len(outputs) + 1, str(exc))
             return
-        if not all(
-            encodable(row[0]) and encodable(row[2]) and encodable(row[4]) for row in rows
-        ):
+        if not fits:
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
         self._pending.extend(rows)

@@ -38,3 +38,13 @@ def test_spelling_that_differs_still_reads_the_same() -> None:
 def test_what_orjson_refuses_is_written_by_the_standard_library() -> None:
     big = 2**70
     assert json.loads(dumps({"n": big})) == {"n": big}
+
+
+def test_utf8_dumps_is_dumps_or_none_for_a_lone_surrogate() -> None:
+    from service.json_text import utf8_dumps
+
+    for value in ({"a": [1, 2.5], "b": None}, {"name": "Müller"}, {"n": 2**70}, {1: "x"}):
+        assert utf8_dumps(value) == dumps(value)
+    assert utf8_dumps({"a": "x\ud800"}) is None
+    assert utf8_dumps({"\udfff": 1}) is None
+    assert utf8_dumps({"a": "x\ud800", "n": 2**70}) is None  # the standard library's text too

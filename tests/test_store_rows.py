@@ -35,3 +35,14 @@ def test_web_json_is_compact_and_keeps_non_ascii_text() -> None:
     obj = {"white": "Żaneta", "n": [1.5, None, True]}
     assert dumps(obj) == '{"white":"Żaneta","n":[1.5,null,true]}'
     assert json.loads(dumps(obj)) == obj
+
+
+def test_the_page_cache_grows_with_the_tables(tmp_path: Path) -> None:
+    from service.store import CACHE_KIB_PER_TABLE, DEFAULT_CACHE_KIB
+
+    store = Store(tmp_path / "log.db")
+    store.plan_cache(2000)
+    assert store._db.execute("PRAGMA cache_size").fetchone()[0] == -(
+        DEFAULT_CACHE_KIB + 2000 * CACHE_KIB_PER_TABLE
+    )
+    store.close()
