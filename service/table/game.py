@@ -207,8 +207,11 @@ class Table:
         out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
         had_clock = clock.present
-        if type(event) is ClockUpdate and self._awaiting is None:
-            return self._clock_report(event, out, had_clock)
+        if self._awaiting is None:
+            if type(event) is ClockUpdate:
+                return self._clock_report(event, out, had_clock)
+            if type(event) is SquareChanged:
+                return self._square_change(event, out)
         if isinstance(event, SquareChanged):
             self._board.set_square(event.square, event.piece)
         elif isinstance(event, BoardSnapshot):
@@ -254,6 +257,18 @@ class Table:
             out += self._recognized(item, None)
         if not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
+        return out
+
+    def _square_change(self, event: SquareChanged, out: list[TableEvent]) -> list[TableEvent]:
+        """:meth:`feed` of a square change while no start is awaited, the steps of the
+        general path it takes only (a square change says nothing of the clock)."""
+        self._board.set_square(event.square, event.piece)
+        if self._link is Link.UNKNOWN:
+            self._link = Link.UP
+        recognizer = self._recognizer
+        got = recognizer.tick(event.time) + recognizer.feed(event)
+        for item in got:
+            out += self._recognized(item, None)
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -782,7 +797,9 @@ class Table:
         completed = any(isinstance(e, MoveEvent) and e.final and e.side == presser for e in got)
         game = self._game
         part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
-        moves = sum(1 for e in self._record if e.side == presser and e.final)
+        # the increment or bonus due depends on the moves made only under periods of moves
+        counted = self._clock.control.counts_moves
+        moves = sum(1 for e in self._record if e.side == presser and e.final) if counted else 0
         shown = self._clock.pressed(presser, completed, part_done, moves, t)
         for item in got:
             if isinstance(item, MoveEvent) and item.final and item.side == presser:

@@ -29,7 +29,7 @@ MEMO_LIMIT = 8192
 _SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class MoveEntry:
     """One move of the record."""
 
@@ -51,6 +51,40 @@ class MoveEntry:
     :class:`~service.recognize.events.MoveEvent`): an arbiter may correct the move to one."""
     _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     """:meth:`to_json` as last built; any assignment to a field drops it."""
+
+    def __init__(
+        self,
+        ply: int,
+        number: int,
+        side: Color,
+        uci: str,
+        san: str,
+        final: bool = False,
+        clock: float | None = None,
+        scores: tuple[dict[str, Any], ...] = (),
+        illegal: bool = False,
+        notes: list[str] | None = None,
+        fen_after: str | None = None,
+        article: str = "",
+        alternatives: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        # the fields set straight (a move is made many times a second in a hall: the
+        # :meth:`__setattr__` below would run once a field for nothing to drop)
+        put = object.__setattr__
+        put(self, "ply", ply)
+        put(self, "number", number)
+        put(self, "side", side)
+        put(self, "uci", uci)
+        put(self, "san", san)
+        put(self, "final", final)
+        put(self, "clock", clock)
+        put(self, "scores", scores)
+        put(self, "illegal", illegal)
+        put(self, "notes", [] if notes is None else notes)
+        put(self, "fen_after", fen_after)
+        put(self, "article", article)
+        put(self, "alternatives", alternatives)
+        put(self, "_json", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
