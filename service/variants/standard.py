@@ -190,6 +190,59 @@ def has_free_move(board: chess.Board) -> bool:
     return False
 
 
+_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+"""The promotion kinds in python-chess's order of generation."""
+_BACK_RANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+_DOUBLE_STEP_ENDS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)
+"""Per side (black, white): where python-chess lets a pawn's second step end."""
+
+
+def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None:
+    """The legal moves of the piece of the side to move on ``square``, in python-chess's
+    order (``board.generate_legal_moves(square's mask)``), when its king is not in check and
+    no line through the king passes ``square`` (the piece cannot be pinned: each of its moves
+    by the rules of its kind is legal); None otherwise (the king's moves, a possible en
+    passant capture, a pawn on a last rank: python-chess decides)."""
+    turn = board.turn
+    own = board.occupied_co[turn]
+    bb = chess.BB_SQUARES[square]
+    king_mask = board.kings & own
+    if not own & bb or not king_mask or king_mask & bb or board.ep_square is not None:
+        return None
+    king = king_mask.bit_length() - 1
+    if (
+        king_mask != chess.BB_SQUARES[king]
+        or chess.BB_RAYS[king][square]
+        or board.is_variant_end()
+        or board.attackers_mask(not turn, king)
+    ):
+        return None
+    if not board.pawns & bb:
+        targets = board.attacks_mask(square) & ~own
+        return [chess.Move(square, target) for target in chess.scan_reversed(targets)]
+    if bb & _BACK_RANKS:
+        return None
+    moves: list[chess.Move] = []
+    captures = chess.BB_PAWN_ATTACKS[turn][square] & board.occupied_co[not turn]
+    for target in chess.scan_reversed(captures):
+        if chess.BB_SQUARES[target] & _BACK_RANKS:
+            moves += [chess.Move(square, target, kind) for kind in _PROMOTIONS]
+        else:
+            moves.append(chess.Move(square, target))
+    occupied = board.occupied
+    step = 8 if turn else -8
+    single = square + step
+    if not chess.BB_SQUARES[single] & occupied:
+        if chess.BB_SQUARES[single] & _BACK_RANKS:
+            moves += [chess.Move(square, single, kind) for kind in _PROMOTIONS]
+        else:
+            moves.append(chess.Move(square, single))
+            double = single + step
+            if chess.BB_SQUARES[double] & ~occupied & _DOUBLE_STEP_ENDS[turn]:
+                moves.append(chess.Move(square, double))
+    return moves
+
+
 @dataclass(slots=True, eq=False)
 class _Position:
     """What a game has worked out about one of its positions, filled in on demand.
@@ -360,7 +413,8 @@ class ChessGame(VariantGame):
         bb = chess.BB_SQUARES[square]
         turn = board.turn
         if board.occupied_co[turn] & bb:
-            moves = list(board.generate_legal_moves(bb, chess.BB_ALL))
+            free = free_piece_moves(board, square)
+            moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
         else:
             origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
             moves = list(board.generate_legal_moves(origins, bb))
