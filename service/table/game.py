@@ -253,10 +253,16 @@ class Table:
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         clock.present = True
-        for item in self._recognizer.clock_report(event):
-            out += self._recognized(item, None)
-        if not self._clock_learned(t, had_clock):
-            out += self._on_clock_update(event)
+        got = self._recognizer.clock_report(event)
+        if got:
+            for item in got:
+                out += self._recognized(item, None)
+        # _clock_learned, then _on_clock_update, with the phase and the control read once
+        playing = self._phase is Phase.PLAYING and clock.control.timed
+        if playing and not self._record and clock.first_report(t, had_clock):
+            return out
+        for color in clock.read(event, playing):
+            out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
     def _square_change(self, event: SquareChanged, out: list[TableEvent]) -> list[TableEvent]:
@@ -292,8 +298,10 @@ class Table:
     def tick(self, now: float) -> list[TableEvent]:
         """Time passes: settle delays complete moves; without a clock, a flag may fall."""
         out: list[TableEvent] = []
-        for item in self._recognizer.tick(now):
-            out += self._recognized(item, None)
+        got = self._recognizer.tick(now)
+        if got:
+            for item in got:
+                out += self._recognized(item, None)
         if self._phase is Phase.PLAYING and (
             self._rules.flag is not FlagPolicy.CLOCK or self._game_variant().time_out is not None
         ):

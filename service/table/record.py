@@ -27,6 +27,8 @@ MEMO_LIMIT = 8192
 """Entries a memo of the table holds before it starts again (a bound on its memory)."""
 
 _SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
+_SQUARE_OF = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+"""A square's index by its name (``chess.parse_square`` searches the list of names)."""
 
 
 @dataclass(slots=True, init=False)
@@ -121,6 +123,8 @@ def side_name(color: Color | None) -> str | None:
 
 def scores_json(scores: list[ScoreEvent]) -> tuple[dict[str, Any], ...]:
     """The score events of an action as the record keeps them."""
+    if not scores:
+        return ()  # the variants without scores: every action
     return tuple(
         {"side": side_name(s.side), "points": s.points, "reason": s.reason} for s in scores
     )
@@ -132,9 +136,9 @@ def legal_action(game: VariantGame, uci: str) -> LegalAction | None:
     whose king stays, its to-square), which the variant generates for one square far
     faster than all of them; then among all."""
     for i in range(len(uci) - 1):
-        name = uci[i : i + 2]
-        if name in _SQUARE_NAMES:
-            for action in game.actions_changing(chess.parse_square(name)):
+        square = _SQUARE_OF.get(uci[i : i + 2])
+        if square is not None:
+            for action in game.actions_changing(square):
                 if action.uci == uci:
                     return action
     return next((la for la in game.legal_actions() if la.uci == uci), None)
