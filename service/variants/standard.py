@@ -197,30 +197,55 @@ _DOUBLE_STEP_ENDS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.
 """Per side (black, white): where python-chess lets a pawn's second step end."""
 
 
+def _pinned(board: chess.Board, king: int, square: int) -> bool:
+    """Whether the piece on ``square`` stands alone between its ``king`` and an opposing
+    rook or queen (on their rank or file) or bishop or queen (on their diagonal): a piece
+    python-chess counts among the king's blockers (its moves must stay on that line)."""
+    line = chess.BB_RAYS[king][square]
+    if not line:
+        return False
+    if (king & 7) == (square & 7) or (king >> 3) == (square >> 3):
+        snipers = board.rooks | board.queens
+    else:
+        snipers = board.bishops | board.queens
+    bb = chess.BB_SQUARES[square]
+    snipers &= line & board.occupied_co[not board.color_at(square)] & ~bb
+    occupied = board.occupied
+    while snipers:
+        low = snipers & -snipers
+        snipers ^= low
+        if chess.between(king, low.bit_length() - 1) & occupied == bb:
+            return True
+    return False
+
+
 def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None:
     """The legal moves of the piece of the side to move on ``square``, in python-chess's
     order (``board.generate_legal_moves(square's mask)``), when its king is not in check and
-    no line through the king passes ``square`` (the piece cannot be pinned: each of its moves
-    by the rules of its kind is legal); None otherwise (the king's moves, a possible en
-    passant capture, a pawn on a last rank: python-chess decides)."""
+    the piece is not pinned to it (each of its moves by the rules of its kind is legal);
+    None otherwise (the king's moves, a pawn that may capture en passant or stands on a
+    last rank: python-chess decides)."""
     turn = board.turn
     own = board.occupied_co[turn]
     bb = chess.BB_SQUARES[square]
     king_mask = board.kings & own
-    if not own & bb or not king_mask or king_mask & bb or board.ep_square is not None:
+    if not own & bb or not king_mask or king_mask & bb:
         return None
     king = king_mask.bit_length() - 1
     if (
         king_mask != chess.BB_SQUARES[king]
-        or chess.BB_RAYS[king][square]
         or board.is_variant_end()
         or board.attackers_mask(not turn, king)
+        or _pinned(board, king, square)
     ):
         return None
     if not board.pawns & bb:
         targets = board.attacks_mask(square) & ~own
         return [chess.Move(square, target) for target in chess.scan_reversed(targets)]
-    if bb & _BACK_RANKS:
+    ep_square = board.ep_square
+    if bb & _BACK_RANKS or (
+        ep_square is not None and chess.BB_PAWN_ATTACKS[turn][square] & chess.BB_SQUARES[ep_square]
+    ):
         return None
     moves: list[chess.Move] = []
     captures = chess.BB_PAWN_ATTACKS[turn][square] & board.occupied_co[not turn]
