@@ -623,7 +623,9 @@ class Table:
                                                     "totals": self._scores()}))  # fmt: skip
                 totals = self._scores()
                 self._clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
-            out += self._apply(self._arbiter.on_action(t, ply, item.side, False), t)
+            ruled = self._arbiter.on_action(t, ply, item.side, False)
+            if ruled:
+                out += self._apply(ruled, t)
             if self._complete_next.pop(item.side, False):
                 out += self._finalise(entry, t, data | {"final": True})
             return out
@@ -645,7 +647,9 @@ class Table:
             moves = sum(1 for e in self._record if e.side == entry.side and e.final)
             clock.completed(entry.side, moves, t)
         out = [TableEvent(t, "move", data)]
-        out += self._apply(self._arbiter.on_action(t, entry.ply, entry.side, True), t)
+        ruled = self._arbiter.on_action(t, entry.ply, entry.side, True)
+        if ruled:
+            out += self._apply(ruled, t)
         return out
 
     def _on_amend(self, item: Amend, data: dict[str, Any]) -> list[TableEvent]:
@@ -802,19 +806,21 @@ class Table:
         out: list[TableEvent] = []
         if presser is None or self._phase is not Phase.PLAYING:
             return out
-        completed = any(isinstance(e, MoveEvent) and e.final and e.side == presser for e in got)
+        pressed = [e for e in got if isinstance(e, MoveEvent) and e.final and e.side == presser]
+        completed = bool(pressed)
         game = self._game
         part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
         # the increment or bonus due depends on the moves made only under periods of moves
         counted = self._clock.control.counts_moves
         moves = sum(1 for e in self._record if e.side == presser and e.final) if counted else 0
         shown = self._clock.pressed(presser, completed, part_done, moves, t)
-        for item in got:
-            if isinstance(item, MoveEvent) and item.final and item.side == presser:
-                ply = self._ply(item.ply)
-                if ply <= len(self._record):
-                    self._record[ply - 1].clock = shown
-        out += self._apply(self._arbiter.on_press(t, presser, completed), t)
+        for item in pressed:
+            ply = self._ply(item.ply)
+            if ply <= len(self._record):
+                self._record[ply - 1].clock = shown
+        ruled = self._arbiter.on_press(t, presser, completed)
+        if ruled:
+            out += self._apply(ruled, t)
         out.append(self._clock_event(t))
         return out
 
