@@ -302,13 +302,19 @@ class Table:
         if got:
             for item in got:
                 out += self._recognized(item, None)
-        if self._phase is Phase.PLAYING and (
-            self._rules.flag is not FlagPolicy.CLOCK or self._game_variant().time_out is not None
+        clock = self._clock
+        if (
+            not clock.present  # a clock keeps the time: its reports tell of a flag
+            and self._phase is Phase.PLAYING
+            and (
+                self._rules.flag is not FlagPolicy.CLOCK
+                or self._game_variant().time_out is not None
+            )
         ):
-            fallen = self._clock.flag_fallen(now)
+            fallen = clock.flag_fallen(now)
             if fallen is not None:
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
-        self._clock.tick(now)
+        clock.tick(now)
         return out
 
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
