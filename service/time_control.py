@@ -120,6 +120,15 @@ class TimeControl:
         return bool(self.periods)
 
     @property
+    def counts_moves(self) -> bool:
+        """Whether a period counts moves (else the moves made change no increment or
+        bonus: :meth:`increment_after` and :meth:`bonus_after` need no count)."""
+        periods = self.periods
+        if len(periods) == 1:  # most controls: one period (no generator for it)
+            return periods[0].moves is not None
+        return any(period.moves is not None for period in periods)
+
+    @property
     def base(self) -> float:
         return self.periods[0].seconds if self.periods else 0.0
 

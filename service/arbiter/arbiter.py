@@ -373,9 +373,10 @@ class Arbiter:
             self._displaced_by = None
             return out + self._still_displaced(time, presser, _expected(game))
         self._displaced_by = None
-        for claim, entry in self.claims.lapse(time, presser, Lapse.PRESS):
-            out.append(claim)
-            out += self._illegal_unclaimed(time, entry.context)
+        if self.claims.any_open:
+            for claim, entry in self.claims.lapse(time, presser, Lapse.PRESS):
+                out.append(claim)
+                out += self._illegal_unclaimed(time, entry.context)
         if self._restore_to is not None:
             return out
         if completed and self._mover() == presser:
@@ -430,6 +431,8 @@ class Arbiter:
             return []
         physical = self.view.physical()
         presence = self.view.presence_only
+        if not presence and physical == position:
+            return []  # the board shows the game (most presses)
         extra = tuple(
             sq for sq, symbol in enumerate(position)
             if ((OCCUPIED if presence and symbol else symbol) != physical[sq])

@@ -260,7 +260,9 @@ class ClockKeeper:
             self.clocks.running = WHITE if event.lever_high is side else BLACK
         else:
             self.clocks.running = None
-        if not check_flags:
+        if not check_flags or not (
+            event.left_flag or event.right_flag or event.left <= 0 or event.right <= 0
+        ):
             return []
         flags = ((Side.LEFT, event.left_flag or event.left <= 0),
                  (Side.RIGHT, event.right_flag or event.right <= 0))  # fmt: skip

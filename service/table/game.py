@@ -207,8 +207,11 @@ class Table:
         out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
         had_clock = clock.present
-        if type(event) is ClockUpdate and self._awaiting is None:
-            return self._clock_report(event, out, had_clock)
+        if self._awaiting is None:
+            if type(event) is ClockUpdate:
+                return self._clock_report(event, out, had_clock)
+            if type(event) is SquareChanged:
+                return self._square_change(event, out)
         if isinstance(event, SquareChanged):
             self._board.set_square(event.square, event.piece)
         elif isinstance(event, BoardSnapshot):
@@ -250,10 +253,28 @@ class Table:
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         clock.present = True
-        for item in self._recognizer.clock_report(event):
+        got = self._recognizer.clock_report(event)
+        if got:
+            for item in got:
+                out += self._recognized(item, None)
+        # _clock_learned, then _on_clock_update, with the phase and the control read once
+        playing = self._phase is Phase.PLAYING and clock.control.timed
+        if playing and not self._record and clock.first_report(t, had_clock):
+            return out
+        for color in clock.read(event, playing):
+            out += self._apply(self._arbiter.on_flag(t, color), t)
+        return out
+
+    def _square_change(self, event: SquareChanged, out: list[TableEvent]) -> list[TableEvent]:
+        """:meth:`feed` of a square change while no start is awaited, the steps of the
+        general path it takes only (a square change says nothing of the clock)."""
+        self._board.set_square(event.square, event.piece)
+        if self._link is Link.UNKNOWN:
+            self._link = Link.UP
+        recognizer = self._recognizer
+        got = recognizer.tick(event.time) + recognizer.feed(event)
+        for item in got:
             out += self._recognized(item, None)
-        if not self._clock_learned(t, had_clock):
-            out += self._on_clock_update(event)
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -277,15 +298,23 @@ class Table:
     def tick(self, now: float) -> list[TableEvent]:
         """Time passes: settle delays complete moves; without a clock, a flag may fall."""
         out: list[TableEvent] = []
-        for item in self._recognizer.tick(now):
-            out += self._recognized(item, None)
-        if self._phase is Phase.PLAYING and (
-            self._rules.flag is not FlagPolicy.CLOCK or self._game_variant().time_out is not None
+        got = self._recognizer.tick(now)
+        if got:
+            for item in got:
+                out += self._recognized(item, None)
+        clock = self._clock
+        if (
+            not clock.present  # a clock keeps the time: its reports tell of a flag
+            and self._phase is Phase.PLAYING
+            and (
+                self._rules.flag is not FlagPolicy.CLOCK
+                or self._game_variant().time_out is not None
+            )
         ):
-            fallen = self._clock.flag_fallen(now)
+            fallen = clock.flag_fallen(now)
             if fallen is not None:
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
-        self._clock.tick(now)
+        clock.tick(now)
         return out
 
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
@@ -600,7 +629,9 @@ class Table:
                                                     "totals": self._scores()}))  # fmt: skip
                 totals = self._scores()
                 self._clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
-            out += self._apply(self._arbiter.on_action(t, ply, item.side, False), t)
+            ruled = self._arbiter.on_action(t, ply, item.side, False)
+            if ruled:
+                out += self._apply(ruled, t)
             if self._complete_next.pop(item.side, False):
                 out += self._finalise(entry, t, data | {"final": True})
             return out
@@ -622,7 +653,9 @@ class Table:
             moves = sum(1 for e in self._record if e.side == entry.side and e.final)
             clock.completed(entry.side, moves, t)
         out = [TableEvent(t, "move", data)]
-        out += self._apply(self._arbiter.on_action(t, entry.ply, entry.side, True), t)
+        ruled = self._arbiter.on_action(t, entry.ply, entry.side, True)
+        if ruled:
+            out += self._apply(ruled, t)
         return out
 
     def _on_amend(self, item: Amend, data: dict[str, Any]) -> list[TableEvent]:
@@ -779,17 +812,21 @@ class Table:
         out: list[TableEvent] = []
         if presser is None or self._phase is not Phase.PLAYING:
             return out
-        completed = any(isinstance(e, MoveEvent) and e.final and e.side == presser for e in got)
+        pressed = [e for e in got if isinstance(e, MoveEvent) and e.final and e.side == presser]
+        completed = bool(pressed)
         game = self._game
         part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
-        moves = sum(1 for e in self._record if e.side == presser and e.final)
+        # the increment or bonus due depends on the moves made only under periods of moves
+        counted = self._clock.control.counts_moves
+        moves = sum(1 for e in self._record if e.side == presser and e.final) if counted else 0
         shown = self._clock.pressed(presser, completed, part_done, moves, t)
-        for item in got:
-            if isinstance(item, MoveEvent) and item.final and item.side == presser:
-                ply = self._ply(item.ply)
-                if ply <= len(self._record):
-                    self._record[ply - 1].clock = shown
-        out += self._apply(self._arbiter.on_press(t, presser, completed), t)
+        for item in pressed:
+            ply = self._ply(item.ply)
+            if ply <= len(self._record):
+                self._record[ply - 1].clock = shown
+        ruled = self._arbiter.on_press(t, presser, completed)
+        if ruled:
+            out += self._apply(ruled, t)
         out.append(self._clock_event(t))
         return out
 

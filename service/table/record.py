@@ -27,9 +27,11 @@ MEMO_LIMIT = 8192
 """Entries a memo of the table holds before it starts again (a bound on its memory)."""
 
 _SQUARE_NAMES = frozenset(chess.SQUARE_NAMES)
+_SQUARE_OF = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+"""A square's index by its name (``chess.parse_square`` searches the list of names)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class MoveEntry:
     """One move of the record."""
 
@@ -51,6 +53,40 @@ class MoveEntry:
     :class:`~service.recognize.events.MoveEvent`): an arbiter may correct the move to one."""
     _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     """:meth:`to_json` as last built; any assignment to a field drops it."""
+
+    def __init__(
+        self,
+        ply: int,
+        number: int,
+        side: Color,
+        uci: str,
+        san: str,
+        final: bool = False,
+        clock: float | None = None,
+        scores: tuple[dict[str, Any], ...] = (),
+        illegal: bool = False,
+        notes: list[str] | None = None,
+        fen_after: str | None = None,
+        article: str = "",
+        alternatives: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        # the fields set straight (a move is made many times a second in a hall: the
+        # :meth:`__setattr__` below would run once a field for nothing to drop)
+        put = object.__setattr__
+        put(self, "ply", ply)
+        put(self, "number", number)
+        put(self, "side", side)
+        put(self, "uci", uci)
+        put(self, "san", san)
+        put(self, "final", final)
+        put(self, "clock", clock)
+        put(self, "scores", scores)
+        put(self, "illegal", illegal)
+        put(self, "notes", [] if notes is None else notes)
+        put(self, "fen_after", fen_after)
+        put(self, "article", article)
+        put(self, "alternatives", alternatives)
+        put(self, "_json", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -87,6 +123,8 @@ def side_name(color: Color | None) -> str | None:
 
 def scores_json(scores: list[ScoreEvent]) -> tuple[dict[str, Any], ...]:
     """The score events of an action as the record keeps them."""
+    if not scores:
+        return ()  # the variants without scores: every action
     return tuple(
         {"side": side_name(s.side), "points": s.points, "reason": s.reason} for s in scores
     )
@@ -98,9 +136,9 @@ def legal_action(game: VariantGame, uci: str) -> LegalAction | None:
     whose king stays, its to-square), which the variant generates for one square far
     faster than all of them; then among all."""
     for i in range(len(uci) - 1):
-        name = uci[i : i + 2]
-        if name in _SQUARE_NAMES:
-            for action in game.actions_changing(chess.parse_square(name)):
+        square = _SQUARE_OF.get(uci[i : i + 2])
+        if square is not None:
+            for action in game.actions_changing(square):
                 if action.uci == uci:
                     return action
     return next((la for la in game.legal_actions() if la.uci == uci), None)

@@ -151,6 +151,123 @@ def _attacks(piece: chess.PieceType, color: Color, square: int, occupied: int) -
     return attacks
 
 
+def has_free_move(board: chess.Board) -> bool:
+    """True when the side to move, not in check, has a piece that no line through its king
+    passes (so it cannot be pinned) with a move by the rules of its kind: such a move is
+    legal.  False says nothing (python-chess's move generation, which first works out pins
+    and checks for every move, then decides); most positions are answered here at a
+    fraction of its cost."""
+    turn = board.turn
+    own = board.occupied_co[turn]
+    king_mask = board.kings & own
+    if not king_mask or board.is_variant_end():
+        return False
+    king = king_mask.bit_length() - 1
+    if king_mask != chess.BB_SQUARES[king] or board.attackers_mask(not turn, king):
+        return False
+    rays = chess.BB_RAYS[king]
+    occupied = board.occupied
+    pawns = board.pawns & own
+    pieces = own & ~pawns & ~king_mask
+    while pieces:
+        low = pieces & -pieces
+        pieces ^= low
+        square = low.bit_length() - 1
+        if not rays[square] and board.attacks_mask(square) & ~own:
+            return True
+    step = 8 if turn else -8
+    while pawns:
+        low = pawns & -pawns
+        pawns ^= low
+        square = low.bit_length() - 1
+        if rays[square]:
+            continue
+        ahead = square + step
+        if 0 <= ahead < 64 and not chess.BB_SQUARES[ahead] & occupied:
+            return True
+        if chess.BB_PAWN_ATTACKS[turn][square] & board.occupied_co[not turn]:
+            return True
+    return False
+
+
+_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
+"""The promotion kinds in python-chess's order of generation."""
+_BACK_RANKS = chess.BB_RANK_1 | chess.BB_RANK_8
+_DOUBLE_STEP_ENDS = (chess.BB_RANK_6 | chess.BB_RANK_5, chess.BB_RANK_3 | chess.BB_RANK_4)
+"""Per side (black, white): where python-chess lets a pawn's second step end."""
+
+
+def _pinned(board: chess.Board, king: int, square: int) -> bool:
+    """Whether the piece on ``square`` stands alone between its ``king`` and an opposing
+    rook or queen (on their rank or file) or bishop or queen (on their diagonal): a piece
+    python-chess counts among the king's blockers (its moves must stay on that line)."""
+    line = chess.BB_RAYS[king][square]
+    if not line:
+        return False
+    if (king & 7) == (square & 7) or (king >> 3) == (square >> 3):
+        snipers = board.rooks | board.queens
+    else:
+        snipers = board.bishops | board.queens
+    bb = chess.BB_SQUARES[square]
+    snipers &= line & board.occupied_co[not board.color_at(square)] & ~bb
+    occupied = board.occupied
+    while snipers:
+        low = snipers & -snipers
+        snipers ^= low
+        if chess.between(king, low.bit_length() - 1) & occupied == bb:
+            return True
+    return False
+
+
+def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None:
+    """The legal moves of the piece of the side to move on ``square``, in python-chess's
+    order (``board.generate_legal_moves(square's mask)``), when its king is not in check and
+    the piece is not pinned to it (each of its moves by the rules of its kind is legal);
+    None otherwise (the king's moves, a pawn that may capture en passant or stands on a
+    last rank: python-chess decides)."""
+    turn = board.turn
+    own = board.occupied_co[turn]
+    bb = chess.BB_SQUARES[square]
+    king_mask = board.kings & own
+    if not own & bb or not king_mask or king_mask & bb:
+        return None
+    king = king_mask.bit_length() - 1
+    if (
+        king_mask != chess.BB_SQUARES[king]
+        or board.is_variant_end()
+        or board.attackers_mask(not turn, king)
+        or _pinned(board, king, square)
+    ):
+        return None
+    if not board.pawns & bb:
+        targets = board.attacks_mask(square) & ~own
+        return [chess.Move(square, target) for target in chess.scan_reversed(targets)]
+    ep_square = board.ep_square
+    if bb & _BACK_RANKS or (
+        ep_square is not None and chess.BB_PAWN_ATTACKS[turn][square] & chess.BB_SQUARES[ep_square]
+    ):
+        return None
+    moves: list[chess.Move] = []
+    captures = chess.BB_PAWN_ATTACKS[turn][square] & board.occupied_co[not turn]
+    for target in chess.scan_reversed(captures):
+        if chess.BB_SQUARES[target] & _BACK_RANKS:
+            moves += [chess.Move(square, target, kind) for kind in _PROMOTIONS]
+        else:
+            moves.append(chess.Move(square, target))
+    occupied = board.occupied
+    step = 8 if turn else -8
+    single = square + step
+    if not chess.BB_SQUARES[single] & occupied:
+        if chess.BB_SQUARES[single] & _BACK_RANKS:
+            moves += [chess.Move(square, single, kind) for kind in _PROMOTIONS]
+        else:
+            moves.append(chess.Move(square, single))
+            double = single + step
+            if chess.BB_SQUARES[double] & ~occupied & _DOUBLE_STEP_ENDS[turn]:
+                moves.append(chess.Move(square, double))
+    return moves
+
+
 @dataclass(slots=True, eq=False)
 class _Position:
     """What a game has worked out about one of its positions, filled in on demand.
@@ -199,15 +316,40 @@ class ChessGame(VariantGame):
     """A game of chess (or a chess variant with the FIDE moves) on a python-chess board.
 
     ``board`` is the python-chess board; read it, never change it (the game keeps a
-    :class:`_Position` per position of :attr:`board`'s move stack)."""
+    :class:`_Position` per position of :attr:`board`'s move stack).
+
+    An action whose position after it is known already (worked out by this game or by a
+    game sharing its positions, :meth:`share_positions`: the table's game follows its
+    recogniser's) is not made on the python-chess board at once: it waits in
+    :attr:`_unmade` until something reads :attr:`board` (most moves of a table's game are
+    never asked about on its own board).  Making the waiting moves then gives the same board
+    as making them one by one."""
 
     def __init__(self, variant: Variant, start: StartPosition, *, chess960: bool) -> None:
         self.variant = variant
         self.start = start
-        self.board = chess.Board(start.fen, chess960=chess960)
+        self._board = chess.Board(start.fen, chess960=chess960)
+        self._unmade: list[chess.Move] = []
+        """Moves made in the game, oldest first, not made on :attr:`_board` yet."""
         self._flagged: GameEnd | None = None
-        self._line: list[_Position] = [_Position(squares_of(self.board))]
+        self._line: list[_Position] = [_Position(squares_of(self._board))]
         """One entry per position from the start to now (the last one is the current)."""
+
+    @property
+    def board(self) -> chess.Board:
+        """The python-chess board of the game's position (its move stack: the game's
+        moves)."""
+        unmade = self._unmade
+        if unmade:
+            board = self._board
+            for move in unmade:
+                board.push(move)
+            unmade.clear()
+        return self._board
+
+    def _turn(self) -> Color:
+        """The side to move (without making the waiting moves: each move passes the turn)."""
+        return self._board.turn != bool(len(self._unmade) & 1)
 
     def share_positions(self, other: VariantGame) -> None:
         # A position is reached by one path from the start: what is worked out about it
@@ -217,9 +359,9 @@ class ChessGame(VariantGame):
             and isinstance(other, ChessGame)
             and other.variant.id == self.variant.id
             and other.start == self.start
-            and other.board.chess960 == self.board.chess960
+            and other._board.chess960 == self._board.chess960
             and len(self._line) == 1
-            and not self.board.move_stack
+            and self.ply == 0
             and other._line[0].squares == self._line[0].squares
         ):
             self._line[0] = other._line[0]
@@ -235,7 +377,7 @@ class ChessGame(VariantGame):
 
     @property
     def ply(self) -> int:
-        return len(self.board.move_stack)
+        return len(self._board.move_stack) + len(self._unmade)
 
     def move_number(self) -> int:
         return self.board.fullmove_number
@@ -246,7 +388,7 @@ class ChessGame(VariantGame):
     def sides_to_act(self) -> frozenset[Color]:
         if self.outcome() is not None:
             return _NO_SIDE
-        return _WHITE_ONLY if self.board.turn else _BLACK_ONLY
+        return _WHITE_ONLY if self._turn() else _BLACK_ONLY
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -296,7 +438,8 @@ class ChessGame(VariantGame):
         bb = chess.BB_SQUARES[square]
         turn = board.turn
         if board.occupied_co[turn] & bb:
-            moves = list(board.generate_legal_moves(bb, chess.BB_ALL))
+            free = free_piece_moves(board, square)
+            moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
         else:
             origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
             moves = list(board.generate_legal_moves(origins, bb))
@@ -347,18 +490,22 @@ class ChessGame(VariantGame):
     def _push(self, action: Action, move: chess.Move) -> _Position:
         """Make a checked move; returns the new current position."""
         here = self._line[-1]
-        self.board.push(move)
         after = here.children.get(action)
         if after is None:
             known = here.known.get(action)
             if known is None:
-                squares = squares_of(self.board)
+                board = self.board
+                board.push(move)
+                squares = squares_of(board)
             else:
+                self._unmade.append(move)
                 cells = list(here.squares)
                 for square, symbol in known.changes:
                     cells[square] = symbol
                 squares = tuple(cells)
             after = here.children[action] = _Position(squares)
+        else:
+            self._unmade.append(move)
         self._line.append(after)
         if len(self._line) > 3:  # the recogniser steps between the last two positions
             self._line[-4].forget(keep=self._line[-3])
@@ -411,9 +558,12 @@ class ChessGame(VariantGame):
         return []
 
     def undo(self) -> Action:
-        if not self.board.move_stack:
+        if self._unmade:
+            move = self._unmade.pop()
+        elif self._board.move_stack:
+            move = self._board.pop()
+        else:
             raise NothingToUndoError()
-        move = self.board.pop()
         self._line.pop()
         self._flagged = None
         return from_chess_move(move)
@@ -448,7 +598,10 @@ class ChessGame(VariantGame):
         """Whether the side to move has a legal move (the rules' outcome asks)."""
         here = self._line[-1]
         if here.can_move is None:
-            here.can_move = bool(here.known) or any(self.board.generate_legal_moves())
+            board = self.board
+            here.can_move = (
+                bool(here.known) or has_free_move(board) or any(board.generate_legal_moves())
+            )
         return here.can_move
 
     def flag(self, side: Color) -> GameEnd:
