@@ -52,7 +52,13 @@ that on its own decided the p99 of a 20 s window whenever it fell inside it (run
 ``--boards-process`` moves the emulated boards and their replays out of the service's
 process: a child process (pinned to another CPU when there is one) serves each virtual board
 on its own pseudo-terminal (:class:`dgt.emulator.pty.EmulatorServer`, as ``dgt-service demo
---pty`` does) and the hall opens them as serial ports, as it would real boards.  The
+--pty`` does) and the hall opens them as serial ports, as it would real boards.  The kernel
+allows only so many pseudo-terminals (``/proc/sys/kernel/pty/max``, 4,096 by default): when
+N does not fit in the ones free, the child serves every board on a TCP port of 127.0.0.1
+instead (:class:`dgt.emulator.tcp.TcpEmulatorServer`) and the hall opens it as a pyserial
+``socket://`` URL, as it would a board behind a serial-to-network bridge; the same driver,
+read on the same event loop (``--boards-transport`` picks one; the figure line says which
+was used).  The
 service's process then holds only the service and the spectator (still charged to the
 bench), its memory growth is the service's alone, and the child's CPU share is printed
 apart.  The replays in the child do not set the players through the admin API (the child
@@ -89,6 +95,7 @@ from bench._stages import StageMeter, report  # noqa: E402
 from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
 from dgt.emulator.replay import replay_games  # noqa: E402
+from dgt.emulator.tcp import TcpEmulatorServer  # noqa: E402
 from dgt.transports.emulator import EmulatorTransport  # noqa: E402
 from service import event_loop  # noqa: E402
 from service.collector_pacer import CollectorPacer  # noqa: E402
@@ -107,6 +114,10 @@ T = TypeVar("T")
 BOARDS_PROCESS_FROM = 2000
 """From this many tables on, the emulated boards run in a process of their own by default
 (``--boards-inside`` keeps them in): the service then has its core to itself."""
+
+PTY_MARGIN = 64
+"""Pseudo-terminals left free for everything else on the machine when ``--boards-transport
+auto`` picks ptys (other programs, and tests running beside the bench, open ptys too)."""
 
 PATHS_LINE_LIMIT = 1 << 24
 """Longest line the boards process hands its paths over in (one JSON line of every pty's
@@ -397,10 +408,11 @@ class BoardsProcess:
         self.paths = paths
 
     @classmethod
-    async def start(cls, n: int, args: argparse.Namespace) -> BoardsProcess:
+    async def start(cls, n: int, args: argparse.Namespace, transport: str) -> BoardsProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), "--serve-boards", str(n),
             "--seed", str(args.seed), "--speed", str(args.speed), "--stagger", str(args.stagger),
+            "--boards-transport", transport,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=PATHS_LINE_LIMIT,
         )  # fmt: skip
         assert process.stdout is not None
@@ -422,18 +434,48 @@ class BoardsProcess:
         await self.process.wait()
 
 
+def free_ptys() -> int | None:
+    """Pseudo-terminals the kernel still allows (None where it does not say: not Linux)."""
+    try:
+        most = int(Path("/proc/sys/kernel/pty/max").read_text())
+        used = int(Path("/proc/sys/kernel/pty/nr").read_text())
+    except (OSError, ValueError):
+        return None
+    return most - used
+
+
+def boards_transport(n: int, args: argparse.Namespace) -> str:
+    """``pty`` or ``tcp``: how the boards process serves the boards of a hall of ``n``
+    tables (``auto``: ptys while ``n`` of them fit, with :data:`PTY_MARGIN` to spare)."""
+    if args.boards_transport != "auto":
+        return str(args.boards_transport)
+    free = free_ptys()
+    return "pty" if free is None or n + PTY_MARGIN <= free else "tcp"
+
+
+def raise_open_files_limit() -> None:
+    """Open files up to the hard limit: a board is a file (a pty, or a listening socket and
+    a connection), and thousands of them pass a soft limit of 1,024."""
+    with contextlib.suppress(ValueError, OSError):
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 async def serve_boards(n: int, args: argparse.Namespace) -> int:
-    """The child of ``--boards-process``: N virtual boards on pseudo-terminals; prints their
-    paths as one JSON line, waits for ``go`` on stdin, then replays games on every board
-    until stdin closes."""
+    """The child of ``--boards-process``: N virtual boards on pseudo-terminals (or TCP
+    ports, ``--boards-transport tcp``); prints their paths (or ``socket://`` URLs) as one
+    JSON line, waits for ``go`` on stdin, then replays games on every board until stdin
+    closes."""
     with contextlib.suppress(AttributeError, OSError):
         cpus = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cpus[-1]})
+    raise_open_files_limit()
     rng = random.Random(args.seed)
     extra = [str(LICHESS_GAMES)]
     games = load_games(extra)
+    server_class = TcpEmulatorServer if args.boards_transport == "tcp" else EmulatorServer
     servers = [
-        EmulatorServer(VirtualBoard(serial=f"{i % 100000:05d}"), seed=rng.randrange(1 << 30))
+        server_class(VirtualBoard(serial=f"{i % 100000:05d}"), seed=rng.randrange(1 << 30))
         for i in range(1, n + 1)
     ]
     paths = [await server.start() for server in servers]
@@ -501,7 +543,8 @@ async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[st
 async def _measure(
     n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit, meter: StageMeter | None
 ) -> dict[str, Any]:
-    boards = await BoardsProcess.start(n, args) if boards_apart(n, args) else None
+    transport = boards_transport(n, args) if boards_apart(n, args) else "in-process"
+    boards = None if transport == "in-process" else await BoardsProcess.start(n, args, transport)
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
         store = Store(Path(args.keep_db) if args.keep_db else Path(tmp) / "hall.db")
         rss_before = rss_bytes()
@@ -593,6 +636,7 @@ async def _measure(
     lat = [x * 1000 for x in spectator.latencies]
     return {
         "boards_cpu": (child1 - child0) / (wall1 - wall0) if boards is not None else None,
+        "transport": transport,
         "spectator_inside": args.spectator_inside,
         "n": n,
         "connect_s": connected,
@@ -626,9 +670,10 @@ def bench_part(r: dict[str, Any]) -> str:
         if inside:
             return f"emulated boards, replay and spectator {r['cpu_bench'] * 100:.0f}%"
         return f"emulated boards and replay {r['cpu_bench'] * 100:.0f}%"
+    over = "TCP, socket:// URLs" if r["transport"] == "tcp" else "ptys"
     return (
         (f"spectator {r['cpu_bench'] * 100:.0f}%; " if inside else "")
-        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
+        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU, boards over {over}"
     )
 
 
@@ -729,6 +774,14 @@ def main() -> int:
         help="keep the hall's database at this path (one size only): a recorded log for "
         "bench/replay_cost.py",
     )
+    parser.add_argument(
+        "--boards-transport",
+        choices=("auto", "pty", "tcp"),
+        default="auto",
+        help="how the boards process serves the boards: a pseudo-terminal each, or a TCP port "
+        "of 127.0.0.1 each opened as a socket:// URL (auto, the default: ptys while N fits in "
+        "the ones the kernel has free, /proc/sys/kernel/pty/max, else TCP)",
+    )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -740,6 +793,7 @@ def main() -> int:
         args.sizes, args.duration, args.warmup, args.stagger = [20], 4.0, 2.0, 1.0
     with contextlib.suppress(AttributeError, OSError):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    raise_open_files_limit()
     return event_loop.run(main_async(args))  # the loop the service runs on
 
 

@@ -4,9 +4,10 @@
 
 9600 baud, 8N1, no flow control, input flushed on open (bytes left over from an earlier
 session would desynchronise the handshake), exclusive access where the platform has it.
-Ports with a file descriptor (POSIX serial ports and pseudo-terminals) are read with
-``loop.add_reader`` and written without blocking through ``loop.add_writer``; anything
-else (URL handlers) is read by a small thread.
+Ports with a file descriptor (POSIX serial ports, pseudo-terminals and ``socket://``
+URLs, the last sent without delay: ``TCP_NODELAY``) are read with ``loop.add_reader`` and
+written without blocking through ``loop.add_writer``; anything else (other URL handlers)
+is read by a small thread.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import contextlib
 import errno
 import logging
 import os
+import socket
 import threading
 
 import serial
+from serial.urlhandler import protocol_socket
 
 from dgt.errors import ConnectionFailed, PortBusy, PortNotFound, PortPermissionDenied
 from dgt.transports.base import DataCallback, LostCallback, Transport
@@ -110,6 +113,10 @@ class SerialTransport(Transport):
         fd: int | None = None
         if isinstance(port, serial.serialposix.Serial):
             fd = port.fileno()
+        elif isinstance(port, protocol_socket.Serial):
+            fd = port.fileno()
+            with socket.socket(fileno=os.dup(fd)) as sock:  # the same socket, for its option
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if fd is not None:
             os.set_blocking(fd, False)
             self._fd = fd
