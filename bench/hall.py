@@ -91,6 +91,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._memory import Traced, garbage_held, table_breakdown  # noqa: E402
 from bench._stages import StageMeter, report  # noqa: E402
 from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
@@ -547,7 +548,23 @@ async def _measure(
     boards = None if transport == "in-process" else await BoardsProcess.start(n, args, transport)
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
         store = Store(Path(args.keep_db) if args.keep_db else Path(tmp) / "hall.db")
+        traced = Traced() if args.trace_memory else None
+        if traced is not None:
+            traced.start()
         rss_before = rss_bytes()
+        rss_at: dict[str, int] = {}
+        started = time.monotonic()
+
+        def phase(name: str) -> None:
+            rss_at[name] = rss_bytes()
+            if args.memory:  # as it goes: a loaded machine can take minutes to connect
+                grown = (rss_at[name] - rss_before) / n / 1e3
+                print(
+                    f"N={n}: {name} after {time.monotonic() - started:.0f} s, resident set "
+                    f"+{grown:.1f} kB per table",
+                    flush=True,
+                )
+
         hall = Hall(store)
         admin = hall.admin if meter is None else meter.admin(hall.admin)
         hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
@@ -562,6 +579,7 @@ async def _measure(
         server = WebServer(hall, "hall-bench-token", port=0, expose_timing=True)
         url = await server.start()
         built = time.monotonic()
+        phase("built")
         # The spectator's process is started before the boards are opened: with thousands
         # of boards open, the loop's file descriptors are past what uvloop can spawn a
         # process with ("Unknown error -1" at N = 4,000).
@@ -569,12 +587,13 @@ async def _measure(
         try:
             CollectorPacer.settled()  # as dgt-service run does before its hall starts
             await hall.start()
-            await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
+            ready = sum(await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners)))
         except BaseException:
             if outside is not None:
                 await outside.stop()
             raise
         connected = time.monotonic() - built
+        phase("connected")
         spectator = Spectator()
         follower = None
         if args.spectator_inside:
@@ -594,6 +613,7 @@ async def _measure(
         watch = GcWatch()
         try:
             await asyncio.sleep(args.warmup)
+            phase("warmed up")
             spectator.measuring = True
             if outside is not None:
                 outside.measure()
@@ -617,8 +637,12 @@ async def _measure(
             if outside is not None:
                 spectator = await outside.result()
             merged = server.hub.merged - merged_before
-            rss_after = rss_bytes()
+            phase("end of window")
+            rss_after = rss_at["end of window"]
             rows = store.rows_written
+            memory = None
+            if args.memory:
+                memory = where_memory_goes(n, hall, server, runners, rss_before, rss_at, traced)
         finally:
             with contextlib.suppress(ValueError):
                 watch.__exit__()
@@ -640,6 +664,7 @@ async def _measure(
         "spectator_inside": args.spectator_inside,
         "n": n,
         "connect_s": connected,
+        "ready": ready,
         "p50": statistics.median(lat) if lat else float("nan"),
         "p99": percentile(lat, 0.99),
         "max": max(lat) if lat else float("nan"),
@@ -657,10 +682,47 @@ async def _measure(
         "gc_full": watch.full,
         "gc_longest": watch.longest,
         "gc_share": watch.total / (wall1 - wall0),
+        "memory": memory,
         "stages": None if meter is None else report(
             meter, (cpu1 - cpu0 - (bench1 - bench0)) * 1e9, inputs, args.stage_overhead
         ),
     }
+
+
+def where_memory_goes(
+    n: int,
+    hall: Hall,
+    server: WebServer,
+    runners: list[Any],
+    rss_before: int,
+    rss_at: dict[str, int],
+    traced: Traced | None,
+) -> list[str]:
+    """``--memory``: the resident set's growth per table by phase, what one table owns by
+    attribute and type, tracemalloc's growth by file and line (``--trace-memory``), and the
+    garbage cycles the collector pacer held frozen (see :mod:`bench._memory`)."""
+    lines = ["  resident set growth per table: " + ", ".join(
+        f"{phase} {(rss - rss_before) / n / 1e3:.1f} kB" for phase, rss in rss_at.items()
+    )]  # fmt: skip
+    tables = [runner for runner, _ in runners]
+    walked = tables[:6]
+    stop: list[object] = [hall, server, hall.store, asyncio.get_running_loop(), hall.runners]
+    stop += tables[6:]
+    stop += [vars(module) for module in list(sys.modules.values()) if hasattr(module, "__dict__")]
+    lines += table_breakdown(walked, stop)
+    if traced is not None:
+        lines += traced.lines(n)
+    found, freed = garbage_held()
+    lines.append(
+        f"  garbage cycles held frozen by the collector pacer until its thaw: "
+        f"{found / n:.1f} objects per table"
+        + (f", {freed / n / 1e3:.1f} kB per table (traced)" if traced is not None else "")
+        + f"; resident set after collecting them {(rss_bytes() - rss_before) / n / 1e3:.1f} kB "
+        "per table"
+    )
+    if traced is not None:
+        traced.stop()
+    return lines
 
 
 def bench_part(r: dict[str, Any]) -> str:
@@ -698,7 +760,9 @@ async def main_async(args: argparse.Namespace) -> int:
             f"({bench_part(r)}); "
             f"{r['updates'] / r['window']:,.0f} updates/s, "
             f"{r['moves'] / r['window']:,.1f} move events/s, {r['merged']:,} merged; "
-            f"connect {r['connect_s']:.1f} s; {r['rows']:,} log rows",
+            f"connect {r['connect_s']:.1f} s"
+            + ("" if r["ready"] == r["n"] else f" ({r['ready']:,} boards ready in 60 s)")
+            + f"; {r['rows']:,} log rows",
             flush=True,
         )
         print(
@@ -708,6 +772,8 @@ async def main_async(args: argparse.Namespace) -> int:
             f"longest {r['gc_longest'] * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
+        if r["memory"] is not None:
+            print(f"N={r['n']}: memory (--memory):", *r["memory"], sep="\n", flush=True)
         if r["stages"] is not None:
             how = "sampled" if args.sampled_stages else "timed"
             print(
@@ -782,9 +848,23 @@ def main() -> int:
         "of 127.0.0.1 each opened as a socket:// URL (auto, the default: ptys while N fits in "
         "the ones the kernel has free, /proc/sys/kernel/pty/max, else TCP)",
     )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="after the window, print where the memory goes: the resident set's growth per "
+        "table by phase, what one table's objects hold by attribute and type, and the garbage "
+        "cycles the collector pacer keeps frozen (bench/_memory.py)",
+    )
+    parser.add_argument(
+        "--trace-memory",
+        action="store_true",
+        help="with --memory: also tracemalloc's growth by file and line (slows the service "
+        "down; its own memory counts in the resident set)",
+    )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    args.memory = args.memory or args.trace_memory
     if args.spectate:
         return event_loop.run(spectate(args.spectate))
     if args.serve_boards:
