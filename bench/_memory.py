@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["Traced", "garbage_held", "table_breakdown"]
+__all__ = ["Traced", "garbage_held", "shared_per_table", "table_breakdown"]
 
 _NOT_OWNED = (
     type,
@@ -125,6 +125,20 @@ def table_breakdown(
         f"{name} {size / k / 1e3:.1f}" for name, size in walk.types.most_common(12)
     ))  # fmt: skip
     return lines
+
+
+def shared_per_table(owners: dict[str, object], stop: Iterable[object], n: int) -> list[str]:
+    """Lines: what the hall-wide objects (``owners``, e.g. the hall and the web server) hold
+    beyond the tables' own objects (in ``stop``), per table."""
+    walk = _Walk(stop)
+    sizes = {name: walk.size(owner) for name, owner in owners.items()}
+    return [
+        "  held by "
+        + ", ".join(f"the {name} {size / n / 1e3:.1f} kB" for name, size in sizes.items())
+        + " per table (beyond the tables' own objects); by type: " + ", ".join(
+            f"{name} {size / n / 1e3:.1f}" for name, size in walk.types.most_common(8)
+        )
+    ]  # fmt: skip
 
 
 class Traced:

@@ -91,7 +91,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._memory import Traced, garbage_held, table_breakdown  # noqa: E402
+from bench._memory import Traced, garbage_held, shared_per_table, table_breakdown  # noqa: E402
 from bench._stages import StageMeter, report  # noqa: E402
 from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
@@ -557,7 +557,7 @@ async def _measure(
 
         def phase(name: str) -> None:
             rss_at[name] = rss_bytes()
-            if args.memory:  # as it goes: a loaded machine can take minutes to connect
+            if n >= BOARDS_PROCESS_FROM or args.memory:  # as it goes: that can take minutes
                 grown = (rss_at[name] - rss_before) / n / 1e3
                 print(
                     f"N={n}: {name} after {time.monotonic() - started:.0f} s, resident set "
@@ -706,10 +706,12 @@ def where_memory_goes(
     )]  # fmt: skip
     tables = [runner for runner, _ in runners]
     walked = tables[:6]
-    stop: list[object] = [hall, server, hall.store, asyncio.get_running_loop(), hall.runners]
-    stop += tables[6:]
-    stop += [vars(module) for module in list(sys.modules.values()) if hasattr(module, "__dict__")]
+    loop = asyncio.get_running_loop()
+    modules = [vars(module) for module in list(sys.modules.values()) if hasattr(module, "__dict__")]
+    stop: list[object] = [hall, server, hall.store, loop, hall.runners, *tables[6:], *modules]
     lines += table_breakdown(walked, stop)
+    owners: dict[str, object] = {"hall": hall, "web server": server, "store": hall.store}
+    lines += shared_per_table(owners, [loop, *tables, *modules], n)
     if traced is not None:
         lines += traced.lines(n)
     found, freed = garbage_held()
