@@ -3,6 +3,9 @@ opening its ``socket://`` URL as the hall opens a board."""
 
 from __future__ import annotations
 
+import os
+import resource
+
 import chess
 import pytest
 from conftest import wait_until
@@ -62,10 +65,10 @@ async def test_a_host_reconnects_and_an_unplugged_board_ends_the_link() -> None:
         url = server.path
         for _ in range(2):  # the same URL again after the host closed it
             transport = open_transport(url)
-            host = Host()
-            await transport.open(host.on_data, host.on_lost)
+            again = Host()
+            await transport.open(again.on_data, again.on_lost)
             transport.write(bytes((Command.SEND_VERSION,)))
-            await wait_until(lambda: host.messages == [Version(3, 10)])
+            await wait_until(lambda: again.messages == [Version(3, 10)])  # noqa: B023
             await transport.close()
         transport = open_transport(url)
         host = Host()
@@ -81,3 +84,26 @@ async def test_a_host_reconnects_and_an_unplugged_board_ends_the_link() -> None:
         transport.write(bytes((Command.SEND_VERSION,)))
         await wait_until(lambda: host.messages == [Version(3, 10)])
         await transport.close()
+
+
+async def test_a_socket_url_opens_past_file_descriptor_1023() -> None:
+    """pyserial's own input flush uses select(), which refuses descriptors past 1,023: a
+    hall of thousands of boards on sockets has them."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    null = os.open(os.devnull, os.O_RDONLY)
+    taken = [os.dup(null) for _ in range(1100)]
+    try:
+        async with TcpEmulatorServer(VirtualBoard()) as server:
+            transport = open_transport(server.path)
+            host = Host()
+            await transport.open(host.on_data, host.on_lost)
+            try:
+                transport.write(bytes((Command.SEND_VERSION,)))
+                await wait_until(lambda: host.messages == [Version(3, 10)])
+            finally:
+                await transport.close()
+    finally:
+        for fd in (*taken, null):
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 import threading
+from typing import Any
 
 import serial
 from serial.urlhandler import protocol_socket
@@ -50,6 +51,19 @@ def map_open_error(port: str, exc: BaseException) -> ConnectionFailed:
     return ConnectionFailed(f"cannot open {port}: {detail}")
 
 
+SOCKET_SCHEME = "socket://"
+
+
+class _SocketPort(protocol_socket.Serial):
+    """pyserial's ``socket://`` port, its input flushed without ``select()``, which refuses
+    descriptors past 1,023 (a hall of thousands of boards has them)."""
+
+    def reset_input_buffer(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.fileno(), READ_CHUNK):
+                pass
+
+
 class SerialTransport(Transport):
     """A board on a serial port or pyserial URL."""
 
@@ -57,7 +71,7 @@ class SerialTransport(Transport):
         self.url = url
         self.baudrate = baudrate
         self.exclusive = exclusive
-        self._port: serial.Serial | None = None
+        self._port: serial.SerialBase | None = None
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_data: DataCallback | None = None
@@ -75,20 +89,26 @@ class SerialTransport(Transport):
     def is_open(self) -> bool:
         return self._port is not None
 
-    def _open_port(self) -> serial.Serial:
+    def _open_port(self) -> serial.SerialBase:
+        settings: dict[str, Any] = {
+            "baudrate": self.baudrate,
+            "bytesize": serial.EIGHTBITS,
+            "parity": serial.PARITY_NONE,
+            "stopbits": serial.STOPBITS_ONE,
+            "xonxoff": False,
+            "rtscts": False,
+            "dsrdtr": False,
+            "timeout": 0,
+            "exclusive": self.exclusive or None,
+        }
+        port: serial.SerialBase
         try:
-            port = serial.serial_for_url(
-                self.url,
-                baudrate=self.baudrate,
-                bytesize=serial.EIGHTBITS,
-                parity=serial.PARITY_NONE,
-                stopbits=serial.STOPBITS_ONE,
-                xonxoff=False,
-                rtscts=False,
-                dsrdtr=False,
-                timeout=0,
-                exclusive=self.exclusive or None,
-            )
+            if self.url.startswith(SOCKET_SCHEME):
+                port = _SocketPort(None, **settings)
+                port.port = self.url
+                port.open()
+            else:
+                port = serial.serial_for_url(self.url, **settings)
         except (OSError, ValueError) as exc:  # SerialException is an OSError
             raise map_open_error(self.url, exc) from None
         try:
