@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import resource
+import time
 
 import chess
 import pytest
@@ -107,3 +108,14 @@ async def test_a_socket_url_opens_past_file_descriptor_1023() -> None:
         for fd in (*taken, null):
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_closing_a_socket_board_does_not_hold_the_loop() -> None:
+    """pyserial's socket close sleeps 0.3 s on the caller's thread: the event loop's."""
+    async with TcpEmulatorServer(VirtualBoard()) as server:
+        transport = open_transport(server.path)
+        host = Host()
+        await transport.open(host.on_data, host.on_lost)
+        started = time.monotonic()
+        await transport.close()
+        assert time.monotonic() - started < 0.2

@@ -56,12 +56,24 @@ SOCKET_SCHEME = "socket://"
 
 class _SocketPort(protocol_socket.Serial):
     """pyserial's ``socket://`` port, its input flushed without ``select()``, which refuses
-    descriptors past 1,023 (a hall of thousands of boards has them)."""
+    descriptors past 1,023 (a hall of thousands of boards has them), and closed without
+    a pause."""
 
     def reset_input_buffer(self) -> None:
         with contextlib.suppress(BlockingIOError):
             while os.read(self.fileno(), READ_CHUNK):
                 pass
+
+    def close(self) -> None:
+        """Closes at once: pyserial's close then sleeps 0.3 s (for quick reconnects), on
+        the caller's thread, the event loop's (25 minutes to close 5,000 boards)."""
+        sock: socket.socket | None = self._socket  # type: ignore[has-type]  # not in the stubs
+        self._socket = None
+        self.is_open = False
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
 
 
 class SerialTransport(Transport):
