@@ -48,6 +48,8 @@ that on its own decided the p99 of a 20 s window whenever it fell inside it (run
     .venv/bin/python bench/hall.py --quick         # N = 20, 4 s (CI smoke run)
     .venv/bin/python bench/hall.py --boards-process   # the boards in a second process
     .venv/bin/python bench/hall.py --sizes 1000 2000  # 2,000: boards in a second process
+    .venv/bin/python bench/hall.py --sizes 5000       # boards over TCP (pty/max is 4,096)
+    .venv/bin/python bench/hall.py --sizes 2000 --memory   # where the memory goes
 
 ``--boards-process`` moves the emulated boards and their replays out of the service's
 process: a child process (pinned to another CPU when there is one) serves each virtual board
