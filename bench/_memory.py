@@ -111,10 +111,11 @@ def table_breakdown(
     for runner in runners[1:]:
         _tree(walk, runner, "table", depth, paths)
     k = max(1, len(runners) - 1)
+    plies = sum(len(runner.table.moves()) for runner in runners[1:]) / k
     lines = [
         f"  owned by one table (sys.getsizeof over its object graph, mean of {k}): "
-        f"{paths['table'] / k / 1e3:.1f} kB; first table walked (with what tables share) "
-        f"{first['table'] / 1e3:.1f} kB"
+        f"{paths['table'] / k / 1e3:.1f} kB, {plies:.0f} plies into their games; first "
+        f"table walked (with what tables share) {first['table'] / 1e3:.1f} kB"
     ]
     lines += [
         f"    {path:<58} {size / k / 1e3:8.1f} kB"
