@@ -22,7 +22,10 @@ import tracemalloc
 import types
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
+
+ROOT = str(Path(__file__).resolve().parent.parent) + "/"
 
 __all__ = ["Traced", "garbage_held", "shared_per_table", "table_breakdown"]
 
@@ -176,11 +179,12 @@ def _per(stat: tracemalloc.StatisticDiff, n: int) -> str:
 
 
 def _short(filename: str) -> str:
-    for marker in ("/site-packages/", "/lib/python3", "/hall5000/", "/service/", "/dgt/"):
+    """A file's name relative to the repository, or from ``site-packages`` / the library."""
+    if filename.startswith(ROOT):
+        return filename[len(ROOT) :]
+    for marker in ("/site-packages/", "/lib/python3"):
         if marker in filename:
-            return filename.split(marker, 1)[1] if marker.startswith("/hall") else (
-                marker.strip("/") + "/" + filename.split(marker, 1)[1]
-            )
+            return marker.strip("/") + "/" + filename.split(marker, 1)[1]
     return filename
 
 
