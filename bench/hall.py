@@ -48,11 +48,19 @@ that on its own decided the p99 of a 20 s window whenever it fell inside it (run
     .venv/bin/python bench/hall.py --quick         # N = 20, 4 s (CI smoke run)
     .venv/bin/python bench/hall.py --boards-process   # the boards in a second process
     .venv/bin/python bench/hall.py --sizes 1000 2000  # 2,000: boards in a second process
+    .venv/bin/python bench/hall.py --sizes 5000       # boards over TCP (pty/max is 4,096)
+    .venv/bin/python bench/hall.py --sizes 2000 --memory   # where the memory goes
 
 ``--boards-process`` moves the emulated boards and their replays out of the service's
 process: a child process (pinned to another CPU when there is one) serves each virtual board
 on its own pseudo-terminal (:class:`dgt.emulator.pty.EmulatorServer`, as ``dgt-service demo
---pty`` does) and the hall opens them as serial ports, as it would real boards.  The
+--pty`` does) and the hall opens them as serial ports, as it would real boards.  The kernel
+allows only so many pseudo-terminals (``/proc/sys/kernel/pty/max``, 4,096 by default): when
+N does not fit in the ones free, the child serves every board on a TCP port of 127.0.0.1
+instead (:class:`dgt.emulator.tcp.TcpEmulatorServer`) and the hall opens it as a pyserial
+``socket://`` URL, as it would a board behind a serial-to-network bridge; the same driver,
+read on the same event loop (``--boards-transport`` picks one; the figure line says which
+was used).  The
 service's process then holds only the service and the spectator (still charged to the
 bench), its memory growth is the service's alone, and the child's CPU share is printed
 apart.  The replays in the child do not set the players through the admin API (the child
@@ -85,10 +93,12 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._memory import Traced, garbage_held, shared_per_table, table_breakdown  # noqa: E402
 from bench._stages import StageMeter, report  # noqa: E402
 from dgt.emulator.board import VirtualBoard  # noqa: E402
 from dgt.emulator.pty import EmulatorServer  # noqa: E402
 from dgt.emulator.replay import replay_games  # noqa: E402
+from dgt.emulator.tcp import TcpEmulatorServer  # noqa: E402
 from dgt.transports.emulator import EmulatorTransport  # noqa: E402
 from service import event_loop  # noqa: E402
 from service.collector_pacer import CollectorPacer  # noqa: E402
@@ -107,6 +117,10 @@ T = TypeVar("T")
 BOARDS_PROCESS_FROM = 2000
 """From this many tables on, the emulated boards run in a process of their own by default
 (``--boards-inside`` keeps them in): the service then has its core to itself."""
+
+PTY_MARGIN = 64
+"""Pseudo-terminals left free for everything else on the machine when ``--boards-transport
+auto`` picks ptys (other programs, and tests running beside the bench, open ptys too)."""
 
 PATHS_LINE_LIMIT = 1 << 24
 """Longest line the boards process hands its paths over in (one JSON line of every pty's
@@ -397,10 +411,11 @@ class BoardsProcess:
         self.paths = paths
 
     @classmethod
-    async def start(cls, n: int, args: argparse.Namespace) -> BoardsProcess:
+    async def start(cls, n: int, args: argparse.Namespace, transport: str) -> BoardsProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), "--serve-boards", str(n),
             "--seed", str(args.seed), "--speed", str(args.speed), "--stagger", str(args.stagger),
+            "--boards-transport", transport,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=PATHS_LINE_LIMIT,
         )  # fmt: skip
         assert process.stdout is not None
@@ -422,18 +437,48 @@ class BoardsProcess:
         await self.process.wait()
 
 
+def free_ptys() -> int | None:
+    """Pseudo-terminals the kernel still allows (None where it does not say: not Linux)."""
+    try:
+        most = int(Path("/proc/sys/kernel/pty/max").read_text())
+        used = int(Path("/proc/sys/kernel/pty/nr").read_text())
+    except (OSError, ValueError):
+        return None
+    return most - used
+
+
+def boards_transport(n: int, args: argparse.Namespace) -> str:
+    """``pty`` or ``tcp``: how the boards process serves the boards of a hall of ``n``
+    tables (``auto``: ptys while ``n`` of them fit, with :data:`PTY_MARGIN` to spare)."""
+    if args.boards_transport != "auto":
+        return str(args.boards_transport)
+    free = free_ptys()
+    return "pty" if free is None or n + PTY_MARGIN <= free else "tcp"
+
+
+def raise_open_files_limit() -> None:
+    """Open files up to the hard limit: a board is a file (a pty, or a listening socket and
+    a connection), and thousands of them pass a soft limit of 1,024."""
+    with contextlib.suppress(ValueError, OSError):
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 async def serve_boards(n: int, args: argparse.Namespace) -> int:
-    """The child of ``--boards-process``: N virtual boards on pseudo-terminals; prints their
-    paths as one JSON line, waits for ``go`` on stdin, then replays games on every board
-    until stdin closes."""
+    """The child of ``--boards-process``: N virtual boards on pseudo-terminals (or TCP
+    ports, ``--boards-transport tcp``); prints their paths (or ``socket://`` URLs) as one
+    JSON line, waits for ``go`` on stdin, then replays games on every board until stdin
+    closes."""
     with contextlib.suppress(AttributeError, OSError):
         cpus = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {cpus[-1]})
+    raise_open_files_limit()
     rng = random.Random(args.seed)
     extra = [str(LICHESS_GAMES)]
     games = load_games(extra)
+    server_class = TcpEmulatorServer if args.boards_transport == "tcp" else EmulatorServer
     servers = [
-        EmulatorServer(VirtualBoard(serial=f"{i % 100000:05d}"), seed=rng.randrange(1 << 30))
+        server_class(VirtualBoard(serial=f"{i % 100000:05d}"), seed=rng.randrange(1 << 30))
         for i in range(1, n + 1)
     ]
     paths = [await server.start() for server in servers]
@@ -501,10 +546,27 @@ async def measure(n: int, args: argparse.Namespace, games: list[Any]) -> dict[st
 async def _measure(
     n: int, args: argparse.Namespace, games: list[Any], split: CpuSplit, meter: StageMeter | None
 ) -> dict[str, Any]:
-    boards = await BoardsProcess.start(n, args) if boards_apart(n, args) else None
+    transport = boards_transport(n, args) if boards_apart(n, args) else "in-process"
+    boards = None if transport == "in-process" else await BoardsProcess.start(n, args, transport)
     with tempfile.TemporaryDirectory(prefix="dgt-hall-") as tmp:
         store = Store(Path(args.keep_db) if args.keep_db else Path(tmp) / "hall.db")
+        traced = Traced() if args.trace_memory else None
+        if traced is not None:
+            traced.start()
         rss_before = rss_bytes()
+        rss_at: dict[str, int] = {}
+        started = time.monotonic()
+
+        def phase(name: str) -> None:
+            rss_at[name] = rss_bytes()
+            if n >= BOARDS_PROCESS_FROM or args.memory:  # as it goes: that can take minutes
+                grown = (rss_at[name] - rss_before) / n / 1e3
+                print(
+                    f"N={n}: {name} after {time.monotonic() - started:.0f} s, resident set "
+                    f"+{grown:.1f} kB per table",
+                    flush=True,
+                )
+
         hall = Hall(store)
         admin = hall.admin if meter is None else meter.admin(hall.admin)
         hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
@@ -519,6 +581,7 @@ async def _measure(
         server = WebServer(hall, "hall-bench-token", port=0, expose_timing=True)
         url = await server.start()
         built = time.monotonic()
+        phase("built")
         # The spectator's process is started before the boards are opened: with thousands
         # of boards open, the loop's file descriptors are past what uvloop can spawn a
         # process with ("Unknown error -1" at N = 4,000).
@@ -526,12 +589,13 @@ async def _measure(
         try:
             CollectorPacer.settled()  # as dgt-service run does before its hall starts
             await hall.start()
-            await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners))
+            ready = sum(await asyncio.gather(*(runner.wait_ready(60) for runner, _ in runners)))
         except BaseException:
             if outside is not None:
                 await outside.stop()
             raise
         connected = time.monotonic() - built
+        phase("connected")
         spectator = Spectator()
         follower = None
         if args.spectator_inside:
@@ -551,6 +615,7 @@ async def _measure(
         watch = GcWatch()
         try:
             await asyncio.sleep(args.warmup)
+            phase("warmed up")
             spectator.measuring = True
             if outside is not None:
                 outside.measure()
@@ -574,8 +639,12 @@ async def _measure(
             if outside is not None:
                 spectator = await outside.result()
             merged = server.hub.merged - merged_before
-            rss_after = rss_bytes()
+            phase("end of window")
+            rss_after = rss_at["end of window"]
             rows = store.rows_written
+            memory = None
+            if args.memory:
+                memory = where_memory_goes(n, hall, server, runners, rss_before, rss_at, traced)
         finally:
             with contextlib.suppress(ValueError):
                 watch.__exit__()
@@ -593,9 +662,11 @@ async def _measure(
     lat = [x * 1000 for x in spectator.latencies]
     return {
         "boards_cpu": (child1 - child0) / (wall1 - wall0) if boards is not None else None,
+        "transport": transport,
         "spectator_inside": args.spectator_inside,
         "n": n,
         "connect_s": connected,
+        "ready": ready,
         "p50": statistics.median(lat) if lat else float("nan"),
         "p99": percentile(lat, 0.99),
         "max": max(lat) if lat else float("nan"),
@@ -613,10 +684,49 @@ async def _measure(
         "gc_full": watch.full,
         "gc_longest": watch.longest,
         "gc_share": watch.total / (wall1 - wall0),
+        "memory": memory,
         "stages": None if meter is None else report(
             meter, (cpu1 - cpu0 - (bench1 - bench0)) * 1e9, inputs, args.stage_overhead
         ),
     }
+
+
+def where_memory_goes(
+    n: int,
+    hall: Hall,
+    server: WebServer,
+    runners: list[Any],
+    rss_before: int,
+    rss_at: dict[str, int],
+    traced: Traced | None,
+) -> list[str]:
+    """``--memory``: the resident set's growth per table by phase, what one table owns by
+    attribute and type, tracemalloc's growth by file and line (``--trace-memory``), and the
+    garbage cycles the collector pacer held frozen (see :mod:`bench._memory`)."""
+    lines = ["  resident set growth per table: " + ", ".join(
+        f"{phase} {(rss - rss_before) / n / 1e3:.1f} kB" for phase, rss in rss_at.items()
+    )]  # fmt: skip
+    tables = [runner for runner, _ in runners]
+    walked = tables[:6]
+    loop = asyncio.get_running_loop()
+    modules = [vars(module) for module in list(sys.modules.values()) if hasattr(module, "__dict__")]
+    stop: list[object] = [hall, server, hall.store, loop, hall.runners, *tables[6:], *modules]
+    lines += table_breakdown(walked, stop)
+    owners: dict[str, object] = {"hall": hall, "web server": server, "store": hall.store}
+    lines += shared_per_table(owners, [loop, *tables, *modules], n)
+    if traced is not None:
+        lines += traced.lines(n)
+    found, freed = garbage_held()
+    lines.append(
+        f"  garbage cycles held frozen by the collector pacer until its thaw: "
+        f"{found / n:.1f} objects per table"
+        + (f", {freed / n / 1e3:.1f} kB per table (traced)" if traced is not None else "")
+        + f"; resident set after collecting them {(rss_bytes() - rss_before) / n / 1e3:.1f} kB "
+        "per table"
+    )
+    if traced is not None:
+        traced.stop()
+    return lines
 
 
 def bench_part(r: dict[str, Any]) -> str:
@@ -626,9 +736,10 @@ def bench_part(r: dict[str, Any]) -> str:
         if inside:
             return f"emulated boards, replay and spectator {r['cpu_bench'] * 100:.0f}%"
         return f"emulated boards and replay {r['cpu_bench'] * 100:.0f}%"
+    over = "TCP, socket:// URLs" if r["transport"] == "tcp" else "ptys"
     return (
         (f"spectator {r['cpu_bench'] * 100:.0f}%; " if inside else "")
-        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU"
+        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU, boards over {over}"
     )
 
 
@@ -653,7 +764,9 @@ async def main_async(args: argparse.Namespace) -> int:
             f"({bench_part(r)}); "
             f"{r['updates'] / r['window']:,.0f} updates/s, "
             f"{r['moves'] / r['window']:,.1f} move events/s, {r['merged']:,} merged; "
-            f"connect {r['connect_s']:.1f} s; {r['rows']:,} log rows",
+            f"connect {r['connect_s']:.1f} s"
+            + ("" if r["ready"] == r["n"] else f" ({r['ready']:,} boards ready in 60 s)")
+            + f"; {r['rows']:,} log rows",
             flush=True,
         )
         print(
@@ -663,6 +776,8 @@ async def main_async(args: argparse.Namespace) -> int:
             f"longest {r['gc_longest'] * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
+        if r["memory"] is not None:
+            print(f"N={r['n']}: memory (--memory):", *r["memory"], sep="\n", flush=True)
         if r["stages"] is not None:
             how = "sampled" if args.sampled_stages else "timed"
             print(
@@ -729,9 +844,31 @@ def main() -> int:
         help="keep the hall's database at this path (one size only): a recorded log for "
         "bench/replay_cost.py",
     )
+    parser.add_argument(
+        "--boards-transport",
+        choices=("auto", "pty", "tcp"),
+        default="auto",
+        help="how the boards process serves the boards: a pseudo-terminal each, or a TCP port "
+        "of 127.0.0.1 each opened as a socket:// URL (auto, the default: ptys while N fits in "
+        "the ones the kernel has free, /proc/sys/kernel/pty/max, else TCP)",
+    )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="after the window, print where the memory goes: the resident set's growth per "
+        "table by phase, what one table's objects hold by attribute and type, and the garbage "
+        "cycles the collector pacer keeps frozen (bench/_memory.py)",
+    )
+    parser.add_argument(
+        "--trace-memory",
+        action="store_true",
+        help="with --memory: also tracemalloc's growth by file and line (slows the service "
+        "down; its own memory counts in the resident set)",
+    )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    args.memory = args.memory or args.trace_memory
     if args.spectate:
         return event_loop.run(spectate(args.spectate))
     if args.serve_boards:
@@ -740,6 +877,7 @@ def main() -> int:
         args.sizes, args.duration, args.warmup, args.stagger = [20], 4.0, 2.0, 1.0
     with contextlib.suppress(AttributeError, OSError):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    raise_open_files_limit()
     return event_loop.run(main_async(args))  # the loop the service runs on
 
 

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,53 @@ def test_the_stage_meter_charges_the_innermost_stage_and_leaves_the_service_as_i
     split = exact.split()
     assert set(split["square"]) == set(STAGES)
     assert split["square"]["recogniser"] > 0
+
+
+def _hall_bench() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hall_bench", BENCH / "hall.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_hall_bench_serves_boards_over_tcp_when_the_ptys_run_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--boards-transport auto``: a pty per board while N fits in the free ones (with a
+    margin), TCP beyond (the kernel allows 4,096 ptys by default); a choice is kept."""
+    import argparse
+
+    hall_bench = _hall_bench()
+    monkeypatch.setattr(hall_bench, "free_ptys", lambda: 4096 - 10)
+    auto = argparse.Namespace(boards_transport="auto")
+    assert hall_bench.boards_transport(2000, auto) == "pty"
+    assert hall_bench.boards_transport(4096 - 10 - hall_bench.PTY_MARGIN, auto) == "pty"
+    assert hall_bench.boards_transport(4096 - 10 - hall_bench.PTY_MARGIN + 1, auto) == "tcp"
+    assert hall_bench.boards_transport(5000, auto) == "tcp"
+    forced = argparse.Namespace(boards_transport="pty")
+    assert hall_bench.boards_transport(5000, forced) == "pty"
+    monkeypatch.setattr(hall_bench, "free_ptys", lambda: None)  # not Linux: ptys
+    assert hall_bench.boards_transport(5000, auto) == "pty"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_the_hall_bench_runs_with_its_boards_over_tcp_in_another_process() -> None:
+    """The path 5,000 tables take (boards on TCP ports of a second process, opened by the
+    hall as socket:// URLs), at 20 tables, with the memory report."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "hall.py"), "--quick", "--no-stages", "--boards-process",
+         "--boards-transport", "tcp", "--memory"],
+        capture_output=True, text=True, timeout=140, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    out = done.stdout
+    assert re.search(r"^N=20: latency p50 .*boards over TCP, socket:// URLs", out, re.M), out
+    assert re.search(r"^N=20: connected after \d+ s, resident set \+[\d.]+ kB", out, re.M), out
+    assert re.search(r"^  owned by one table \(sys.getsizeof .*\): [\d.]+ kB", out, re.M), out
+    assert re.search(r"^  garbage cycles held frozen .*: [\d.]+ objects per table", out, re.M), out

@@ -1,4 +1,4 @@
-"""Transports: the serial transport over a pty (fd reading) and socket:// (reader thread),
+"""Transports: the serial transport over a pty and socket:// (both read on the event loop),
 error mapping, and open_transport."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import threading
 import tty
 
 import pytest
@@ -88,7 +89,7 @@ async def test_exclusive_access(pty_pair: tuple[int, str]) -> None:
     await first.close()  # idempotent
 
 
-async def test_socket_url_uses_a_reader_thread() -> None:
+async def test_socket_url_is_read_on_the_event_loop() -> None:
     received = bytearray()
     writers: list[asyncio.StreamWriter] = []
 
@@ -103,6 +104,8 @@ async def test_socket_url_uses_a_reader_thread() -> None:
     transport = open_transport(f"socket://127.0.0.1:{port}")
     sink = Sink()
     await transport.open(sink.on_data, sink.on_lost)
+    # no reader thread: thousands of boards on sockets (bench/hall.py) cost no threads
+    assert not [t for t in threading.enumerate() if t.name.startswith("dgt-serial")]
     transport.write(b"\x4d")
     await wait_until(lambda: bytes(sink.data) == b"\x93\x00\x05\x03\x0a")
     assert bytes(received) == b"\x4d"

@@ -4,9 +4,10 @@
 
 9600 baud, 8N1, no flow control, input flushed on open (bytes left over from an earlier
 session would desynchronise the handshake), exclusive access where the platform has it.
-Ports with a file descriptor (POSIX serial ports and pseudo-terminals) are read with
-``loop.add_reader`` and written without blocking through ``loop.add_writer``; anything
-else (URL handlers) is read by a small thread.
+Ports with a file descriptor (POSIX serial ports, pseudo-terminals and ``socket://``
+URLs, the last sent without delay: ``TCP_NODELAY``) are read with ``loop.add_reader`` and
+written without blocking through ``loop.add_writer``; anything else (other URL handlers)
+is read by a small thread.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import contextlib
 import errno
 import logging
 import os
+import socket
 import threading
+from typing import Any
 
 import serial
+from serial.urlhandler import protocol_socket
 
 from dgt.errors import ConnectionFailed, PortBusy, PortNotFound, PortPermissionDenied
 from dgt.transports.base import DataCallback, LostCallback, Transport
@@ -47,6 +51,31 @@ def map_open_error(port: str, exc: BaseException) -> ConnectionFailed:
     return ConnectionFailed(f"cannot open {port}: {detail}")
 
 
+SOCKET_SCHEME = "socket://"
+
+
+class _SocketPort(protocol_socket.Serial):
+    """pyserial's ``socket://`` port, its input flushed without ``select()``, which refuses
+    descriptors past 1,023 (a hall of thousands of boards has them), and closed without
+    a pause."""
+
+    def reset_input_buffer(self) -> None:
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.fileno(), READ_CHUNK):
+                pass
+
+    def close(self) -> None:
+        """Closes at once: pyserial's close then sleeps 0.3 s (for quick reconnects), on
+        the caller's thread, the event loop's (25 minutes to close 5,000 boards)."""
+        sock: socket.socket | None = self._socket  # type: ignore[has-type]  # not in the stubs
+        self._socket = None
+        self.is_open = False
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+
 class SerialTransport(Transport):
     """A board on a serial port or pyserial URL."""
 
@@ -54,7 +83,7 @@ class SerialTransport(Transport):
         self.url = url
         self.baudrate = baudrate
         self.exclusive = exclusive
-        self._port: serial.Serial | None = None
+        self._port: serial.SerialBase | None = None
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_data: DataCallback | None = None
@@ -72,20 +101,26 @@ class SerialTransport(Transport):
     def is_open(self) -> bool:
         return self._port is not None
 
-    def _open_port(self) -> serial.Serial:
+    def _open_port(self) -> serial.SerialBase:
+        settings: dict[str, Any] = {
+            "baudrate": self.baudrate,
+            "bytesize": serial.EIGHTBITS,
+            "parity": serial.PARITY_NONE,
+            "stopbits": serial.STOPBITS_ONE,
+            "xonxoff": False,
+            "rtscts": False,
+            "dsrdtr": False,
+            "timeout": 0,
+            "exclusive": self.exclusive or None,
+        }
+        port: serial.SerialBase
         try:
-            port = serial.serial_for_url(
-                self.url,
-                baudrate=self.baudrate,
-                bytesize=serial.EIGHTBITS,
-                parity=serial.PARITY_NONE,
-                stopbits=serial.STOPBITS_ONE,
-                xonxoff=False,
-                rtscts=False,
-                dsrdtr=False,
-                timeout=0,
-                exclusive=self.exclusive or None,
-            )
+            if self.url.startswith(SOCKET_SCHEME):
+                port = _SocketPort(None, **settings)
+                port.port = self.url
+                port.open()
+            else:
+                port = serial.serial_for_url(self.url, **settings)
         except (OSError, ValueError) as exc:  # SerialException is an OSError
             raise map_open_error(self.url, exc) from None
         try:
@@ -110,6 +145,10 @@ class SerialTransport(Transport):
         fd: int | None = None
         if isinstance(port, serial.serialposix.Serial):
             fd = port.fileno()
+        elif isinstance(port, protocol_socket.Serial):
+            fd = port.fileno()
+            with socket.socket(fileno=os.dup(fd)) as sock:  # the same socket, for its option
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if fd is not None:
             os.set_blocking(fd, False)
             self._fd = fd
