@@ -15,7 +15,9 @@ The :class:`Hall` owns them all and one event loop:
   next one), and only then are the updates handed to subscribers (the web mirror): nothing
   is shown that is not on disk.  Rows that are shown to nobody (a clock report that changed
   only the times) may wait up to :data:`QUIET_COMMIT_DELAY` for a commit; any commit takes
-  the whole queue, so they are on disk before anything that follows them is shown;
+  the whole queue, so they are on disk before anything that follows them is shown; a
+  commit the loop leaves overdue (more busy boards than the CPU can serve) is made by the
+  next input (:data:`FLUSH_OVERDUE`);
 * at start each table is rebuilt from its log (:func:`service.store.rebuild`) before its
   board is opened; the board's first snapshot is then just the next input.
 
@@ -79,6 +81,12 @@ instead of paying a commit each; an input waits at most this long before it is s
 QUIET_COMMIT_DELAY = 1.0
 """Longest time in seconds a row that is shown to nobody (a clock report that changed only
 the times) waits in the queue for a commit.  Losing it in a crash loses nothing shown."""
+
+FLUSH_OVERDUE = 0.1
+"""A commit due this many seconds ago that the event loop has not run yet is made by the
+next input that queues rows: with more busy boards than the CPU can serve, the loop runs
+the boards' reads ahead of its due callbacks, and the queue (rows in memory, updates not
+shown) would otherwise grow for as long as the overload lasts."""
 
 _CLOCK_ONLY = frozenset({"board", "clock"})
 """Output types of a clock report that changed nothing but the times."""
@@ -549,6 +557,8 @@ class Hall:
         loop = self._loop
         handle = self._flush_handle
         if loop is not None and handle is not None and self._flush_undelayed and delay >= 0:
+            if loop.time() - self._flush_due > FLUSH_OVERDUE:
+                self._flush()  # the loop is starved of turns: commit from the input path
             return  # already due as soon as a commit may be: no later than this one
         if loop is None:
             try:
@@ -557,6 +567,9 @@ class Hall:
                 self._flush()
                 return
         now = loop.time()
+        if handle is not None and now - self._flush_due > FLUSH_OVERDUE:
+            self._flush()
+            return
         due = max(now + delay, self._last_commit + COMMIT_SPACING)
         if handle is not None:
             if self._flush_due <= due:

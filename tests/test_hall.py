@@ -232,6 +232,37 @@ async def test_inputs_close_together_share_a_commit_and_are_shown_only_after_it(
     store.close()
 
 
+async def test_a_commit_the_loop_leaves_overdue_is_made_by_the_next_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An overloaded hall: inputs keep the loop from running the due commit; the queue must
+    not grow for as long as that lasts (found at 5,000 boards: millions of rows waiting)."""
+    monkeypatch.setattr(service.hall, "FLUSH_OVERDUE", 0.05)
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store, table_factory=EchoTable, tick_interval=0)
+    runner = hall.add_table(TableConfig("1", "emulator", None, {}), EmulatorTransport())
+    updates: list[Update] = []
+    hall.subscribe(updates.append)
+    commits = store.commits
+
+    def move(square: int) -> None:
+        hall.board_event(runner, SquareChanged(time.monotonic(), square, Piece.WPAWN, Piece.EMPTY))
+
+    move(0)  # a commit is due on the next turn of the loop, which never comes here
+    move(1)
+    assert store.commits == commits
+    assert not updates
+    # The inputs' handling holds the loop past the commit's due time.
+    time.sleep(0.1)  # noqa: ASYNC251 (blocking the loop is the point)
+    move(2)
+    assert store.commits == commits + 1  # made by the input, without a turn of the loop
+    assert sum(1 for u in updates for e in u.events if e["type"] == "move") == 3
+    assert [i.kind for i in store.inputs("1")] == ["board"] * 3
+    await asyncio.sleep(0.02)
+    hall.settle()
+    store.close()
+
+
 class ClockTable(EchoTable):
     """:class:`EchoTable` that echoes clock reports as ``board`` outputs, as the real table
     does."""
