@@ -686,22 +686,34 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
-            reread = self._reread(now, out, complete=True, promotions=False)
+            # a pawn held while the new piece is fetched: the promotion is not complete
+            held = self._partway(top, promotions=True)
+            reread = not held and self._reread(now, out, complete=True, promotions=False)
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
                 return out
             if reread:
                 return out
-            if self._follow(now, out):
+            if not held and self._follow(now, out, promotions=False):
                 return out
         self._report_mismatch(now, out)
         return out
 
     def finish(self, now: float) -> list[RecognizerEvent]:
-        """End of input: complete the provisional move, if any."""
+        """End of input: complete the provisional move, if any (on a presence-only board,
+        the board read as at a clock press: a move is complete, a capture that promotes with
+        its captured piece swept off too)."""
         out: list[RecognizerEvent] = []
         if self._pending is not None:
             self._decide_pending(out)
+        top = self._top
+        if (
+            self.presence_only
+            and top is not None
+            and top.diff
+            and not self._reread(now, out, complete=True) | self._read_swept(now, out)
+        ):
+            self._follow(now, out)
         if self._played and not self._played[-1].final:
             self._finalise(now, out)
         return out
@@ -1068,11 +1080,13 @@ class Recognizer:
         ):
             self._follow(time, out, self._placing)
 
-    def _partway(self, ref: _Ref) -> bool:
+    def _partway(self, ref: _Ref, promotions: bool = False) -> bool:
         """Whether the board is part-way through a legal action from ``ref``: every square
         where it differs reads as that action leaves it, and the action changes more
         (a piece set down before its lift is reported, a capture before the captured piece
-        is taken off).  The next change will tell: nothing is read ahead yet."""
+        is taken off).  The next change will tell: nothing is read ahead yet.
+        ``promotions``: through a promotion only (a pawn held while the new piece is
+        fetched)."""
         diff = ref.diff
         board = self._board
         if not diff:
@@ -1080,19 +1094,31 @@ class Recognizer:
         for candidates in self._candidates(ref.node, next(iter(diff))).values():
             for candidate in candidates:
                 key = candidate.key
-                if len(key) > len(diff) and all(sq in key for sq in diff):
+                if (
+                    len(key) > len(diff)
+                    and all(sq in key for sq in diff)
+                    and (candidate.promotion or not promotions)
+                ):
                     readings = dict(candidate.readings)
                     if all(board[sq] == readings[sq] for sq in diff):
                         return True
         return False
 
-    def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
+    def _follow(
+        self,
+        time: float,
+        out: list[RecognizerEvent],
+        placed: int | None = None,
+        *,
+        promotions: bool = True,
+    ) -> bool:
         """Presence-only, no action explains the board: read ahead (:mod:`.ahead`) for the
         sequences of legal actions from the current position that end in what the board
         shows (at least two after a place, which must complete the last of them: one is
         read by the place itself), else for those from the position before a provisional
         last action that replace it; make the likeliest, naming the other captures the
-        board reads the same.  Returns whether it did."""
+        board reads the same (``promotions``: see :func:`.ahead.readings`).  Returns
+        whether it did."""
         top, game = self._top, self._game
         if top is None or game is None or not top.diff:
             return False
@@ -1102,16 +1128,17 @@ class Recognizer:
         # a piece set back where it stood (knocked over as a move was made): the actions
         # read ahead from here need not set it down, no mid-move place is left to wait for
         ahead = None if placed is not None and placed not in top.diff else placed
-        found = self._readings_here(
-            top,
-            placed,
-            ending=ahead,
-            twice=placed if ahead is None and self._stood_empty(top, placed) else None,
-        )
+        if placed is None:  # the board stood still: the square set down last may be one too
+            twice = self._set_back(top)
+        else:
+            twice = placed if ahead is None and self._stood_empty(top, placed) else None
+        found = self._readings_here(top, placed, ending=ahead, twice=twice, promotions=promotions)
         if found and (ahead is None or not found[0].rank[0]):
             self._read_ahead(found, top, time, out)
             return True
-        return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+        return self._follow_last(time, out, placed, promotions) or self._follow_sure(
+            time, out, placed, promotions
+        )
 
     def _readings_here(
         self,
@@ -1121,12 +1148,14 @@ class Recognizer:
         ending: int | None,
         twice: int | None = None,
         plies: int = AHEAD_PLIES,
+        promotions: bool = True,
     ) -> list[Reading]:
         """Readings ahead (:mod:`.ahead`) of two actions at least from ``top``, the current
         position, to the board; none while the side not to act has not begun its reply
         (:meth:`_replied`).  ``placed``: the square whose place asks (a place gets the
         smaller budget and no gap; None: a moment of stillness); ``ending``: the place the
-        readings must end with; ``twice``, ``plies``: see :func:`.ahead.readings`."""
+        readings must end with; ``twice``, ``plies``, ``promotions``: see
+        :func:`.ahead.readings`."""
         game = self._game
         assert game is not None
         if not self._replied(top.node.squares, top.diff, game.sides_to_act()):
@@ -1145,7 +1174,21 @@ class Recognizer:
             last=self._landed(len(self._played) - 1),
             gap=None if placed is not None else 0.0,
             plies=plies,
+            promotions=promotions,
         )
+
+    @staticmethod
+    def _set_back(ref: _Ref) -> int | None:
+        """The square last set down since ``ref`` if it was lifted before and reads as it
+        did (the board standing still: a piece left it and another was set down on it as
+        the next move, or a piece knocked over was set back), else None."""
+        if not ref.last_place:
+            return None
+        square = max(ref.last_place, key=ref.last_place.__getitem__)
+        lifted = ref.first_lift.get(square)
+        if square in ref.diff or lifted is None or lifted > ref.last_place[square]:
+            return None
+        return square
 
     def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
         """Whether ``square`` read empty for a settle delay or more before it was set down
@@ -1186,22 +1229,25 @@ class Recognizer:
         most = (AHEAD_PLIES + 1) // 2 + 1
         return white <= most and black <= most
 
-    def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+    def _follow_last(
+        self, time: float, out: list[RecognizerEvent], placed: int | None, promotions: bool
+    ) -> bool:
         """:meth:`_follow` from the position before a provisional last action."""
         prev = self._prev
         if prev is None or not self._played or self._played[-1].final:
             return False
-        found = self._replacing_last(prev, placed)
+        found = self._replacing_last(prev, placed, promotions=promotions)
         if not found:
             return False
         self._read_ahead(found, prev, time, out, replace=True)
         return True
 
     def _replacing_last(
-        self, prev: _Ref, placed: int | None, plies: int = AHEAD_PLIES
+        self, prev: _Ref, placed: int | None, plies: int = AHEAD_PLIES, *, promotions: bool = True
     ) -> list[Reading]:
         """The readings ahead from ``prev``, the position before the last action, that
-        replace it (see :meth:`_follow`); ``plies``: the most actions."""
+        replace it (see :meth:`_follow`); ``plies``: the most actions; ``promotions``: see
+        :func:`.ahead.readings`."""
         game, board = self._game, self._board
         assert game is not None
         if not self._played or not prev.diff:
@@ -1228,6 +1274,7 @@ class Recognizer:
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
                 plies=plies,
+                promotions=promotions,
             )
         finally:
             game.apply(last.action.action)
@@ -1235,7 +1282,9 @@ class Recognizer:
             return []
         return found
 
-    def _follow_sure(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+    def _follow_sure(
+        self, time: float, out: list[RecognizerEvent], placed: int | None, promotions: bool
+    ) -> bool:
         """:meth:`_follow` from the position the last reading ahead started from (its
         actions were a guess: the board may now show what else happened): a takeback to it
         and the actions read from there."""
@@ -1270,6 +1319,7 @@ class Recognizer:
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
+                promotions=promotions,
             )
         finally:
             self._restore_from(index, saved, nodes)
@@ -2342,8 +2392,10 @@ class Recognizer:
 
     def _drop_disproved(self, index: int, then: Sequence[Action]) -> None:
         """Drop the other readings of action ``index`` that the actions after it and
-        ``then`` (about to be made) disprove (one of them is not legal read so): a screen
-        offers only what may have been."""
+        ``then`` (about to be made) disprove (one of them is not legal read so, nor read as
+        another capture by the same piece of a piece that differs: its recapture, see
+        :meth:`_legal_after`): a screen offers only what may have been, and a later
+        re-reading tries only what is kept."""
         game = self._game
         assert game is not None
         played = self._played[index]
@@ -2355,23 +2407,59 @@ class Recognizer:
         kept = []
         try:
             for other, san in played.alternatives:
-                made = 0
                 try:
                     game.apply(other.action)
-                    made += 1
-                    for action in (*later[1:], *then):
-                        game.apply(action)
-                        made += 1
-                    kept.append((other, san))
                 except IllegalActionError:
-                    pass
+                    continue
+                try:
+                    differ = _followed(0, played.action, other)
+                    if self._legal_after((*later[1:], *then), differ, REREAD_CHANGES - 1):
+                        kept.append((other, san))
                 finally:
-                    for _ in range(made):
-                        game.undo()
+                    game.undo()
         finally:
             for action in later:
                 game.apply(action)
         played.alternatives = tuple(kept)
+
+    def _legal_after(self, actions: Sequence[Action], differ: int, changes: int) -> bool:
+        """Whether ``actions`` can be made one after the other from the game's position,
+        each as read or -- a capture made illegal by an action read another way before it
+        -- as a capture by the same piece of a piece that differs (``differ``, a bit mask: the
+        recapture of the piece really taken), at most ``changes`` of them so.  The game is
+        left as it was."""
+        if not actions:
+            return True
+        game = self._game
+        assert game is not None
+        action, rest = actions[0], actions[1:]
+        try:
+            game.apply(action)
+        except IllegalActionError:
+            pass
+        else:
+            try:
+                if not isinstance(action, Move):
+                    return self._legal_after(rest, differ, changes)
+                emptied, filled = 1 << action.from_square, 1 << action.to_square
+                carried = differ & emptied
+                differ &= ~(emptied | filled)
+                return self._legal_after(rest, differ | filled if carried else differ, changes)
+            finally:
+                game.undo()
+        if not changes or not isinstance(action, Move) or not game.squares[action.to_square]:
+            return False  # (only a capture reads as another capture)
+        for la in game.actions_changing(action.from_square):
+            if not (_other_capture(action, la) and differ >> _target(la) & 1):
+                continue
+            game.apply(la.action)
+            try:
+                moved = differ | 1 << action.to_square | 1 << _target(la)
+                if self._legal_after(rest, moved & ~(1 << action.from_square), changes - 1):
+                    return True
+            finally:
+                game.undo()
+        return False
 
     def _ahead_of(self, top: _Ref, placed: int | None) -> list[Reading]:
         """Readings ahead (:mod:`.ahead`) of two actions at most from ``top``, the current
