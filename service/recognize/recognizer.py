@@ -1049,7 +1049,10 @@ class Recognizer:
                         part_only=last.final and bool(self.presence_only),
                     ) or (last.swept and _same_origin(candidate.action, last.action))
                     if amends and not self._may_be_early_place():
+                        # a capture: the others by its piece are kept for a re-reading
+                        unseen = self._captures_instead(candidate.action, prev)
                         self._replace(candidate.action, time, out)
+                        self._played[-1].unseen = unseen
                         return
                     if amends or not last.final:
                         # maybe the opponent's reply seen place-before-lift: decide once
@@ -1349,7 +1352,13 @@ class Recognizer:
         """Make the likeliest of ``found`` (readings from ``ref``; ``replace``: its first
         action replaces the last one)."""
         best = found[0]
-        if self._sure is None or self._sure.node.ply > ref.node.ply:
+        sure = self._sure
+        if (
+            sure is None
+            or sure.node.ply > ref.node.ply
+            # (a guess too far back to read ahead from once these are made: this one's start)
+            or ref.node.ply + len(best.actions) - sure.node.ply > AHEAD_PLIES + 2
+        ):
             self._sure = ref
         named = other_captures(best, found)
         touched = ref.first_lift.keys() | ref.last_place.keys()
@@ -1366,10 +1375,13 @@ class Recognizer:
                 symbol and view[sq] and sq not in touched for sq, symbol in la.changes
             )
 
-    def _captures_instead(self, la: LegalAction) -> tuple[LegalAction, ...]:
-        """Presence-only: if ``la`` (legal from the top position) is a capture, the other
-        captures by its piece from there (the board reads them all the same)."""
-        top = self._top
+    def _captures_instead(
+        self, la: LegalAction, ref: _Ref | None = None
+    ) -> tuple[LegalAction, ...]:
+        """Presence-only: if ``la`` (legal from the top position, or from ``ref``) is a
+        capture, the other captures by its piece from there (the board reads them all the
+        same)."""
+        top = self._top if ref is None else ref
         action = la.action
         if top is None or not isinstance(action, Move) or not top.node.view[action.to_square]:
             return ()
