@@ -1513,8 +1513,23 @@ class Recognizer:
         """Presence-only: ``new`` replaces the provisional ``old`` only if the piece ``old``
         set down on a square that ``new`` leaves empty was lifted from there before ``new``'s
         occupied-but-changed squares were set down (a slid piece moves on, then captures);
-        a square handled before it is the opponent touching a piece, not the capture."""
-        if not self.presence_only or not new.same:
+        a square handled before it is the opponent touching a piece, not the capture.  Nor
+        a move to an empty square whose piece was lifted (since the previous position) more
+        than a scan after that square was set down: the piece set down was another's."""
+        if not self.presence_only:
+            return True
+        action, prev = new.action.action, self._prev
+        if (
+            prev is not None
+            and isinstance(action, Move)
+            and len(new.action.changes) == 2
+            and not prev.node.view[action.to_square]
+        ):
+            left = prev.last_lift.get(action.from_square)
+            landed = prev.last_place.get(action.to_square, float("-inf"))
+            if left is not None and landed + SCAN_SLACK < left:
+                return False
+        if not new.same:
             return True
         prev_view = self._nodes[-2].view
         changes = dict(new.action.changes)
@@ -2350,6 +2365,16 @@ class Recognizer:
             if chosen is None:
                 others = tuple(la for la, _ in played.alternatives)
                 reading = _legal_now(game, played.action.action)
+                move = None if reading is None else reading.action
+                if played.swept and isinstance(move, Move):
+                    # the other captures by its piece the board reads the same, now legal
+                    others += tuple(
+                        la
+                        for la in game.actions_changing(move.from_square)
+                        if _other_capture(move, la)
+                        and game.squares[_target(la)]
+                        and la not in others
+                    )
             else:
                 others = tuple(
                     la
