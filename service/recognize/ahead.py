@@ -276,6 +276,18 @@ def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> 
     return True
 
 
+def unexplained(actions: Sequence[LegalAction], handled: Handled) -> set[int]:
+    """The squares handled (see :class:`Handled`) that ``actions`` neither change nor pass
+    over (see :func:`rank`)."""
+    explained: set[int] = set()
+    for action in actions:
+        explained.update(square for square, _ in action.changes)
+        move = action.action
+        if isinstance(move, Move):
+            explained.update(between(move.from_square, move.to_square))
+    return (handled.first_lift.keys() | handled.last_place.keys()) - explained
+
+
 def rank(
     actions: Sequence[LegalAction],
     view: Sequence[str],

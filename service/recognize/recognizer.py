@@ -186,6 +186,7 @@ from service.recognize.ahead import (
     other_captures,
     readings,
     search,
+    unexplained,
 )
 from service.recognize.events import (
     Amend,
@@ -1136,7 +1137,7 @@ class Recognizer:
         else:
             twice = placed if ahead is None and self._stood_empty(top, placed) else None
         found = self._readings_here(top, placed, ending=ahead, twice=twice, promotions=promotions)
-        if found and (ahead is None or not found[0].rank[0]):
+        if found and (ahead is None or not found[0].rank[0] or self._set_back_only(top, found[0])):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed, promotions) or self._follow_sure(
@@ -1178,6 +1179,17 @@ class Recognizer:
             gap=None if placed is not None else 0.0,
             plies=plies,
             promotions=promotions,
+        )
+
+    @staticmethod
+    def _set_back_only(ref: _Ref, reading: Reading) -> bool:
+        """Whether every square handled since ``ref`` that ``reading`` leaves unexplained
+        reads as it did, set down after its last lift (a piece adjusted, or knocked over,
+        and set back: no part of a move still under way)."""
+        return all(
+            square not in ref.diff
+            and ref.last_place.get(square, float("-inf")) >= ref.last_lift.get(square, 0.0)
+            for square in unexplained(reading.actions, _handled(ref))
         )
 
     @staticmethod
