@@ -1132,7 +1132,7 @@ class Recognizer:
         # a piece set back where it stood (knocked over as a move was made): the actions
         # read ahead from here need not set it down, no mid-move place is left to wait for
         ahead = None if placed is not None and placed not in top.diff else placed
-        if placed is None:  # the board stood still: the square set down last may be one too
+        if placed is None:  # the board stood still: a square set back may be flipped twice
             twice = self._set_back(top)
         else:
             twice = placed if ahead is None and self._stood_empty(top, placed) else None
@@ -1194,16 +1194,16 @@ class Recognizer:
 
     @staticmethod
     def _set_back(ref: _Ref) -> int | None:
-        """The square last set down since ``ref`` if it was lifted before and reads as it
-        did (the board standing still: a piece left it and another was set down on it as
-        the next move, or a piece knocked over was set back), else None."""
-        if not ref.last_place:
-            return None
-        square = max(ref.last_place, key=ref.last_place.__getitem__)
-        lifted = ref.first_lift.get(square)
-        if square in ref.diff or lifted is None or lifted > ref.last_place[square]:
-            return None
-        return square
+        """Of the squares lifted and set down again since ``ref`` that read as they did, the
+        one that stood empty longest (the board standing still: a piece left it and another
+        was set down on it by a later move, rather than a piece knocked over and set back at
+        once), else None."""
+        found, longest = None, 0.0
+        for square, placed in ref.last_place.items():
+            lifted = ref.first_lift.get(square)
+            if square not in ref.diff and lifted is not None and placed - lifted > longest:
+                found, longest = square, placed - lifted
+        return found
 
     def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
         """Whether ``square`` read empty for a settle delay or more before it was set down
