@@ -1293,12 +1293,7 @@ class Recognizer:
             )
         finally:
             game.apply(last.action.action)
-        if (
-            placed is not None
-            and found
-            and found[0].rank[0]
-            and not self._set_back_only(prev, found[0])
-        ):
+        if placed is not None and found and found[0].rank[0]:
             return []
         return found
 
