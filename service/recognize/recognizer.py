@@ -76,8 +76,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   actions made each.
   It emits a ``Takeback`` of the actions since the first capture read again and move events
   for them again, with their completion kept, each naming the readings not taken that the
-  later play still allows.  A capture the handling settled (its captured square lifted and
-  set down in order) keeps the other captures by its piece unnamed (``unseen``: a swept
+  later play still allows (read as it is, or with a capture after it read as the recapture
+  of the piece that reading takes), a swept capture also the captures by its piece that
+  became legal.  A capture the handling settled (its captured square lifted and set down
+  in order, or amended in) keeps the other captures by its piece unnamed (``unseen``: a swept
   capture with a neighbour knocked over reads the same); they are read again the same way,
   but only once a move is complete (a piece set down on its path mid-move is no proof).  A
   capture read as the mover lands, before the captured square was handled, keeps the same
@@ -111,9 +113,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   going back to the move from the opponent's hand knocking the moved piece;
 * a capture whose captured piece was swept off as the capturing piece landed (the captured
   square never reads empty: the board only lacks the capturing piece) is read when the move
-  must be complete -- its side presses the clock, or the board stands still for the settle
-  delay (a capture that promotes only at a clock press: the pawn is held while the new
-  piece is fetched) -- if a legal capture by that piece reads so and its captured square
+  must be complete -- its side presses the clock, the input ends, or the board stands still
+  for the settle delay (a capture that promotes not then: the pawn is held while the new
+  piece is fetched, and while a pawn about to promote is lifted nothing is read ahead or
+  again) -- if a legal capture by that piece reads so and its captured square
   was not handled; it is completed only a further settle delay later.  A piece held still
   in the hand that long reads the same (ambiguous): the reading is replaced when the piece
   is set down elsewhere, and taken back when it is put back;
@@ -125,13 +128,15 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   on to take in one motion), else from where the last guess started (a swept capture read,
   or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
   after the move it answers was lifted, and is lifted after the move's piece was set down);
-  after a place, only a sequence explaining every square handled, within a smaller budget
+  after a place, only a sequence explaining every square handled (but the squares of pieces
+  lifted and set back where they stood: adjusted, not moved), within a smaller budget
   (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
   piece set down before its lift is reported: the next change tells).  A place that sets a
   piece back where it stood (a neighbour knocked over) completes no action: the sequence
   need not set it down nor explain it, and if the square stood empty a settle delay or
-  more, one action may empty it and a later one fill it again (a swept capture answered
-  by a piece set down on the square the capturing piece left).  The likeliest is
+  more (or, the board standing still, the square set back that stood empty longest), one
+  action may empty it and a later one fill it again (a swept capture answered by a piece
+  set down on the square the capturing piece left).  The likeliest is
   made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
   capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
   and the actions again, for what it read again), the other captures the board reads the
