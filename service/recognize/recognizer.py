@@ -1189,11 +1189,21 @@ class Recognizer:
     @staticmethod
     def _set_back_only(ref: _Ref, reading: Reading) -> bool:
         """Whether every square handled since ``ref`` that ``reading`` leaves unexplained
-        reads as it did, set down after its last lift (a piece adjusted, or knocked over,
-        and set back: no part of a move still under way)."""
+        reads as it did, holds a piece of the side of the reading's first action and was
+        set down after its last lift and before that action's piece was lifted (a piece
+        adjusted before the move: no part of a move still under way)."""
+        first = reading.actions[0]
+        lifts = [ref.first_lift[sq] for sq, symbol in first.changes if not symbol and sq in
+                 ref.first_lift]  # fmt: skip
+        began = min(lifts, default=float("inf"))
+        squares = ref.node.squares
         return all(
             square not in ref.diff
-            and ref.last_place.get(square, float("-inf")) >= ref.last_lift.get(square, 0.0)
+            and bool(squares[square])
+            and squares[square].isupper() == first.side
+            and ref.last_lift.get(square, 0.0)
+            <= ref.last_place.get(square, float("-inf"))
+            <= began + SCAN_SLACK
             for square in unexplained(reading.actions, _handled(ref))
         )
 
@@ -1298,7 +1308,12 @@ class Recognizer:
             )
         finally:
             game.apply(last.action.action)
-        if placed is not None and found and found[0].rank[0]:
+        if (
+            placed is not None
+            and found
+            and found[0].rank[0]
+            and not self._set_back_only(prev, found[0])
+        ):
             return []
         return found
 
