@@ -281,6 +281,7 @@ OTHER_GAMES_LOST_BEFORE = [
     ("special#13", 989, 0.3),
     ("960#745qk", 761, 0.6),
     ("960#765qk", 781, 0.6),
+    ("960#941qk", 957, 0.6),
 ]
 """The Chess960 and generated games that lost their way at ``--sweep 0.3`` (and 0.6)."""
 
