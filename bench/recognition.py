@@ -172,6 +172,7 @@ class Tally:
     relabelled: int = 0  # games read exactly, relabelled with their own moves (--check-relabel)
     relabelled_right: int = 0  # of them, read the same on a piece-identity board
     wrong: list[str] = field(default_factory=list)
+    lost_games: list[str] = field(default_factory=list)
 
     def merge(self, other: Tally) -> None:
         self.games += other.games
@@ -186,6 +187,7 @@ class Tally:
         self.relabelled += other.relabelled
         self.relabelled_right += other.relabelled_right
         self.wrong += other.wrong
+        self.lost_games += other.lost_games
 
     def add(
         self,
@@ -201,6 +203,8 @@ class Tally:
         self.games += 1
         self.moves += len(expected)
         self.lost += lost
+        if lost:
+            self.lost_games.append(name)
         if list(got) == list(expected):
             self.exact += 1
             self.matched += len(expected)
@@ -380,7 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--wall", action="store_true",
                         help="time board events by the wall clock, not CPU time")  # fmt: skip
-    parser.add_argument("--list-wrong", action="store_true", help="name the games read wrong")
+    parser.add_argument(
+        "--list-wrong", action="store_true",
+        help="name the games read wrong (and those the recogniser read that lost their way)",
+    )  # fmt: skip
     parser.add_argument(
         "--check-relabel", action="store_true",
         help="also give the pieces to every presence-only game read exactly and read it "
@@ -435,6 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             if args.list_wrong and tally.wrong:
                 print(f"  read wrong: {' '.join(tally.wrong[:40])}")
+            if args.list_wrong and tally.lost_games and tally is ours:
+                print(f"  lost their way: {' '.join(tally.lost_games[:40])}")
             if tally.relabelled:
                 print(f"  games read exactly, given pieces (with_identities) and read again on a "
                       f"piece-identity board: {tally.relabelled_right} of {tally.relabelled} "

@@ -276,6 +276,18 @@ def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> 
     return True
 
 
+def unexplained(actions: Sequence[LegalAction], handled: Handled) -> set[int]:
+    """The squares handled (see :class:`Handled`) that ``actions`` neither change nor pass
+    over (see :func:`rank`)."""
+    explained: set[int] = set()
+    for action in actions:
+        explained.update(square for square, _ in action.changes)
+        move = action.action
+        if isinstance(move, Move):
+            explained.update(between(move.from_square, move.to_square))
+    return (handled.first_lift.keys() | handled.last_place.keys()) - explained
+
+
 def rank(
     actions: Sequence[LegalAction],
     view: Sequence[str],
@@ -330,6 +342,7 @@ def readings(
     plies: int = AHEAD_PLIES,
     budget: int = AHEAD_NODES,
     twice: int | None = None,
+    promotions: bool = True,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
@@ -338,7 +351,10 @@ def readings(
     (default ``slack``; a move must be complete when the caller asks, so less may do).
     ``plies``: the most actions of a sequence; ``budget``: the most positions visited;
     ``twice``: a square that, if no sequence is found otherwise, one action may empty and a
-    later one fill again (a square a piece left and another piece was set down on)."""
+    later one fill again (a square a piece left and another piece was set down on).
+    Without ``promotions`` (the board stood still, no clock pressed: a move need not be
+    complete), no sequence ends with a promotion whose square was not set down since (a
+    capture read swept: the pawn may be held while the new piece is fetched)."""
     occupied = 0
     for square in range(64):
         if view[square]:
@@ -368,13 +384,25 @@ def readings(
         result = [
             Reading(actions, rank(actions, view, handled, promotion, last))
             for actions in found
-            if in_order(actions, handled, slack)
+            if (promotions or not _held(actions[-1], handled))
+            and in_order(actions, handled, slack)
             and in_turn(actions, handled, slack if gap is None else gap)
         ]
         if result:
             break
     result.sort(key=lambda reading: reading.rank)
     return result
+
+
+def _held(action: LegalAction, handled: Handled) -> bool:
+    """Whether ``action`` is a promotion whose square was not set down since (its pawn may
+    still be in the hand)."""
+    move = action.action
+    return (
+        isinstance(move, Move)
+        and move.promotion is not None
+        and move.to_square not in handled.last_place
+    )
 
 
 def other_captures(best: Reading, others: Sequence[Reading]) -> list[tuple[LegalAction, ...]]:

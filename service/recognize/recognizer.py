@@ -76,8 +76,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   actions made each.
   It emits a ``Takeback`` of the actions since the first capture read again and move events
   for them again, with their completion kept, each naming the readings not taken that the
-  later play still allows.  A capture the handling settled (its captured square lifted and
-  set down in order) keeps the other captures by its piece unnamed (``unseen``: a swept
+  later play still allows (read as it is, or with a capture after it read as the recapture
+  of the piece that reading takes), a swept capture also the captures by its piece that
+  became legal.  A capture the handling settled (its captured square lifted and set down
+  in order, or amended in) keeps the other captures by its piece unnamed (``unseen``: a swept
   capture with a neighbour knocked over reads the same); they are read again the same way,
   but only once a move is complete (a piece set down on its path mid-move is no proof).  A
   capture read as the mover lands, before the captured square was handled, keeps the same
@@ -111,9 +113,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   going back to the move from the opponent's hand knocking the moved piece;
 * a capture whose captured piece was swept off as the capturing piece landed (the captured
   square never reads empty: the board only lacks the capturing piece) is read when the move
-  must be complete -- its side presses the clock, or the board stands still for the settle
-  delay (a capture that promotes only at a clock press: the pawn is held while the new
-  piece is fetched) -- if a legal capture by that piece reads so and its captured square
+  must be complete -- its side presses the clock, the input ends, or the board stands still
+  for the settle delay (a capture that promotes not then: the pawn is held while the new
+  piece is fetched, and while a pawn about to promote is lifted nothing is read ahead or
+  again) -- if a legal capture by that piece reads so and its captured square
   was not handled; it is completed only a further settle delay later.  A piece held still
   in the hand that long reads the same (ambiguous): the reading is replaced when the piece
   is set down elsewhere, and taken back when it is put back;
@@ -125,13 +128,15 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   on to take in one motion), else from where the last guess started (a swept capture read,
   or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
   after the move it answers was lifted, and is lifted after the move's piece was set down);
-  after a place, only a sequence explaining every square handled, within a smaller budget
+  after a place, only a sequence explaining every square handled (but the squares of pieces
+  lifted and set back where they stood: adjusted, not moved), within a smaller budget
   (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
   piece set down before its lift is reported: the next change tells).  A place that sets a
   piece back where it stood (a neighbour knocked over) completes no action: the sequence
   need not set it down nor explain it, and if the square stood empty a settle delay or
-  more, one action may empty it and a later one fill it again (a swept capture answered
-  by a piece set down on the square the capturing piece left).  The likeliest is
+  more (or, the board standing still, the square set back that stood empty longest), one
+  action may empty it and a later one fill it again (a swept capture answered by a piece
+  set down on the square the capturing piece left).  The likeliest is
   made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
   capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
   and the actions again, for what it read again), the other captures the board reads the
@@ -186,6 +191,7 @@ from service.recognize.ahead import (
     other_captures,
     readings,
     search,
+    unexplained,
 )
 from service.recognize.events import (
     Amend,
@@ -686,22 +692,34 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
-            reread = self._reread(now, out, complete=True, promotions=False)
+            # a pawn held while the new piece is fetched: the promotion is not complete
+            held = self._partway(top, promotions=True)
+            reread = not held and self._reread(now, out, complete=True, promotions=False)
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
                 return out
             if reread:
                 return out
-            if self._follow(now, out):
+            if not held and self._follow(now, out, promotions=False):
                 return out
         self._report_mismatch(now, out)
         return out
 
     def finish(self, now: float) -> list[RecognizerEvent]:
-        """End of input: complete the provisional move, if any."""
+        """End of input: complete the provisional move, if any (on a presence-only board,
+        the board read as at a clock press: a move is complete, a capture that promotes with
+        its captured piece swept off too)."""
         out: list[RecognizerEvent] = []
         if self._pending is not None:
             self._decide_pending(out)
+        top = self._top
+        if (
+            self.presence_only
+            and top is not None
+            and top.diff
+            and not self._reread(now, out, complete=True) | self._read_swept(now, out)
+        ):
+            self._follow(now, out)
         if self._played and not self._played[-1].final:
             self._finalise(now, out)
         return out
@@ -1037,7 +1055,10 @@ class Recognizer:
                         part_only=last.final and bool(self.presence_only),
                     ) or (last.swept and _same_origin(candidate.action, last.action))
                     if amends and not self._may_be_early_place():
+                        # a capture: the others by its piece are kept for a re-reading
+                        unseen = self._captures_instead(candidate.action, prev)
                         self._replace(candidate.action, time, out)
+                        self._played[-1].unseen = unseen
                         return
                     if amends or not last.final:
                         # maybe the opponent's reply seen place-before-lift: decide once
@@ -1068,11 +1089,13 @@ class Recognizer:
         ):
             self._follow(time, out, self._placing)
 
-    def _partway(self, ref: _Ref) -> bool:
+    def _partway(self, ref: _Ref, promotions: bool = False) -> bool:
         """Whether the board is part-way through a legal action from ``ref``: every square
         where it differs reads as that action leaves it, and the action changes more
         (a piece set down before its lift is reported, a capture before the captured piece
-        is taken off).  The next change will tell: nothing is read ahead yet."""
+        is taken off).  The next change will tell: nothing is read ahead yet.
+        ``promotions``: through a promotion only (a pawn held while the new piece is
+        fetched)."""
         diff = ref.diff
         board = self._board
         if not diff:
@@ -1080,19 +1103,31 @@ class Recognizer:
         for candidates in self._candidates(ref.node, next(iter(diff))).values():
             for candidate in candidates:
                 key = candidate.key
-                if len(key) > len(diff) and all(sq in key for sq in diff):
+                if (
+                    len(key) > len(diff)
+                    and all(sq in key for sq in diff)
+                    and (candidate.promotion or not promotions)
+                ):
                     readings = dict(candidate.readings)
                     if all(board[sq] == readings[sq] for sq in diff):
                         return True
         return False
 
-    def _follow(self, time: float, out: list[RecognizerEvent], placed: int | None = None) -> bool:
+    def _follow(
+        self,
+        time: float,
+        out: list[RecognizerEvent],
+        placed: int | None = None,
+        *,
+        promotions: bool = True,
+    ) -> bool:
         """Presence-only, no action explains the board: read ahead (:mod:`.ahead`) for the
         sequences of legal actions from the current position that end in what the board
         shows (at least two after a place, which must complete the last of them: one is
         read by the place itself), else for those from the position before a provisional
         last action that replace it; make the likeliest, naming the other captures the
-        board reads the same.  Returns whether it did."""
+        board reads the same (``promotions``: see :func:`.ahead.readings`).  Returns
+        whether it did."""
         top, game = self._top, self._game
         if top is None or game is None or not top.diff:
             return False
@@ -1102,16 +1137,17 @@ class Recognizer:
         # a piece set back where it stood (knocked over as a move was made): the actions
         # read ahead from here need not set it down, no mid-move place is left to wait for
         ahead = None if placed is not None and placed not in top.diff else placed
-        found = self._readings_here(
-            top,
-            placed,
-            ending=ahead,
-            twice=placed if ahead is None and self._stood_empty(top, placed) else None,
-        )
-        if found and (ahead is None or not found[0].rank[0]):
+        if placed is None:  # the board stood still: a square set back may be flipped twice
+            twice = self._set_back(top)
+        else:
+            twice = placed if ahead is None and self._stood_empty(top, placed) else None
+        found = self._readings_here(top, placed, ending=ahead, twice=twice, promotions=promotions)
+        if found and (ahead is None or not found[0].rank[0] or self._set_back_only(top, found[0])):
             self._read_ahead(found, top, time, out)
             return True
-        return self._follow_last(time, out, placed) or self._follow_sure(time, out, placed)
+        return self._follow_last(time, out, placed, promotions) or self._follow_sure(
+            time, out, placed, promotions
+        )
 
     def _readings_here(
         self,
@@ -1121,12 +1157,14 @@ class Recognizer:
         ending: int | None,
         twice: int | None = None,
         plies: int = AHEAD_PLIES,
+        promotions: bool = True,
     ) -> list[Reading]:
         """Readings ahead (:mod:`.ahead`) of two actions at least from ``top``, the current
         position, to the board; none while the side not to act has not begun its reply
         (:meth:`_replied`).  ``placed``: the square whose place asks (a place gets the
         smaller budget and no gap; None: a moment of stillness); ``ending``: the place the
-        readings must end with; ``twice``, ``plies``: see :func:`.ahead.readings`."""
+        readings must end with; ``twice``, ``plies``, ``promotions``: see
+        :func:`.ahead.readings`."""
         game = self._game
         assert game is not None
         if not self._replied(top.node.squares, top.diff, game.sides_to_act()):
@@ -1145,7 +1183,42 @@ class Recognizer:
             last=self._landed(len(self._played) - 1),
             gap=None if placed is not None else 0.0,
             plies=plies,
+            promotions=promotions,
         )
+
+    @staticmethod
+    def _set_back_only(ref: _Ref, reading: Reading) -> bool:
+        """Whether every square handled since ``ref`` that ``reading`` leaves unexplained
+        reads as it did, holds a piece of the side of the reading's first action and was
+        set down after its last lift and before that action's piece was lifted (a piece
+        adjusted before the move: no part of a move still under way)."""
+        first = reading.actions[0]
+        lifts = [ref.first_lift[sq] for sq, symbol in first.changes if not symbol and sq in
+                 ref.first_lift]  # fmt: skip
+        began = min(lifts, default=float("inf"))
+        squares = ref.node.squares
+        return all(
+            square not in ref.diff
+            and bool(squares[square])
+            and squares[square].isupper() == first.side
+            and ref.last_lift.get(square, 0.0)
+            <= ref.last_place.get(square, float("-inf"))
+            <= began + SCAN_SLACK
+            for square in unexplained(reading.actions, _handled(ref))
+        )
+
+    @staticmethod
+    def _set_back(ref: _Ref) -> int | None:
+        """Of the squares lifted and set down again since ``ref`` that read as they did, the
+        one that stood empty longest (the board standing still: a piece left it and another
+        was set down on it by a later move, rather than a piece knocked over and set back at
+        once), else None."""
+        found, longest = None, 0.0
+        for square, placed in ref.last_place.items():
+            lifted = ref.first_lift.get(square)
+            if square not in ref.diff and lifted is not None and placed - lifted > longest:
+                found, longest = square, placed - lifted
+        return found
 
     def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
         """Whether ``square`` read empty for a settle delay or more before it was set down
@@ -1186,22 +1259,25 @@ class Recognizer:
         most = (AHEAD_PLIES + 1) // 2 + 1
         return white <= most and black <= most
 
-    def _follow_last(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+    def _follow_last(
+        self, time: float, out: list[RecognizerEvent], placed: int | None, promotions: bool
+    ) -> bool:
         """:meth:`_follow` from the position before a provisional last action."""
         prev = self._prev
         if prev is None or not self._played or self._played[-1].final:
             return False
-        found = self._replacing_last(prev, placed)
+        found = self._replacing_last(prev, placed, promotions=promotions)
         if not found:
             return False
         self._read_ahead(found, prev, time, out, replace=True)
         return True
 
     def _replacing_last(
-        self, prev: _Ref, placed: int | None, plies: int = AHEAD_PLIES
+        self, prev: _Ref, placed: int | None, plies: int = AHEAD_PLIES, *, promotions: bool = True
     ) -> list[Reading]:
         """The readings ahead from ``prev``, the position before the last action, that
-        replace it (see :meth:`_follow`); ``plies``: the most actions."""
+        replace it (see :meth:`_follow`); ``plies``: the most actions; ``promotions``: see
+        :func:`.ahead.readings`."""
         game, board = self._game, self._board
         assert game is not None
         if not self._played or not prev.diff:
@@ -1228,14 +1304,22 @@ class Recognizer:
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
                 plies=plies,
+                promotions=promotions,
             )
         finally:
             game.apply(last.action.action)
-        if placed is not None and found and found[0].rank[0]:
+        if (
+            placed is not None
+            and found
+            and found[0].rank[0]
+            and not self._set_back_only(prev, found[0])
+        ):
             return []
         return found
 
-    def _follow_sure(self, time: float, out: list[RecognizerEvent], placed: int | None) -> bool:
+    def _follow_sure(
+        self, time: float, out: list[RecognizerEvent], placed: int | None, promotions: bool
+    ) -> bool:
         """:meth:`_follow` from the position the last reading ahead started from (its
         actions were a guess: the board may now show what else happened): a takeback to it
         and the actions read from there."""
@@ -1270,6 +1354,7 @@ class Recognizer:
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
+                promotions=promotions,
             )
         finally:
             self._restore_from(index, saved, nodes)
@@ -1299,7 +1384,13 @@ class Recognizer:
         """Make the likeliest of ``found`` (readings from ``ref``; ``replace``: its first
         action replaces the last one)."""
         best = found[0]
-        if self._sure is None or self._sure.node.ply > ref.node.ply:
+        sure = self._sure
+        if (
+            sure is None
+            or sure.node.ply > ref.node.ply
+            # (a guess too far back to read ahead from once these are made: this one's start)
+            or ref.node.ply + len(best.actions) - sure.node.ply > AHEAD_PLIES + 2
+        ):
             self._sure = ref
         named = other_captures(best, found)
         touched = ref.first_lift.keys() | ref.last_place.keys()
@@ -1316,10 +1407,13 @@ class Recognizer:
                 symbol and view[sq] and sq not in touched for sq, symbol in la.changes
             )
 
-    def _captures_instead(self, la: LegalAction) -> tuple[LegalAction, ...]:
-        """Presence-only: if ``la`` (legal from the top position) is a capture, the other
-        captures by its piece from there (the board reads them all the same)."""
-        top = self._top
+    def _captures_instead(
+        self, la: LegalAction, ref: _Ref | None = None
+    ) -> tuple[LegalAction, ...]:
+        """Presence-only: if ``la`` (legal from the top position, or from ``ref``) is a
+        capture, the other captures by its piece from there (the board reads them all the
+        same)."""
+        top = self._top if ref is None else ref
         action = la.action
         if top is None or not isinstance(action, Move) or not top.node.view[action.to_square]:
             return ()
@@ -1451,8 +1545,23 @@ class Recognizer:
         """Presence-only: ``new`` replaces the provisional ``old`` only if the piece ``old``
         set down on a square that ``new`` leaves empty was lifted from there before ``new``'s
         occupied-but-changed squares were set down (a slid piece moves on, then captures);
-        a square handled before it is the opponent touching a piece, not the capture."""
-        if not self.presence_only or not new.same:
+        a square handled before it is the opponent touching a piece, not the capture.  Nor
+        a move to an empty square whose piece was lifted (since the previous position) more
+        than a scan after that square was set down: the piece set down was another's."""
+        if not self.presence_only:
+            return True
+        action, prev = new.action.action, self._prev
+        if (
+            prev is not None
+            and isinstance(action, Move)
+            and len(new.action.changes) == 2
+            and not prev.node.view[action.to_square]
+        ):
+            left = prev.last_lift.get(action.from_square)
+            landed = prev.last_place.get(action.to_square, float("-inf"))
+            if left is not None and landed + SCAN_SLACK < left:
+                return False
+        if not new.same:
             return True
         prev_view = self._nodes[-2].view
         changes = dict(new.action.changes)
@@ -2288,6 +2397,16 @@ class Recognizer:
             if chosen is None:
                 others = tuple(la for la, _ in played.alternatives)
                 reading = _legal_now(game, played.action.action)
+                move = None if reading is None else reading.action
+                if played.swept and isinstance(move, Move):
+                    # the other captures by its piece the board reads the same, now legal
+                    others += tuple(
+                        la
+                        for la in game.actions_changing(move.from_square)
+                        if _other_capture(move, la)
+                        and game.squares[_target(la)]
+                        and la not in others
+                    )
             else:
                 others = tuple(
                     la
@@ -2342,8 +2461,10 @@ class Recognizer:
 
     def _drop_disproved(self, index: int, then: Sequence[Action]) -> None:
         """Drop the other readings of action ``index`` that the actions after it and
-        ``then`` (about to be made) disprove (one of them is not legal read so): a screen
-        offers only what may have been."""
+        ``then`` (about to be made) disprove (one of them is not legal read so, nor read as
+        another capture by the same piece of a piece that differs: its recapture, see
+        :meth:`_legal_after`): a screen offers only what may have been, and a later
+        re-reading tries only what is kept."""
         game = self._game
         assert game is not None
         played = self._played[index]
@@ -2355,23 +2476,59 @@ class Recognizer:
         kept = []
         try:
             for other, san in played.alternatives:
-                made = 0
                 try:
                     game.apply(other.action)
-                    made += 1
-                    for action in (*later[1:], *then):
-                        game.apply(action)
-                        made += 1
-                    kept.append((other, san))
                 except IllegalActionError:
-                    pass
+                    continue
+                try:
+                    differ = _followed(0, played.action, other)
+                    if self._legal_after((*later[1:], *then), differ, REREAD_CHANGES - 1):
+                        kept.append((other, san))
                 finally:
-                    for _ in range(made):
-                        game.undo()
+                    game.undo()
         finally:
             for action in later:
                 game.apply(action)
         played.alternatives = tuple(kept)
+
+    def _legal_after(self, actions: Sequence[Action], differ: int, changes: int) -> bool:
+        """Whether ``actions`` can be made one after the other from the game's position,
+        each as read or -- a capture made illegal by an action read another way before it
+        -- as a capture by the same piece of a piece that differs (``differ``, a bit mask: the
+        recapture of the piece really taken), at most ``changes`` of them so.  The game is
+        left as it was."""
+        if not actions:
+            return True
+        game = self._game
+        assert game is not None
+        action, rest = actions[0], actions[1:]
+        try:
+            game.apply(action)
+        except IllegalActionError:
+            pass
+        else:
+            try:
+                if not isinstance(action, Move):
+                    return self._legal_after(rest, differ, changes)
+                emptied, filled = 1 << action.from_square, 1 << action.to_square
+                carried = differ & emptied
+                differ &= ~(emptied | filled)
+                return self._legal_after(rest, differ | filled if carried else differ, changes)
+            finally:
+                game.undo()
+        if not changes or not isinstance(action, Move) or not game.squares[action.to_square]:
+            return False  # (only a capture reads as another capture)
+        for la in game.actions_changing(action.from_square):
+            if not (_other_capture(action, la) and differ >> _target(la) & 1):
+                continue
+            game.apply(la.action)
+            try:
+                moved = differ | 1 << action.to_square | 1 << _target(la)
+                if self._legal_after(rest, moved & ~(1 << action.from_square), changes - 1):
+                    return True
+            finally:
+                game.undo()
+        return False
 
     def _ahead_of(self, top: _Ref, placed: int | None) -> list[Reading]:
         """Readings ahead (:mod:`.ahead`) of two actions at most from ``top``, the current
