@@ -1,0 +1,83 @@
+"""Which build of the service runs: plain Python, or the optional compiled build (mypyc
+extensions next to the sources, made by ``build_compiled.py`` / ``./setup.sh compiled``).
+``dgt-service --version`` prints :func:`describe`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import sysconfig
+from importlib import metadata
+from pathlib import Path
+
+_PACKAGES = ("dgt", "service")
+_STAMP = "service/_compiled.json"
+"""Written by ``build_compiled.py``: the modules compiled and a hash of each source."""
+
+
+def _root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def compiled_modules() -> list[str]:
+    """The modules of the project that import from a compiled extension (an extension
+    next to a module's source is what Python imports)."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    root = _root()
+    found: list[str] = []
+    for package in _PACKAGES:
+        for source in sorted((root / package).rglob("*.py")):
+            if source.with_name(source.stem + suffix).exists():
+                parts = source.relative_to(root).with_suffix("").parts
+                found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+def is_compiled(cls: type) -> bool:
+    """Whether a class runs compiled (its module is an extension: its methods cannot be
+    replaced, as ``bench/_stages.py`` does)."""
+    module = sys.modules.get(cls.__module__)
+    file = getattr(module, "__file__", None) or ""
+    return file.endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+
+
+def out_of_date() -> list[str]:
+    """Sources of compiled modules changed since they were compiled (their extension runs
+    the old code until the build is made again)."""
+    root = _root()
+    try:
+        sources: dict[str, str] = json.loads((root / _STAMP).read_text())["sources"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["(no record of the build)"] if compiled_modules() else []
+    changed = []
+    for name, digest in sources.items():
+        path = root / name
+        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            changed.append(name)
+    return changed
+
+
+def version() -> str:
+    try:
+        return metadata.version("dgt-service")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def describe() -> str:
+    """One line: the version and the build (``compiled with mypyc: 58 modules`` or ``plain
+    Python``), with a warning when the compiled build is older than its sources."""
+    modules = compiled_modules()
+    if not modules:
+        return f"dgt-service {version()} (plain Python)"
+    packages = sorted({".".join(name.split(".")[:2]) for name in modules})
+    line = f"dgt-service {version()} (compiled with mypyc: {len(modules)} modules of "
+    line += f"{', '.join(packages)})"
+    changed = out_of_date()
+    if changed:
+        line += (
+            f"; OUT OF DATE: {len(changed)} sources changed since it was compiled "
+            "(./setup.sh compiled builds it again, ./setup.sh plain removes it)"
+        )
+    return line
