@@ -4,12 +4,16 @@ extensions next to the sources, made by ``build_compiled.py`` / ``./setup.sh com
 
 from __future__ import annotations
 
+import copyreg
+import dataclasses
 import hashlib
+import importlib
 import json
 import sys
 import sysconfig
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 _PACKAGES = ("dgt", "service")
 _STAMP = "service/_compiled.json"
@@ -40,6 +44,36 @@ def is_compiled(cls: type) -> bool:
     module = sys.modules.get(cls.__module__)
     file = getattr(module, "__file__", None) or ""
     return file.endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+
+
+def _rebuilt(cls: Any, state: dict[str, Any]) -> Any:
+    """A frozen dataclass of the compiled build, unpickled (see :func:`picklable_dataclasses`)."""
+    obj = cls.__new__(cls)
+    for name, value in state.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def _reduced(obj: Any) -> tuple[Any, tuple[type[Any], dict[str, Any]]]:
+    fields = dataclasses.fields(obj)
+    return _rebuilt, (type(obj), {f.name: getattr(obj, f.name) for f in fields})
+
+
+def picklable_dataclasses() -> None:
+    """Let pickle (a read replica's snapshot) rebuild the frozen dataclasses of the compiled
+    build: mypyc leaves out the ``__setstate__`` that dataclasses writes for a frozen class
+    with slots, and unpickling would assign to a frozen field.  Nothing to do in plain
+    Python."""
+    for name in compiled_modules():
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and value.__module__ == name
+                and dataclasses.is_dataclass(value)
+                and value.__dataclass_params__.frozen  # type: ignore[attr-defined]
+            ):
+                copyreg.pickle(value, _reduced)
 
 
 def out_of_date() -> list[str]:

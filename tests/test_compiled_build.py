@@ -92,7 +92,7 @@ def test_a_compiled_module_is_what_imports_until_the_build_is_removed(tmp_path: 
 
 
 def test_dgt_service_version_names_the_build_that_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    import service.table.game
+    import service.recognize.recognizer as probe
 
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
@@ -100,10 +100,10 @@ def test_dgt_service_version_names_the_build_that_runs(capsys: pytest.CaptureFix
     line = capsys.readouterr().out.strip()
     assert line == describe()
     assert line.startswith("dgt-service ")
-    if service.table.game.__file__ and service.table.game.__file__.endswith(SUFFIX):
-        assert "service.table.game" in compiled_modules()
+    if probe.__file__ and probe.__file__.endswith(SUFFIX):
+        assert "service.recognize.recognizer" in compiled_modules()
         assert "compiled with mypyc" in line
-        assert "service.table" in line
+        assert "service.recognize" in line
         assert "OUT OF DATE" not in line  # a build older than its sources would run old code
     else:
         assert compiled_modules() == []

@@ -32,7 +32,6 @@ from service.arbiter.rulings import (
     Ruling,
     RulingKind,
 )
-from service.mypyc_attrs import mypyc_attr
 from service.variants.base import EMPTY, Color, LegalAction, Move, SquareMap, VariantGame
 
 RELEASE_TIME = 0.5
@@ -102,7 +101,6 @@ def _colour(symbol: str) -> Color | None:
     return symbol.isupper()
 
 
-@mypyc_attr(serializable=True)  # pickled by a replica's snapshot, also when compiled
 class Arbiter:
     """One game's arbiter under ``rules``."""
 

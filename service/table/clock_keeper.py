@@ -16,7 +16,6 @@ from enum import StrEnum
 from typing import Any
 
 from dgt.events import ClockUpdate, Side
-from service.mypyc_attrs import mypyc_attr
 from service.time_control import GameClocks, TimeControl
 from service.variants.base import BLACK, WHITE, Color
 
@@ -93,7 +92,6 @@ def result_text(result: str) -> str:
     return result if result != "1/2-1/2" else "DRAW"
 
 
-@mypyc_attr(serializable=True)  # pickled by a replica's snapshot, also when compiled
 class ClockKeeper:
     """The times of one game and the orders for the board's clock (see the module docs).
 

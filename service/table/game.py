@@ -32,7 +32,6 @@ from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling
 from service.arbiter.arbiter import ArbiterError
 from service.arbiter.base import FlagPolicy
-from service.mypyc_attrs import mypyc_attr
 from service.pgn import TableGame, pgn_date, table_pgn
 from service.recognize import (
     Amend,
@@ -134,7 +133,6 @@ TABLE_COMMANDS = tuple(AdminCommand)
 """The admin commands a turn-based table takes: all of them."""
 
 
-@mypyc_attr(serializable=True)  # pickled by a replica's snapshot, also when compiled
 class Table:
     """One game at one board (see the module docstring).
 

@@ -47,7 +47,6 @@ import chess
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
-from service.mypyc_attrs import mypyc_attr
 from service.pgn import (
     PgnMove,
     game_text,
@@ -157,7 +156,6 @@ class _Entry:
         return data
 
 
-@mypyc_attr(serializable=True)  # pickled by a replica's snapshot, also when compiled
 class RealtimeTable:
     """One game of realtime chess at one board (see the module docstring).
 
