@@ -33,34 +33,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 
 MODULES = (
-    "service/arbiter",
     "service/recognize",
-    "service/table",
     "service/pgn.py",
-    "service/json_text.py",
 )
-"""What is compiled (files, or packages: every module in them but :data:`EXCLUDED`), chosen
-by measurement: see bench/README.md, "The compiled build"."""
+"""What is compiled (files, or packages: every module in them but a package's ``__init__``),
+chosen by measurement (bench/README.md, "The compiled build"): the recogniser pays (a fifth
+less CPU per board event); the arbiter's rule sets, the table's helpers and the JSON writer
+compiled as well paid nothing measurable in a hall's replay, and the table, the arbiter
+and the variants cannot be (:data:`NOT_COMPILED`)."""
 
-EXCLUDED = (
-    # a dataclass whose __setattr__ drops a cached JSON: compiled callers would set its
-    # fields directly (a native class), past the hook, and the cache would go stale
-    "service/table/record.py",
-    # several `except E as exc` of different types in one function: mypyc gives `exc` the
-    # first one's type and raises TypeError for the others
-    "service/table/settings.py",
-    # classes a read replica pickles whose __init__ takes arguments (Table, RealtimeTable,
-    # ClockKeeper, Arbiter): a compiled class's __new__ calls __init__, so unpickling fails
-    # (and with @mypyc_attr(serializable=True), mypyc 2.4 skipped __init__ on construction)
-    "service/table/game.py",
-    "service/table/realtime.py",
-    "service/table/clock_keeper.py",
-    "service/arbiter/arbiter.py",
-)
-"""Modules of :data:`MODULES` left plain: what they do is not what mypyc compiles.
-(``service/variants``, not compiled: its ``Variant`` instances would carry the class default
-``stand_ins``, a mappingproxy, and fail to pickle for a replica's snapshot; realtime chess
-reads a field mypy narrowed before a call that changes it.)"""
+NOT_COMPILED = {
+    "service/table/record.py": "a dataclass whose __setattr__ drops a cached JSON: compiled "
+    "callers set its fields directly (a native class), past the hook: the cache goes stale",
+    "service/table/settings.py": "several `except E as exc` of different types in one "
+    "function: mypyc gives `exc` the first one's type and raises TypeError for the others",
+    "service/table/game.py, realtime.py, clock_keeper.py, service/arbiter/arbiter.py": "a "
+    "read replica pickles their classes, whose __init__ takes arguments: a compiled class's "
+    "__new__ calls __init__, so unpickling fails (mypyc 2.4's serializable=True then left "
+    "__init__ uncalled on construction)",
+    "service/variants": "a Variant carries its class default `stand_ins`, a mappingproxy, "
+    "which does not pickle; realtime chess reads a field mypy narrowed before a call that "
+    "changes it (TypeError)",
+}
+"""Why the rest of the pure core is not compiled (for the next person to try)."""
 
 GROUP = "service._compiled"
 """The shared library of the compiled modules (``service/_compiled__mypyc...so``)."""
@@ -77,10 +72,9 @@ def _sources(root: Path, paths: tuple[str, ...]) -> list[Path]:
     for path in paths:
         full = root / path
         files.extend(sorted(full.rglob("*.py")) if full.is_dir() else [full])
-    left = {root / path for path in EXCLUDED}
     # A package's __init__ stays plain: mypyc gives a compiled package the __path__ of the
     # shared library's directory (service/service/table), where its plain modules are not.
-    return [f for f in files if f not in left and f.name != "__init__.py"]
+    return [f for f in files if f.name != "__init__.py"]
 
 
 def _digest(root: Path, paths: tuple[str, ...]) -> dict[str, str]:

@@ -30,8 +30,8 @@ nothing are charged to ``tick`` (it counts only those that did).
 
 The service itself carries no instrumentation: nothing of this runs unless a bench
 installs it, and :meth:`StageMeter.uninstall` puts the methods back.  Under the compiled
-build (``build_compiled.py``) the classes mypyc compiled (the table, the recogniser) take no
-wrapper: their time counts in the stage that calls them (the recogniser's in the table's),
+build (``build_compiled.py``) the classes mypyc compiled (the recogniser) take no wrapper:
+their time counts in the stage that calls them (the recogniser's in the table's),
 and :attr:`StageMeter.unwrapped` and :func:`report` say so.  Timing costs some CPU
 of its own (:meth:`StageMeter.overhead_ns`, per wrapped call), which the service's figure
 includes while the meter is installed.
