@@ -5,10 +5,10 @@
     .venv/bin/python build_compiled.py --clean    # back to plain Python
     .venv/bin/python build_compiled.py --status   # which build this checkout runs
 
-Each compiled module is an extension (``game.cpython-311-x86_64-linux-gnu.so``) next to its
-``.py`` (Python imports the extension first), all of them sharing one library
-(``service/_compiled__mypyc...so``), with :data:`STAMP` listing the modules and a hash of
-each source.  Nothing else changes: the same sources, imported the same way; deleting the
+Each compiled module is an extension (``recognizer.cpython-311-x86_64-linux-gnu.so``) next
+to its ``.py`` (Python imports the extension first), all of them sharing one library
+(``service/_compiled__mypyc...so``), with a record (:data:`STAMP`) of the modules and a hash
+of each source.  Nothing else changes: the same sources, imported the same way; deleting the
 artefacts (``--clean``) is the plain Python build again.  The default install never
 compiles.  Without a C compiler, without mypyc (``pip install -e .[compiled]``) or when the
 build fails, this says so in one line, leaves no artefact behind and exits 1: the plain
@@ -60,8 +60,14 @@ NOT_COMPILED = {
 GROUP = "service._compiled"
 """The shared library of the compiled modules (``service/_compiled__mypyc...so``)."""
 
-STAMP = "service/_compiled.json"
-"""What was compiled, by whom, from which sources (git-ignored like every artefact)."""
+STAMP = "_compiled.json"
+"""What was compiled, from which sources, in the shared library's package
+(``service/_compiled.json``; git-ignored like every artefact)."""
+
+
+def _stamp(root: Path, group: str) -> Path:
+    return root.joinpath(*group.split(".")[:-1], STAMP)
+
 
 LOG = "build/compiled.log"
 """The compiler's output of the last build (kept for a failed one)."""
@@ -94,7 +100,7 @@ def artefacts(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) 
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     found = [so for top in _packages(root, paths, group) for so in top.rglob(f"*{suffix}")]
     found += [so for top in _packages(root, paths, group) for so in top.rglob("*.so")]
-    stamp = root / STAMP
+    stamp = _stamp(root, group)
     return sorted({*found, *([stamp] if stamp.exists() else [])})
 
 
@@ -142,7 +148,7 @@ def build(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) -> s
         "seconds": round(time.monotonic() - started),
         "sources": _digest(root, paths),
     }
-    (root / STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
+    _stamp(root, group).write_text(json.dumps(stamp, indent=1) + "\n")
     return None
 
 
@@ -160,12 +166,12 @@ def _mypyc(paths: tuple[str, ...], group: str) -> None:
     dist.run_command("build_ext")
 
 
-def stale(root: Path, paths: tuple[str, ...] = MODULES) -> bool | None:
+def stale(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) -> bool | None:
     """Whether the compiled build no longer matches its sources (None: no compiled build)."""
     try:
-        stamp = json.loads((root / STAMP).read_text())
+        stamp = json.loads(_stamp(root, group).read_text())
     except (OSError, ValueError):
-        return None if not artefacts(root, paths) else True
+        return None if not artefacts(root, paths, group) else True
     return bool(
         stamp.get("sources") != _digest(root, tuple(stamp.get("modules", paths)))
         or stamp.get("modules") != list(paths)
@@ -194,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         n = clean(root, paths, args.group)
         print(f"{me}: {n} files removed: plain Python runs" if n else f"{me}: none (plain Python)")
         return 0
-    state = stale(root, paths)
+    state = stale(root, paths, args.group)
     if args.status:
         print(
             f"{me}: none (plain Python)"

@@ -30,12 +30,11 @@ nothing are charged to ``tick`` (it counts only those that did).
 
 The service itself carries no instrumentation: nothing of this runs unless a bench
 installs it, and :meth:`StageMeter.uninstall` puts the methods back.  Under the compiled
-build (``build_compiled.py``) the classes mypyc compiled (the recogniser) take no wrapper:
-their time counts in the stage that calls them (the recogniser's in the table's),
-and :attr:`StageMeter.unwrapped` and :func:`report` say so.  Timing costs some CPU
-of its own (:meth:`StageMeter.overhead_ns`, per wrapped call), which the service's figure
-includes while the meter is installed.
-"""
+build (``build_compiled.py``) a compiled class (the recogniser) still takes a wrapper, which
+sees the calls from plain Python (the table's) and not a compiled caller's: the split holds
+while the stage entry points are called from plain code.  A class that refuses a wrapper
+is left as it is, its time in the stage that calls it, and :func:`report` says so
+(:attr:`StageMeter.unwrapped`)."""
 
 from __future__ import annotations
 
@@ -108,7 +107,7 @@ class StageMeter:
         self._emitted: list[str] | None = None
         self._undo: list[Callable[[], None]] = []
         self.unwrapped: list[str] = []
-        """Methods left as they are: their class is compiled (mypyc), its methods fixed."""
+        """Methods left as they are: their class refused the wrapper (a compiled class may)."""
 
     # --- charging ---------------------------------------------------------------------
 
@@ -406,8 +405,8 @@ def report(meter: StageMeter, service_ns: float, inputs: int, overhead: float) -
     if meter.unwrapped:
         classes = ", ".join(dict.fromkeys(name.split(".")[0] for name in meter.unwrapped))
         lines.append(
-            f"  note: compiled build: the methods of {classes} cannot be wrapped (compiled "
-            "classes): their time is in the stage that calls them (the recogniser's in the table's)"
+            f"  note: the methods of {classes} took no wrapper (compiled): their time is in "
+            "the stage that calls them"
         )
     staged = 0.0
     total_inputs = max(inputs, 1)

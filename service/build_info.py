@@ -9,7 +9,6 @@ import dataclasses
 import hashlib
 import importlib
 import json
-import sys
 import sysconfig
 from importlib import metadata
 from pathlib import Path
@@ -36,14 +35,6 @@ def compiled_modules() -> list[str]:
                 parts = source.relative_to(root).with_suffix("").parts
                 found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return found
-
-
-def is_compiled(cls: type) -> bool:
-    """Whether a class runs compiled (its module is an extension: its methods cannot be
-    replaced, as ``bench/_stages.py`` does)."""
-    module = sys.modules.get(cls.__module__)
-    file = getattr(module, "__file__", None) or ""
-    return file.endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
 
 
 def _rebuilt(cls: Any, state: dict[str, Any]) -> Any:
