@@ -37,10 +37,12 @@ MODULES = (
     "service/pgn.py",
 )
 """What is compiled (files, or packages: every module in them but a package's ``__init__``),
-chosen by measurement (bench/README.md, "The compiled build"): the recogniser pays (a fifth
-less CPU per board event); the arbiter's rule sets, the table's helpers and the JSON writer
-compiled as well paid nothing measurable in a hall's replay, and the table, the arbiter
-and the variants cannot be (:data:`NOT_COMPILED`)."""
+chosen by measurement (bench/README.md, "The compiled build"): the recogniser takes a fifth
+less CPU per board event in its own bench, but a hall gains nothing from it today: its
+frequent small calls from the plain table (clock reports, ticks) cost more compiled than
+interpreted.  The arbiter's rule sets, the table's helpers and the JSON writer compiled as
+well paid nothing measurable; the table, the arbiter and the variants cannot be compiled
+yet (:data:`NOT_COMPILED`)."""
 
 NOT_COMPILED = {
     "service/table/record.py": "a dataclass whose __setattr__ drops a cached JSON: compiled "
