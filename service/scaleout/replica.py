@@ -55,6 +55,7 @@ from typing import Any, Protocol
 
 from service.broadcast.hall_feeds import HallFeeds, hall_feeds
 from service.broadcast.push import pusher_of
+from service.build_info import picklable_dataclasses
 from service.config import TableConfig
 from service.hall import (
     CLOCK_REFRESH,
@@ -71,6 +72,8 @@ from service.store import Input, apply_input, echo_of, normalise, output_json
 from service.table import TableEvent, TableLike
 from service.table_runner import Connection
 from service.web.source import StatusCallback, UpdateCallback
+
+picklable_dataclasses()  # the compiled build's (build_compiled.py): tables are pickled here
 
 logger = logging.getLogger(__name__)
 

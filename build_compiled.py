@@ -1,0 +1,235 @@
+"""The optional compiled build: the pure, strictly typed core compiled with mypyc, in place.
+
+    .venv/bin/python build_compiled.py            # compile (what `./setup.sh compiled` runs)
+    .venv/bin/python build_compiled.py --refresh  # rebuild a compiled build whose sources changed
+    .venv/bin/python build_compiled.py --clean    # back to plain Python
+    .venv/bin/python build_compiled.py --status   # which build this checkout runs
+
+Each compiled module is an extension (``recognizer.cpython-311-x86_64-linux-gnu.so``) next
+to its ``.py`` (Python imports the extension first), all of them sharing one library
+(``service/_compiled__mypyc...so``), with a record (:data:`STAMP`) of the modules and a hash
+of each source.  Nothing else changes: the same sources, imported the same way; deleting the
+artefacts (``--clean``) is the plain Python build again.  The default install never
+compiles.  Without a C compiler, without mypyc (``pip install -e .[compiled]``) or when the
+build fails, this says so in one line, leaves no artefact behind and exits 1: the plain
+Python runs.  Run with the project's virtual environment, from anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+MODULES = (
+    "service/recognize",
+    "service/pgn.py",
+)
+"""What is compiled (files, or packages: every module in them but a package's ``__init__``),
+chosen by measurement (bench/README.md, "The compiled build"): the recogniser takes a fifth
+less CPU per board event in its own bench, but a hall gains nothing from it today: its
+frequent small calls from the plain table (clock reports, ticks) cost more compiled than
+interpreted.  The arbiter's rule sets, the table's helpers and the JSON writer compiled as
+well paid nothing measurable; the table, the arbiter and the variants cannot be compiled
+yet (:data:`NOT_COMPILED`)."""
+
+NOT_COMPILED = {
+    "service/table/record.py": "a dataclass whose __setattr__ drops a cached JSON: compiled "
+    "callers set its fields directly (a native class), past the hook: the cache goes stale",
+    "service/table/settings.py": "several `except E as exc` of different types in one "
+    "function: mypyc gives `exc` the first one's type and raises TypeError for the others",
+    "service/table/game.py, realtime.py, clock_keeper.py, service/arbiter/arbiter.py": "a "
+    "read replica pickles their classes, whose __init__ takes arguments: a compiled class's "
+    "__new__ calls __init__, so unpickling fails (mypyc 2.4's serializable=True then left "
+    "__init__ uncalled on construction)",
+    "service/variants": "a Variant carries its class default `stand_ins`, a mappingproxy, "
+    "which does not pickle; realtime chess reads a field mypy narrowed before a call that "
+    "changes it (TypeError)",
+}
+"""Why the rest of the pure core is not compiled (for the next person to try)."""
+
+GROUP = "service._compiled"
+"""The shared library of the compiled modules (``service/_compiled__mypyc...so``)."""
+
+STAMP = "_compiled.json"
+"""What was compiled, from which sources, in the shared library's package
+(``service/_compiled.json``; git-ignored like every artefact)."""
+
+
+def _stamp(root: Path, group: str) -> Path:
+    return root.joinpath(*group.split(".")[:-1], STAMP)
+
+
+LOG = "build/compiled.log"
+"""The compiler's output of the last build (kept for a failed one)."""
+
+
+def _sources(root: Path, paths: tuple[str, ...]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        full = root / path
+        files.extend(sorted(full.rglob("*.py")) if full.is_dir() else [full])
+    # A package's __init__ stays plain: mypyc gives a compiled package the __path__ of the
+    # shared library's directory (service/service/table), where its plain modules are not.
+    return [f for f in files if f.name != "__init__.py"]
+
+
+def _digest(root: Path, paths: tuple[str, ...]) -> dict[str, str]:
+    return {
+        str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in _sources(root, paths)
+    }
+
+
+def _packages(root: Path, paths: tuple[str, ...], group: str) -> list[Path]:
+    tops = {Path(p).parts[0] for p in paths} | {group.split(".")[0]}
+    return [root / top for top in sorted(tops)]
+
+
+def artefacts(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) -> list[Path]:
+    """The compiled build's files in the tree (extensions, the stamp)."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    found = [so for top in _packages(root, paths, group) for so in top.rglob(f"*{suffix}")]
+    found += [so for top in _packages(root, paths, group) for so in top.rglob("*.so")]
+    stamp = _stamp(root, group)
+    return sorted({*found, *([stamp] if stamp.exists() else [])})
+
+
+def clean(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) -> int:
+    removed = artefacts(root, paths, group)
+    for path in removed:
+        path.unlink()
+    return len(removed)
+
+
+def _compiler() -> str | None:
+    """Why this machine cannot compile (None: it can)."""
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    if not cc or shutil.which(cc[0]) is None:
+        return f"no C compiler ({cc[0] if cc else 'cc'} not found)"
+    include = sysconfig.get_paths()["include"]
+    if not (Path(include) / "Python.h").exists():
+        return f"no Python headers ({include}/Python.h: install python3-dev)"
+    if importlib.util.find_spec("mypyc") is None or importlib.util.find_spec("setuptools") is None:
+        return "no mypyc (pip install -e '.[compiled]' brings it, with mypy and setuptools)"
+    return None
+
+
+def build(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) -> str | None:
+    """Compile ``paths`` in place under ``root``; None when done, else why it was not (one
+    line; every artefact removed, the plain Python left)."""
+    clean(root, paths, group)
+    why = _compiler()
+    if why:
+        return why
+    log = root / LOG
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    command = [sys.executable, str(Path(__file__).resolve()), "--inner", "--group", group]
+    command += [arg for path in paths for arg in ("--module", path)]
+    with log.open("w") as out:  # the compiler's chatter, kept for a failed build
+        done = subprocess.run(command, cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        clean(root, paths, group)
+        return f"the build failed (its output is in {log})"
+    stamp = {
+        "python": sys.version.split()[0],
+        "group": group,
+        "modules": list(paths),
+        "seconds": round(time.monotonic() - started),
+        "sources": _digest(root, paths),
+    }
+    _stamp(root, group).write_text(json.dumps(stamp, indent=1) + "\n")
+    return None
+
+
+def _mypyc(paths: tuple[str, ...], group: str) -> None:
+    """The mypyc build proper, run from the root in a process of its own (``--inner``)."""
+    from mypyc.build import mypycify
+    from setuptools import Distribution  # type: ignore[import-untyped]
+
+    files = [str(f.relative_to(Path.cwd())) for f in _sources(Path.cwd(), paths)]
+    extensions = mypycify(files, group_name=group, target_dir="build/mypyc")
+    dist = Distribution({"name": "dgt-service-compiled", "ext_modules": extensions})
+    command = dist.get_command_obj("build_ext")
+    command.inplace = True
+    command.build_temp = "build/mypyc-temp"
+    dist.run_command("build_ext")
+
+
+def stale(root: Path, paths: tuple[str, ...] = MODULES, group: str = GROUP) -> bool | None:
+    """Whether the compiled build no longer matches its sources (None: no compiled build)."""
+    try:
+        stamp = json.loads(_stamp(root, group).read_text())
+    except (OSError, ValueError):
+        return None if not artefacts(root, paths, group) else True
+    return bool(
+        stamp.get("sources") != _digest(root, tuple(stamp.get("modules", paths)))
+        or stamp.get("modules") != list(paths)
+        or stamp.get("python") != sys.version.split()[0]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--refresh", action="store_true", help="rebuild if the sources changed")
+    action.add_argument("--clean", action="store_true", help="remove the compiled build")
+    action.add_argument("--status", action="store_true", help="say which build runs")
+    parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    parser.add_argument("--module", action="append", help=argparse.SUPPRESS)
+    parser.add_argument("--group", default=GROUP, help=argparse.SUPPRESS)
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    root: Path = args.root.resolve()
+    paths = tuple(args.module) if args.module else MODULES
+    if args.inner:
+        _mypyc(paths, args.group)
+        return 0
+    me = "compiled build"
+    if args.clean:
+        n = clean(root, paths, args.group)
+        print(f"{me}: {n} files removed: plain Python runs" if n else f"{me}: none (plain Python)")
+        return 0
+    state = stale(root, paths, args.group)
+    if args.status:
+        print(
+            f"{me}: none (plain Python)"
+            if state is None
+            else f"{me}: out of date (sources changed since; plain Python is safer)"
+            if state
+            else f"{me}: up to date ({', '.join(paths)})"
+        )
+        return 0
+    if args.refresh and not state:
+        return 0  # none, or up to date: nothing to do
+    why = _compiler()
+    if not why:
+        print(
+            f"{me}: sources changed since it was compiled: compiling again"
+            if args.refresh
+            else f"{me}: compiling {', '.join(paths)} with mypyc (a few minutes)",
+            flush=True,
+        )
+        why = build(root, paths, args.group)
+    if why:
+        clean(root, paths, args.group)
+        print(f"{me}: {why}: plain Python runs")
+        return 1
+    print(f"{me}: done ({len(artefacts(root, paths, args.group)) - 1} extensions)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
