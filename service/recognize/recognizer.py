@@ -353,6 +353,30 @@ def _candidate(
     )
 
 
+_SEEN: tuple[dict[int, tuple[LegalAction, SquareMap, _Candidate]], ...] = ({}, {})
+""":func:`_candidate` of legal actions already seen, per board family (presence-only
+second), by the action's ``id`` (the entry holds the action, so the ``id`` stays its own)
+with the readings before it of the squares it changes.  A chess variant makes one
+:class:`LegalAction` per move and the pieces on its squares, so the tables of a hall
+share most of them."""
+_SEEN_MOST = 1 << 14
+
+
+def _seen(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
+    """:func:`_candidate` of ``la`` for a board that reads the model's symbols as they
+    are, made once per action and readings before it."""
+    before = tuple([view[sq] for sq, _ in la.changes])
+    seen = _SEEN[presence]
+    known = seen.get(id(la))
+    if known is not None and known[0] is la and known[1] == before:
+        return known[2]
+    candidate = _candidate(la, view, presence)
+    if len(seen) >= _SEEN_MOST:
+        seen.clear()
+    seen[id(la)] = (la, before, candidate)
+    return candidate
+
+
 @dataclass(slots=True)
 class _Node:
     """The game's position after ``ply`` actions."""
@@ -449,6 +473,8 @@ def _unseen(
     square was not handled in order (``unordered``): had the piece really captured been
     swept off, a neighbour knocked over and set back would read as this capture.  Never
     named; a re-reading tries them when later play disproves the capture read."""
+    if not unordered:
+        return ()
     action = matches[0].action.action
     named = {c.action for c in matches}
     return tuple(
@@ -1886,7 +1912,10 @@ class Recognizer:
         for la in actions:
             if not la.changes:  # a decision (a Choice): the table enters it, never the board
                 continue
-            candidate = _candidate(la, view, presence, reads)
+            if reads is str:
+                candidate = _seen(la, view, presence)
+            else:
+                candidate = _candidate(la, view, presence, reads)
             same_key = result.get(candidate.key)
             if same_key is None:
                 result[candidate.key] = [candidate]
@@ -1955,6 +1984,10 @@ class Recognizer:
         return squares
 
     def _push_node(self, node: _Node) -> None:
+        if len(self._nodes) > 1:
+            # only the last two positions are compared with the board: the candidates of
+            # older ones are made again should a takeback return there
+            self._nodes[-2].candidates.clear()
         self._nodes.append(node)
         self._views.setdefault(node.view, []).append(node.ply)
         self._counts[node.count] += 1
