@@ -196,7 +196,7 @@ class EmulatorServer:
 
     def unplug(self) -> None:
         """Pull the cable: the pty closes (the host's reads fail) and the path vanishes."""
-        if self._master is None:
+        if not self.plugged:
             return
         log.info("emulator unplugged (%s)", self._pty_name)
         self._close_pty()
@@ -206,7 +206,7 @@ class EmulatorServer:
         switched on again when ``power_cycle``).  Returns the path."""
         if self._loop is None:
             raise RuntimeError("emulator server not started")
-        if self._master is None:
+        if not self.plugged:
             if self.power_cycle:
                 self.device.power_up(self.now())
             self._open_pty()
@@ -225,8 +225,12 @@ class EmulatorServer:
         except OSError as exc:  # EIO: no slave open (cannot happen while we hold one)
             log.debug("emulator read: %s", exc)
             return
-        if not data:
-            return
+        if data:
+            self._from_host(data)
+
+    def _from_host(self, data: bytes) -> None:
+        """Bytes the host sent: the board's answer goes out, a link drop it asks for is
+        made."""
         self.received += len(data)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("host -> board: %s", data.hex(" "))
@@ -247,7 +251,7 @@ class EmulatorServer:
 
     def _restart_board(self) -> None:
         self._restart = None
-        if self._loop is None or self._master is not None:
+        if self._loop is None or self.plugged:
             return
         self.device.power_up(self.now())
         self._open_pty()

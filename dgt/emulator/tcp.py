@@ -21,7 +21,6 @@ import contextlib
 import logging
 import socket
 
-from dgt.emulator.board import VirtualBoard
 from dgt.emulator.pty import Device, EmulatorServer
 
 __all__ = ["TcpEmulatorServer"]
@@ -137,33 +136,6 @@ class TcpEmulatorServer(EmulatorServer):
         self._listener = None
         self._pty_name = None
 
-    def unplug(self) -> None:
-        """Pull the cable: the connection closes and the port stops listening."""
-        if self._listener is None:
-            return
-        log.info("emulator unplugged (%s)", self._pty_name)
-        self._close_pty()
-
-    def plug(self) -> str:
-        """Put the cable back: listening again on the same port (the board is switched on
-        again when ``power_cycle``).  Returns the URL."""
-        if self._loop is None:
-            raise RuntimeError("emulator server not started")
-        if self._listener is None:
-            if self.power_cycle:
-                self.device.power_up(self.now())
-            self._open_pty()
-            log.info("emulator plugged in (%s)", self._pty_name)
-        return self.path
-
-    def _restart_board(self) -> None:
-        self._restart = None
-        if self._loop is None or self._listener is not None:
-            return
-        self.device.power_up(self.now())
-        self._open_pty()
-        log.info("emulated board restarted (%s)", self._pty_name)
-
     # -- data -----------------------------------------------------------------------------
 
     def _on_readable(self) -> None:
@@ -180,14 +152,7 @@ class TcpEmulatorServer(EmulatorServer):
         if not data:  # the host closed its end: wait for the next one
             self._close_conn()
             return
-        self.received += len(data)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("host -> board: %s", data.hex(" "))
-        self.send(self.device.receive(data, self.now()))
-        if isinstance(self.device, VirtualBoard) and self.device.take_link_drop():
-            self._drop_link()
-            return
-        self._reschedule()
+        self._from_host(data)
 
     def __repr__(self) -> str:
         state = self._pty_name or ("unplugged" if self._loop else "not started")
