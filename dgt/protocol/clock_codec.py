@@ -149,13 +149,7 @@ class ClockTimes:
             and any(r)
         ):
             return None
-        return (
-            _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
-            _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
-            r[6],
-            bool(r[3] & 0x50),
-            bool(r[0] & 0x50),
-        )
+        return self.read()
 
     @property
     def status(self) -> int:
