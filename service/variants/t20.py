@@ -76,7 +76,8 @@ class T20Game(ChessGame):
             events = list(reached.scores)
         else:
             events = self._material_events(side, move)
-            san = self._line[-1].san.get(action)
+            sans = self._line[-1].san
+            san = sans.get(action) if sans is not None else None
             after = self._push(action, move)
             if san is None:
                 mate, check = self.board.is_checkmate(), self.board.is_check()
