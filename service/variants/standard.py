@@ -9,7 +9,7 @@ Chess960).  Chess960 and T20 subclass it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import chess
@@ -292,8 +292,9 @@ class _Position:
     """The end by the rules (no time-out), once asked for."""
     can_move: bool | None = None
     """Whether the side to move has a legal move, once known."""
-    children: dict[Action, _Position] = field(default_factory=dict)
-    """The positions the actions made from here led to."""
+    children: tuple[tuple[Action, _Position], ...] = ()
+    """The positions the actions made from here led to, with their actions (seldom more
+    than one or two: a tuple is a third of the size of a dict)."""
     scores: tuple[ScoreEvent, ...] | None = None
     """Score events of the action that led here (variants that score)."""
 
@@ -307,7 +308,14 @@ class _Position:
         self.by_square = None
         self.san = None
         if len(self.children) > 1:
-            self.children = {a: p for a, p in self.children.items() if p is keep}
+            self.children = tuple([(a, p) for a, p in self.children if p is keep])
+
+    def child(self, action: Action) -> _Position | None:
+        """The position ``action`` made from here led to, if it was made."""
+        for done, after in self.children:
+            if done is action or done == action:
+                return after
+        return None
 
 
 _NO_SIDE: frozenset[Color] = frozenset()
@@ -503,7 +511,7 @@ class ChessGame(VariantGame):
     def _push(self, action: Action, move: chess.Move) -> _Position:
         """Make a checked move; returns the new current position."""
         here = self._line[-1]
-        after = here.children.get(action)
+        after = here.child(action)
         if after is None:
             known = here.known.get(action) if here.known is not None else None
             if known is None:
@@ -516,7 +524,8 @@ class ChessGame(VariantGame):
                 for square, symbol in known.changes:
                     cells[square] = symbol
                 squares = tuple(cells)
-            after = here.children[action] = _Position(squares)
+            after = _Position(squares)
+            here.children = (*here.children, (action, after))
         else:
             self._unmade.append(move)
         self._line.append(after)

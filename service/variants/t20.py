@@ -70,7 +70,7 @@ class T20Game(ChessGame):
     def apply(self, action: Action) -> list[ScoreEvent]:
         move = self._checked_move(action)
         side = self.board.turn
-        reached = self._line[-1].children.get(action)
+        reached = self._line[-1].child(action)
         if reached is not None and reached.scores is not None:  # made from here before
             self._push(action, move)
             events = list(reached.scores)
