@@ -46,6 +46,8 @@ class BoardFeed(ABC):
         """Events not read yet (made when first needed: a board whose events go to a
         consumer never needs one)."""
         self._closed = False
+        self._waiting = 0
+        """Readers waiting on :attr:`_queue` now."""
         self._close_waiter: asyncio.Future[None] | None = None
         self._listeners: list[Callable[[BoardEvent], None]] = []
         self._consumer: Callable[[BoardEvent], None] | None = None
@@ -87,7 +89,11 @@ class BoardFeed(ABC):
                     await self._wait_closed()
                     return
                 queue = self._events_queue()
-            event = await queue.get()
+            self._waiting += 1
+            try:
+                event = await queue.get()
+            finally:
+                self._waiting -= 1
             if event is None:
                 queue.put_nowait(None)  # let other readers end too
                 return
@@ -113,7 +119,11 @@ class BoardFeed(ABC):
         """The next event; ``TimeoutError`` after ``timeout`` seconds, ``LinkClosed`` once
         the board is closed and every event was read."""
         queue = self._events_queue()
-        event = await asyncio.wait_for(queue.get(), timeout)
+        self._waiting += 1
+        try:
+            event = await asyncio.wait_for(queue.get(), timeout)
+        finally:
+            self._waiting -= 1
         if event is None:
             queue.put_nowait(None)
             raise LinkClosed(f"{self.name}: the board was closed")
@@ -146,6 +156,8 @@ class BoardFeed(ABC):
                 queue.put_nowait(None)  # closed already: events() ends at once
                 return
             self._consume(callback, event)
+        if queue is not None and not self._waiting and queue.empty():
+            self._queue = None  # nothing is queued from now on
 
     def _consume(self, callback: Callable[[BoardEvent], None], event: BoardEvent) -> None:
         try:

@@ -270,7 +270,8 @@ class TableRunner:
             self._tick_task = asyncio.create_task(self._ticker(), name=f"ticks {self.id}")
         self._was_ready = True
         if self._ready is not None:
-            self._ready.set()
+            self._ready.set()  # the waiters hold it: the runner needs it no more
+            self._ready = None
 
     async def close(self) -> None:
         """Stop feeding and sending (orders not sent yet are dropped) and close the board
