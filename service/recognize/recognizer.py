@@ -635,7 +635,7 @@ class Recognizer:
         self._game: VariantGame | None = None
         self._nodes: list[_Node] = []
         self._played: list[_Played] = []
-        self._views: dict[SquareMap, list[int]] = {}
+        self._views: dict[SquareMap, tuple[int, ...]] = {}  # plies by view (most: one)
         self._counts: Counter[int] = Counter()  # pieces per node: spares most view lookups
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
@@ -1992,16 +1992,18 @@ class Recognizer:
             # older ones are made again should a takeback return there
             self._nodes[-2].candidates = None
         self._nodes.append(node)
-        self._views.setdefault(node.view, []).append(node.ply)
+        views = self._views
+        views[node.view] = (*views.get(node.view, ()), node.ply)
         self._counts[node.count] += 1
 
     def _pop_node(self) -> None:
         node = self._nodes.pop()
         self._counts[node.count] -= 1
         plies = self._views[node.view]
-        plies.remove(node.ply)
-        if not plies:
+        if len(plies) == 1:
             del self._views[node.view]
+        else:  # a ply is there once
+            self._views[node.view] = tuple([ply for ply in plies if ply != node.ply])
 
     def _new_ref(self, node: _Node) -> _Ref:
         board = self._board
