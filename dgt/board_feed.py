@@ -42,7 +42,13 @@ class BoardFeed(ABC):
         on demand), for diagnostics."""
         self.corrections = 0
         """Squares such a dump found different from the mirror (updates lost or garbled)."""
-        self._queue: asyncio.Queue[BoardEvent | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[BoardEvent | None] | None = None
+        """Events not read yet (made when first needed: a board whose events go to a
+        consumer never needs one)."""
+        self._closed = False
+        self._waiting = 0
+        """Readers waiting on :attr:`_queue` now."""
+        self._close_waiter: asyncio.Future[None] | None = None
         self._listeners: list[Callable[[BoardEvent], None]] = []
         self._consumer: Callable[[BoardEvent], None] | None = None
 
@@ -77,24 +83,55 @@ class BoardFeed(ABC):
     async def events(self) -> AsyncIterator[BoardEvent]:
         """Every event, in order, until the board is closed."""
         while True:
-            event = await self._queue.get()
+            queue = self._queue
+            if queue is None:
+                if self._consumer is not None:  # every event goes to it: wait for the close
+                    await self._wait_closed()
+                    return
+                queue = self._events_queue()
+            self._waiting += 1
+            try:
+                event = await queue.get()
+            finally:
+                self._waiting -= 1
             if event is None:
-                self._queue.put_nowait(None)  # let other readers end too
+                queue.put_nowait(None)  # let other readers end too
                 return
             yield event
+
+    def _events_queue(self) -> asyncio.Queue[BoardEvent | None]:
+        queue = self._queue
+        if queue is None:
+            queue = self._queue = asyncio.Queue()
+            if self._closed:
+                queue.put_nowait(None)
+        return queue
+
+    async def _wait_closed(self) -> None:
+        if self._closed:
+            return
+        waiter = self._close_waiter
+        if waiter is None or waiter.done():
+            waiter = self._close_waiter = asyncio.get_running_loop().create_future()
+        await asyncio.shield(waiter)
 
     async def next_event(self, timeout: float | None = None) -> BoardEvent:  # noqa: ASYNC109
         """The next event; ``TimeoutError`` after ``timeout`` seconds, ``LinkClosed`` once
         the board is closed and every event was read."""
-        event = await asyncio.wait_for(self._queue.get(), timeout)
+        queue = self._events_queue()
+        self._waiting += 1
+        try:
+            event = await asyncio.wait_for(queue.get(), timeout)
+        finally:
+            self._waiting -= 1
         if event is None:
-            self._queue.put_nowait(None)
+            queue.put_nowait(None)
             raise LinkClosed(f"{self.name}: the board was closed")
         return event
 
     def pending_events(self) -> int:
         """Events queued and not read yet."""
-        return self._queue.qsize()
+        return 0 if self._queue is None else self._queue.qsize()
 
     def add_listener(self, callback: Callable[[BoardEvent], None]) -> None:
         """Call ``callback(event)`` for each event as it happens, on the event loop (in
@@ -112,12 +149,15 @@ class BoardFeed(ABC):
         hall's tables do: no task has to wake up for each event.  An exception in
         ``callback`` is logged and the next event still comes."""
         self._consumer = callback
-        while not self._queue.empty():
-            event = self._queue.get_nowait()
+        queue = self._queue
+        while queue is not None and not queue.empty():
+            event = queue.get_nowait()
             if event is None:
-                self._queue.put_nowait(None)  # closed already: events() ends at once
+                queue.put_nowait(None)  # closed already: events() ends at once
                 return
             self._consume(callback, event)
+        if queue is not None and not self._waiting and queue.empty():
+            self._queue = None  # nothing is queued from now on
 
     def _consume(self, callback: Callable[[BoardEvent], None], event: BoardEvent) -> None:
         try:
@@ -130,7 +170,10 @@ class BoardFeed(ABC):
     def _emit(self, event: BoardEvent) -> None:
         consumer = self._consumer
         if consumer is None:
-            self._queue.put_nowait(event)
+            queue = self._queue
+            if queue is None:
+                queue = self._events_queue()
+            queue.put_nowait(event)
         else:
             try:  # self._consume(consumer, event), without the call: one an event
                 consumer(event)
@@ -146,7 +189,12 @@ class BoardFeed(ABC):
 
     def _end_events(self) -> None:
         """The board was closed: :meth:`events` ends once every event was read."""
-        self._queue.put_nowait(None)
+        self._closed = True
+        waiter = self._close_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        if self._queue is not None:
+            self._queue.put_nowait(None)
 
     def _load_mirror(
         self, dump: BoardDump, now: float, *, restored: bool, lost_at: float | None

@@ -26,7 +26,6 @@ Acks only come while the board is in UPDATE or UPDATE_NICE mode: the sender hold
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -316,7 +315,7 @@ class ClockSender:
     def __init__(self, *, timeout: float = ACK_TIMEOUT, max_tries: int = MAX_TRIES) -> None:
         self.timeout = timeout
         self.max_tries = max_tries
-        self._queue: deque[ClockRequest] = deque()
+        self._queue: list[ClockRequest] = []  # a few at most: a list is smaller than a deque
         self._in_flight: ClockRequest | None = None
         self._output: list[bytes] = []
         self._active = False
@@ -342,7 +341,7 @@ class ClockSender:
                 self._in_flight = None
                 req.state = CommandState.QUEUED
                 req.deadline = None
-                self._queue.appendleft(req)
+                self._queue.insert(0, req)
         else:
             self._send_next(now)
 
@@ -455,7 +454,7 @@ class ClockSender:
     def _send_next(self, now: float) -> None:
         if not self._active or self._in_flight is not None or not self._queue:
             return
-        req = self._queue.popleft()
+        req = self._queue.pop(0)
         self._in_flight = req
         self._send(req, now)
 

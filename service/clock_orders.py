@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
@@ -91,7 +90,7 @@ class ClockOrderSender:
         self.on_sent = on_sent
         self.failures = 0
         """Orders the clock did not answer."""
-        self._queue: deque[ClockOrder] = deque()
+        self._queue: list[ClockOrder] = []  # a few at most: a list is smaller than a deque
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -137,7 +136,7 @@ class ClockOrderSender:
 
     async def _drain(self) -> None:
         while self._queue:
-            order = self._queue.popleft()
+            order = self._queue.pop(0)
             try:
                 sent = await send_order(self.clock, order)
             except DgtError as exc:

@@ -182,7 +182,8 @@ class TableRunner:
         self._attached: RunnerBoard | None = None
         """A board given open (:meth:`attach`): its owner closes it."""
         self._closing = False
-        self._ready = asyncio.Event()
+        self._was_ready = False  # the board was opened once
+        self._ready: asyncio.Event | None = None  # made for a caller that waits for it
         self.board_listeners: list[Callable[[BoardEvent], None]] = []
         """Called with each board event (as the driver gave it) after the table had it:
         readers of the board beside the table (the play API of ``run --play``).  They see
@@ -199,6 +200,10 @@ class TableRunner:
 
     async def wait_ready(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Wait until the board was opened once (False after ``timeout`` seconds)."""
+        if self._was_ready:
+            return True
+        if self._ready is None:
+            self._ready = asyncio.Event()
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:
@@ -263,7 +268,10 @@ class TableRunner:
             self._led_task = asyncio.create_task(self.leds.run(), name=f"leds {self.id}")
         if self.tick_interval is not None and self._tick_task is None:
             self._tick_task = asyncio.create_task(self._ticker(), name=f"ticks {self.id}")
-        self._ready.set()
+        self._was_ready = True
+        if self._ready is not None:
+            self._ready.set()  # the waiters hold it: the runner needs it no more
+            self._ready = None
 
     async def close(self) -> None:
         """Stop feeding and sending (orders not sent yet are dropped) and close the board

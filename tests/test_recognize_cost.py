@@ -11,6 +11,7 @@ from dgt.events import Side
 from service.recognize import recognizer as recognizer_module
 from service.recognize.recognizer import _candidate, _seen
 from service.variants import get_variant
+from service.variants.standard import ChessGame
 
 FAMILIES = [False, True]
 family = pytest.mark.parametrize("presence_only", FAMILIES, ids=["identity", "presence"])
@@ -78,6 +79,9 @@ def test_a_takeback_to_an_old_position_reads_its_actions_again(presence_only: bo
         desk.wait(3)
     # the position after 1.e4 is three actions back: what was worked out for it is gone
     assert not desk.recognizer._nodes[1].candidates
+    game = desk.recognizer.game
+    assert isinstance(game, ChessGame)
+    assert game._line[1].known is None  # the game's position forgot its actions too
     desk.move("c6b8", "n")
     desk.move("f3g1", "N")
     desk.move("e5e7", "p")

@@ -11,6 +11,7 @@ import chess
 import chess.pgn
 
 from service.variants import get_variant
+from service.variants.base import Action
 from service.variants.standard import ChessGame, free_piece_moves, has_free_move
 from tests.games import LICHESS
 
@@ -104,3 +105,74 @@ def test_a_game_following_shared_positions_reads_as_one_that_made_every_move() -
         while follower.ply:
             follower.undo()
         assert follower.fen() == chess.STARTING_FEN
+
+
+def _replayed(actions: list[Action]) -> ChessGame:
+    game = get_variant("standard").new_game()
+    assert isinstance(game, ChessGame)
+    for action in actions:
+        game.apply(action)
+    return game
+
+
+def test_a_takeback_past_the_forgotten_positions_works_them_out_again() -> None:
+    """Positions more than two actions behind keep only the way on (their legal actions,
+    by square and SAN are dropped); a takeback to one of them answers every question as a
+    game that never left it."""
+    rng = random.Random("forgotten")
+    for _game in range(6):
+        game = get_variant("standard").new_game()
+        assert isinstance(game, ChessGame)
+        played: list[Action] = []
+        for _ply in range(rng.randrange(12, 60)):
+            actions = game.legal_actions()
+            if not actions:
+                break
+            for square in rng.sample(range(64), 4):
+                game.actions_changing(square)
+            chosen = rng.choice(actions)
+            game.san(chosen.action)
+            game.apply(chosen.action)
+            played.append(chosen.action)
+        far = game._line[: len(game._line) - 3]
+        assert all(p.known is None and p.by_square is None and p.san is None for p in far)
+        assert all(len(p.children) == 1 for p in far)
+        back = rng.randrange(3, len(played) + 1)
+        for _ in range(back):
+            game.undo()
+        fresh = _replayed(played[: len(played) - back])
+        assert game.squares == fresh.squares
+        assert game.fen() == fresh.fen()
+        assert game.outcome() == fresh.outcome()
+        for square in range(64):
+            assert game.actions_changing(square) == fresh.actions_changing(square)
+        assert game.legal_actions() == fresh.legal_actions()
+        assert [game.san(a.action) for a in game.legal_actions()] == [
+            fresh.san(a.action) for a in fresh.legal_actions()
+        ]
+        for action in played[len(played) - back :]:  # and forward again the same way
+            game.apply(action)
+        assert game.fen() == _replayed(played).fen()
+
+
+def test_a_follower_behind_the_forgotten_positions_still_shares_them() -> None:
+    """A table's game lagging several actions behind its recogniser's finds the positions
+    the recogniser made (their squares are the same objects), though the recogniser has
+    forgotten what it worked out there."""
+    variant = get_variant("standard")
+    leader = variant.new_game()
+    follower = variant.new_game()
+    follower.share_positions(leader)
+    assert isinstance(leader, ChessGame)
+    assert isinstance(follower, ChessGame)
+    rng = random.Random("lagging")
+    played: list[Action] = []
+    for _ply in range(30):
+        chosen = rng.choice(leader.legal_actions())
+        leader.apply(chosen.action)
+        played.append(chosen.action)
+    for action in played:
+        follower.apply(action)
+    assert follower.squares is leader.squares
+    assert all(a is b for a, b in zip(follower._line, leader._line, strict=True))
+    assert follower.fen() == leader.fen()

@@ -91,7 +91,7 @@ class SerialTransport(Transport):
         self._out = bytearray()
         self._writing = False
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._stop: threading.Event | None = None  # made for the reader thread's path
 
     @property
     def name(self) -> str:
@@ -155,7 +155,10 @@ class SerialTransport(Transport):
             loop.add_reader(fd, self._read_ready)
         else:
             port.timeout = THREAD_READ_TIMEOUT
-            self._stop.clear()
+            if self._stop is None:
+                self._stop = threading.Event()
+            else:
+                self._stop.clear()
             self._thread = threading.Thread(
                 target=self._reader_thread, args=(port,), name=f"dgt-serial {self.url}", daemon=True
             )
@@ -184,17 +187,19 @@ class SerialTransport(Transport):
 
     def _reader_thread(self, port: serial.Serial) -> None:
         loop = self._loop
+        stop = self._stop
         assert loop is not None
-        while not self._stop.is_set():
+        assert stop is not None
+        while not stop.is_set():
             try:
                 data = port.read(max(1, port.in_waiting))
             except (OSError, ValueError, TypeError, AttributeError) as exc:
                 # pyserial raises TypeError/AttributeError when the port is closed under it
-                if not self._stop.is_set():
+                if not stop.is_set():
                     with contextlib.suppress(RuntimeError):
                         loop.call_soon_threadsafe(self._lost, f"{self.url}: {exc}")
                 return
-            if data and not self._stop.is_set():
+            if data and not stop.is_set():
                 with contextlib.suppress(RuntimeError):  # loop closed
                     loop.call_soon_threadsafe(self._deliver, data)
 
@@ -241,7 +246,8 @@ class SerialTransport(Transport):
     # -- closing --
 
     def _release(self) -> None:
-        self._stop.set()
+        if self._stop is not None:
+            self._stop.set()
         port, self._port = self._port, None
         fd, self._fd = self._fd, None
         loop = self._loop

@@ -384,7 +384,7 @@ class _Node:
     ply: int
     squares: SquareMap
     view: SquareMap  # what the board reads for it
-    candidates: dict[int, _Index] = field(default_factory=dict)  # by a square they change
+    candidates: dict[int, _Index] | None = None  # by a square they change (None: none yet)
     count: int = 0  # occupied squares
 
     def __post_init__(self) -> None:
@@ -635,7 +635,7 @@ class Recognizer:
         self._game: VariantGame | None = None
         self._nodes: list[_Node] = []
         self._played: list[_Played] = []
-        self._views: dict[SquareMap, list[int]] = {}
+        self._views: dict[SquareMap, tuple[int, ...]] = {}  # plies by view (most: one)
         self._counts: Counter[int] = Counter()  # pieces per node: spares most view lookups
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
@@ -855,7 +855,7 @@ class Recognizer:
         entered is recognised now)."""
         out: list[RecognizerEvent] = []
         if self._nodes:
-            self._nodes[-1].candidates.clear()
+            self._nodes[-1].candidates = None
         if self._top is not None:
             self._analyse(now, out)
         return out
@@ -1889,7 +1889,10 @@ class Recognizer:
         """The legal actions from ``node`` that change ``square``, seen through the board's
         eyes and indexed by the squares whose reading they change (computed once per
         position and square)."""
-        cached = node.candidates.get(square)
+        known = node.candidates
+        if known is None:
+            known = node.candidates = {}
+        cached = known.get(square)
         if cached is not None:
             return cached
         game = self._game
@@ -1921,7 +1924,7 @@ class Recognizer:
                 result[candidate.key] = [candidate]
             else:
                 same_key.append(candidate)
-        node.candidates[square] = result
+        known[square] = result
         return result
 
     def _find_start(self) -> tuple[StartPosition, bool] | None:
@@ -1987,18 +1990,20 @@ class Recognizer:
         if len(self._nodes) > 1:
             # only the last two positions are compared with the board: the candidates of
             # older ones are made again should a takeback return there
-            self._nodes[-2].candidates.clear()
+            self._nodes[-2].candidates = None
         self._nodes.append(node)
-        self._views.setdefault(node.view, []).append(node.ply)
+        views = self._views
+        views[node.view] = (*views.get(node.view, ()), node.ply)
         self._counts[node.count] += 1
 
     def _pop_node(self) -> None:
         node = self._nodes.pop()
         self._counts[node.count] -= 1
         plies = self._views[node.view]
-        plies.remove(node.ply)
-        if not plies:
+        if len(plies) == 1:
             del self._views[node.view]
+        else:  # a ply is there once
+            self._views[node.view] = tuple([ply for ply in plies if ply != node.ply])
 
     def _new_ref(self, node: _Node) -> _Ref:
         board = self._board

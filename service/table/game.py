@@ -159,8 +159,8 @@ class Table:
         did not show its start position: the position it waits for (set-up, the clock
         stopped); it begins when the board shows it."""
         self._pgn_memo = PgnMemo()
-        self._ended: deque[str] = deque(maxlen=ENDED_KEPT)
-        self._ended_changes: deque[list[dict[str, Any]]] = deque(maxlen=ENDED_KEPT)
+        self._ended: deque[str] | None = None  # made when a game is first replaced
+        self._ended_changes: deque[list[dict[str, Any]]] | None = None
         """The change log of each game in ``_ended``, in the same order."""
         self._ending_tags: tuple[TableSettings, str] | None = None
         """The settings and time control the game being replaced was played under, when
@@ -435,6 +435,8 @@ class Table:
     def take_ended_change_logs(self) -> list[list[dict[str, Any]]]:
         """The change log of each game :meth:`take_ended_games` returns (or returned last),
         in the same order: call it right after that."""
+        if not self._ended_changes:
+            return []
         changes = list(self._ended_changes)
         self._ended_changes.clear()
         return changes
@@ -501,6 +503,9 @@ class Table:
 
     def _reset_game(self) -> None:
         if self._record:  # a game with moves is replaced: keep its PGN and its change log
+            if self._ended is None or self._ended_changes is None:
+                self._ended = deque(maxlen=ENDED_KEPT)
+                self._ended_changes = deque(maxlen=ENDED_KEPT)
             self._ended.append(self.pgn())
             self._ended_changes.append(self._change_log.to_json())
         self._ending_tags = None

@@ -9,7 +9,7 @@ Chess960).  Chess960 and T20 subclass it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import chess
@@ -278,20 +278,23 @@ class _Position:
     last two positions all the time."""
 
     squares: SquareMap
-    known: dict[Action, LegalAction] = field(default_factory=dict)
-    """Every legal action built so far, by action."""
+    known: dict[Action, LegalAction] | None = None
+    """Every legal action built so far, by action (None: none yet; the three tables here
+    are made when first written, so the many positions far behind the current one, which
+    :meth:`forget` empties, hold none)."""
     actions: list[LegalAction] | None = None
     """All legal actions, in python-chess order, once asked for."""
-    by_square: dict[int, list[LegalAction]] = field(default_factory=dict)
+    by_square: dict[int, list[LegalAction]] | None = None
     """The legal actions changing a square, per square asked for (every square once
     :attr:`actions` is known)."""
-    san: dict[Action, str] = field(default_factory=dict)
+    san: dict[Action, str] | None = None
     outcome: tuple[GameEnd | None] | None = None
     """The end by the rules (no time-out), once asked for."""
     can_move: bool | None = None
     """Whether the side to move has a legal move, once known."""
-    children: dict[Action, _Position] = field(default_factory=dict)
-    """The positions the actions made from here led to."""
+    children: tuple[tuple[Action, _Position], ...] = ()
+    """The positions the actions made from here led to, with their actions (seldom more
+    than one or two: a tuple is a third of the size of a dict)."""
     scores: tuple[ScoreEvent, ...] | None = None
     """Score events of the action that led here (variants that score)."""
 
@@ -300,11 +303,19 @@ class _Position:
         of the game): a position two or more actions back is seldom asked about again, and
         a long game would otherwise hold every position's actions.  Anything asked later is
         worked out again."""
-        self.known = {}
+        self.known = None
         self.actions = None
-        self.by_square = {}
-        self.san = {}
-        self.children = {a: p for a, p in self.children.items() if p is keep}
+        self.by_square = None
+        self.san = None
+        if len(self.children) > 1:
+            self.children = tuple([(a, p) for a, p in self.children if p is keep])
+
+    def child(self, action: Action) -> _Position | None:
+        """The position ``action`` made from here led to, if it was made."""
+        for done, after in self.children:
+            if done is action or done == action:
+                return after
+        return None
 
 
 _NO_SIDE: frozenset[Color] = frozenset()
@@ -404,12 +415,15 @@ class ChessGame(VariantGame):
         if self._flagged is not None:
             return []
         here = self._line[-1]
-        cached = here.by_square.get(square)
+        by_square = here.by_square
+        if by_square is None:
+            by_square = here.by_square = {}
+        cached = by_square.get(square)
         if cached is not None:
             return cached
         if here.actions is not None:
             self._index_all(here)
-            return here.by_square[square]
+            return by_square[square]
         moves = self._moves_changing(square)
         if moves:
             here.can_move = True  # spares the outcome a move generation
@@ -422,7 +436,7 @@ class ChessGame(VariantGame):
                 if changed == square:
                     found.append(action)
                     break
-        here.by_square[square] = found
+        by_square[square] = found
         return found
 
     def _moves_changing(self, square: int) -> list[chess.Move]:
@@ -467,8 +481,11 @@ class ChessGame(VariantGame):
         for action in here.actions:
             for square, _ in action.changes:
                 index[square].append(action)
+        by_square = here.by_square
+        if by_square is None:
+            by_square = here.by_square = {}
         for square, actions in index.items():
-            here.by_square.setdefault(square, actions)
+            by_square.setdefault(square, actions)
 
     def _legal_action(self, here: _Position, move: chess.Move) -> LegalAction:
         """The legal action of ``move`` (legal in ``here``)."""
@@ -476,12 +493,16 @@ class ChessGame(VariantGame):
         target = move.to_square
         squares = here.squares
         legal = _legal_move(origin, target, move.promotion, squares[origin], squares[target])
-        here.known[legal.action] = legal
+        known = here.known
+        if known is None:
+            known = here.known = {}
+        known[legal.action] = legal
         return legal
 
     def _checked_move(self, action: Action) -> chess.Move:
         move = to_chess_move(action)
-        if action not in self._line[-1].known and (
+        known = self._line[-1].known
+        if (known is None or action not in known) and (
             self.outcome() is not None or not self.board.is_legal(move)
         ):
             raise IllegalActionError(action, f"position {self.board.fen()}")
@@ -490,9 +511,9 @@ class ChessGame(VariantGame):
     def _push(self, action: Action, move: chess.Move) -> _Position:
         """Make a checked move; returns the new current position."""
         here = self._line[-1]
-        after = here.children.get(action)
+        after = here.child(action)
         if after is None:
-            known = here.known.get(action)
+            known = here.known.get(action) if here.known is not None else None
             if known is None:
                 board = self.board
                 board.push(move)
@@ -503,7 +524,8 @@ class ChessGame(VariantGame):
                 for square, symbol in known.changes:
                     cells[square] = symbol
                 squares = tuple(cells)
-            after = here.children[action] = _Position(squares)
+            after = _Position(squares)
+            here.children = (*here.children, (action, after))
         else:
             self._unmade.append(move)
         self._line.append(after)
@@ -514,9 +536,12 @@ class ChessGame(VariantGame):
     def san(self, action: Action) -> str:
         move = self._checked_move(action)
         here = self._line[-1]
-        san = here.san.get(action)
+        sans = here.san
+        if sans is None:
+            sans = here.san = {}
+        san = sans.get(action)
         if san is None:
-            san = here.san[action] = self._san(move)
+            san = sans[action] = self._san(move)
         return san
 
     def _san(self, move: chess.Move) -> str:

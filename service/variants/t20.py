@@ -70,13 +70,14 @@ class T20Game(ChessGame):
     def apply(self, action: Action) -> list[ScoreEvent]:
         move = self._checked_move(action)
         side = self.board.turn
-        reached = self._line[-1].children.get(action)
+        reached = self._line[-1].child(action)
         if reached is not None and reached.scores is not None:  # made from here before
             self._push(action, move)
             events = list(reached.scores)
         else:
             events = self._material_events(side, move)
-            san = self._line[-1].san.get(action)
+            sans = self._line[-1].san
+            san = sans.get(action) if sans is not None else None
             after = self._push(action, move)
             if san is None:
                 mate, check = self.board.is_checkmate(), self.board.is_check()
