@@ -2142,8 +2142,10 @@ class Recognizer:
             seen |= self._attacked(top.diff)
         tried = 0
         attackers: int | None = None  # the squares whose pieces attack a square seen
+        touches = self._touches(window[-1])
+        game_key = tuple(played.action.uci for played in self._played)
         for index, other in roots:
-            differ, check = self._may_differ(index, other)
+            differ, check = self._may_differ(index, other, touches)
             if not (differ & seen or (check and index == count - 1)):
                 if attackers is None:
                     attackers = self._attackers(seen)
@@ -2153,7 +2155,11 @@ class Recognizer:
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
-            combination = self._explore(index, other) if self._may_explore(index, other) else None
+            combination = (
+                self._explore(index, other)
+                if self._may_explore(index, other, game_key)
+                else None
+            )
             if combination is not None and self._try_reading(
                 combination, time, out, swept=swept, promotions=promotions, placed=placed
             ):
@@ -2182,17 +2188,34 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        for square in _squares(squares):
-            mask |= board.attackers_mask(chess.WHITE, square)
-            mask |= board.attackers_mask(chess.BLACK, square)
+        for square in _squares(board.occupied):  # (attacks are symmetric: fewer pieces)
+            if board.attacks_mask(square) & squares:
+                mask |= 1 << square
         return mask
 
-    def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
+    def _touches(self, low: int) -> list[tuple[int, int]]:
+        """For each action from ``low`` on, the squares (bit masks) it and its other
+        readings change and set a piece down on (see :meth:`_may_differ`)."""
+        result = []
+        for later in self._played[low:]:
+            touched = set_down = 0
+            for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
+                for square, symbol in la.changes:
+                    touched |= 1 << square
+                    if symbol:
+                        set_down |= 1 << square
+            result.append((touched, set_down))
+        return result
+
+    def _may_differ(
+        self, start: int, other: LegalAction, touches: Sequence[tuple[int, int]]
+    ) -> tuple[int, bool]:
         """The squares (a bit mask) whose piece may differ now between the game as read
         and the game with action ``start`` read as ``other`` (a later action touching such
         a square may differ too, or be read another way: the squares it and its other
         readings set a piece down on are added); and whether either reading gives check.
-        No game is made: occupancy is the same either way."""
+        ``touches``: :meth:`_touches` of the last actions, up to the last one.  No game is
+        made: occupancy is the same either way."""
         played = self._played[start]
         sans = [played.san, *(san for la, san in played.alternatives if la == other)]
         check = any("+" in san or "#" in san for san in sans)
@@ -2203,30 +2226,24 @@ class Recognizer:
             else:
                 emptied |= 1 << square
         differ = filled & ~emptied
-        for index in range(start + 1, len(self._played)):
-            later = self._played[index]
-            touched = set_down = 0
-            for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
-                for square, symbol in la.changes:
-                    touched |= 1 << square
-                    if symbol:
-                        set_down |= 1 << square
+        for touched, set_down in touches[len(touches) - len(self._played) + start + 1 :]:
             if touched & differ:
                 differ |= set_down
         return differ, check
 
-    def _may_explore(self, start: int, first: LegalAction) -> bool:
+    def _may_explore(self, start: int, first: LegalAction, game_key: tuple[str, ...]) -> bool:
         """A quick test before :meth:`_explore`, on a python-chess board alone (a move
         pushed and popped costs little; no position of the game is made): whether some
         reading :meth:`_explore` tries keeps the actions from ``start`` on legal (the board
-        is not looked at).  True for a variant python-chess does not play."""
+        is not looked at; ``game_key``: the actions made, as read).  True for a variant
+        python-chess does not play."""
         game = self._game
         assert game is not None
         board = game.chess_board()
         later = self._played[start:]
         if board is None or len(board.move_stack) < len(later):
             return True
-        key = (str(start), first.uci, *(played.action.uci for played in self._played))
+        key = (str(start), first.uci, *game_key)
         known = self._explorable.get(key)
         if known is not None:
             return known
@@ -2245,7 +2262,11 @@ class Recognizer:
             root = to_chess_move(first.action)
         except IllegalActionError:
             return True
-        scratch = board.copy(stack=len(later))
+        # a copy sharing the last moves and their states (neither is ever changed: a push
+        # adds new ones), not copying each move as ``copy(stack=...)`` does
+        scratch = board.copy(stack=False)
+        scratch.move_stack = board.move_stack[-len(later) :]
+        scratch._stack = board._stack[-len(later) :]
         for _ in later:
             scratch.pop()
         nodes = changes = 0
