@@ -2142,9 +2142,12 @@ class Recognizer:
             seen |= self._attacked(top.diff)
         tried = 0
         attackers: int | None = None  # the squares whose pieces attack a square seen
-        touches = self._touches(window[-1])
+        touches: list[tuple[int, int]] = []  # of the last actions, the last one first
         game_key = tuple(played.action.uci for played in self._played)
+        before: list[tuple[bool, bool]] = []  # see _try_reading
         for index, other in roots:
+            while len(touches) < count - 1 - index:
+                touches.append(self._touches(self._played[count - 1 - len(touches)]))
             differ, check = self._may_differ(index, other, touches)
             if not (differ & seen or (check and index == count - 1)):
                 if attackers is None:
@@ -2161,7 +2164,13 @@ class Recognizer:
                 else None
             )
             if combination is not None and self._try_reading(
-                combination, time, out, swept=swept, promotions=promotions, placed=placed
+                combination,
+                time,
+                out,
+                swept=swept,
+                promotions=promotions,
+                placed=placed,
+                before=before,
             ):
                 return True
         return False
@@ -2193,19 +2202,17 @@ class Recognizer:
                 mask |= 1 << square
         return mask
 
-    def _touches(self, low: int) -> list[tuple[int, int]]:
-        """For each action from ``low`` on, the squares (bit masks) it and its other
-        readings change and set a piece down on (see :meth:`_may_differ`)."""
-        result = []
-        for later in self._played[low:]:
-            touched = set_down = 0
-            for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
-                for square, symbol in la.changes:
-                    touched |= 1 << square
-                    if symbol:
-                        set_down |= 1 << square
-            result.append((touched, set_down))
-        return result
+    @staticmethod
+    def _touches(later: _Played) -> tuple[int, int]:
+        """The squares (bit masks) action ``later`` and its other readings change and set
+        a piece down on (see :meth:`_may_differ`)."""
+        touched = set_down = 0
+        for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
+            for square, symbol in la.changes:
+                touched |= 1 << square
+                if symbol:
+                    set_down |= 1 << square
+        return touched, set_down
 
     def _may_differ(
         self, start: int, other: LegalAction, touches: Sequence[tuple[int, int]]
@@ -2214,8 +2221,8 @@ class Recognizer:
         and the game with action ``start`` read as ``other`` (a later action touching such
         a square may differ too, or be read another way: the squares it and its other
         readings set a piece down on are added); and whether either reading gives check.
-        ``touches``: :meth:`_touches` of the last actions, up to the last one.  No game is
-        made: occupancy is the same either way."""
+        ``touches``: :meth:`_touches` of the actions after ``start`` at least, the last one
+        first.  No game is made: occupancy is the same either way."""
         played = self._played[start]
         sans = [played.san, *(san for la, san in played.alternatives if la == other)]
         check = any("+" in san or "#" in san for san in sans)
@@ -2226,7 +2233,7 @@ class Recognizer:
             else:
                 emptied |= 1 << square
         differ = filled & ~emptied
-        for touched, set_down in touches[len(touches) - len(self._played) + start + 1 :]:
+        for touched, set_down in reversed(touches[: len(self._played) - 1 - start]):
             if touched & differ:
                 differ |= set_down
         return differ, check
@@ -2424,10 +2431,12 @@ class Recognizer:
         swept: bool,
         promotions: bool,
         placed: int | None,
+        before: list[tuple[bool, bool]] | None = None,
     ) -> bool:
         """Read the actions of ``combination`` another way if that explains the board
         (see :meth:`_reread`; ``swept``: a swept capture will do); else leave everything as
-        it was."""
+        it was.  ``before``: what the game as read allows (kept there by the first try of a
+        re-reading: every try starts from the same game and board)."""
         game = self._game
         assert game is not None
         start = min(combination)
@@ -2435,15 +2444,20 @@ class Recognizer:
         assert old_top is not None
         # the last action, provisional, may have gone on (a slide resting on its path) in
         # the game read again, if not in the game as read
-        replaceable = (
-            placed is None
-            and old_prev is not None
-            and not self._played[-1].final
-            and not self._replacing_last(old_prev, None)
-        )
-        # nor may reading ahead explain the board in the game read again if it does in the
-        # game as read (which a reading ahead then makes)
-        aheadable = not self._ahead_of(old_top, placed)
+        if before:
+            replaceable, aheadable = before[0]
+        else:
+            replaceable = (
+                placed is None
+                and old_prev is not None
+                and not self._played[-1].final
+                and not self._replacing_last(old_prev, None)
+            )
+            # nor may reading ahead explain the board in the game read again if it does in
+            # the game as read (which a reading ahead then makes)
+            aheadable = not self._ahead_of(old_top, placed)
+            if before is not None:
+                before.append((replaceable, aheadable))
         saved, saved_nodes = self._take_back_from(start)
         applied = 0
         for index, played in enumerate(saved, start):
