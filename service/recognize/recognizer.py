@@ -2159,9 +2159,7 @@ class Recognizer:
                 return False
             tried += 1
             combination = (
-                self._explore(index, other)
-                if self._may_explore(index, other, game_key)
-                else None
+                self._explore(index, other) if self._may_explore(index, other, game_key) else None
             )
             if combination is not None and self._try_reading(
                 combination,
