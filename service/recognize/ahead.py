@@ -303,21 +303,20 @@ def rank(
     wrong_kind = 0
     swept = 0
     elsewhere = 0
-    occupied = {sq for sq in range(64) if view[sq]}
+    occupied: dict[int, bool] = {}  # the squares the actions changed (else: ``view``)
     landed = set(last)
     for action in actions:
         move = action.action
         set_down = set()
         for square, symbol in action.changes:
             explained.add(square)
-            if symbol and square in occupied:
+            was = occupied.get(square)
+            if symbol and (bool(view[square]) if was is None else was):
                 swept += square not in touched
                 elsewhere += square not in landed
+            occupied[square] = bool(symbol)
             if symbol:
-                occupied.add(square)
                 set_down.add(square)
-            else:
-                occupied.discard(square)
         landed = set_down
         if isinstance(move, Move):
             explained.update(between(move.from_square, move.to_square))

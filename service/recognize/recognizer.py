@@ -2147,8 +2147,13 @@ class Recognizer:
             seen |= self._attacked(top.diff)
         tried = 0
         attackers: int | None = None  # the squares whose pieces attack a square seen
+        touches: list[tuple[int, int]] = []  # of the last actions, the last one first
+        game_key = tuple(played.action.uci for played in self._played)
+        before: list[tuple[bool, bool]] = []  # see _try_reading
         for index, other in roots:
-            differ, check = self._may_differ(index, other)
+            while len(touches) < count - 1 - index:
+                touches.append(self._touches(self._played[count - 1 - len(touches)]))
+            differ, check = self._may_differ(index, other, touches)
             if not (differ & seen or (check and index == count - 1)):
                 if attackers is None:
                     attackers = self._attackers(seen)
@@ -2158,9 +2163,17 @@ class Recognizer:
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
-            combination = self._explore(index, other) if self._may_explore(index, other) else None
+            combination = (
+                self._explore(index, other) if self._may_explore(index, other, game_key) else None
+            )
             if combination is not None and self._try_reading(
-                combination, time, out, swept=swept, promotions=promotions, placed=placed
+                combination,
+                time,
+                out,
+                swept=swept,
+                promotions=promotions,
+                placed=placed,
+                before=before,
             ):
                 return True
         return False
@@ -2187,17 +2200,32 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        for square in _squares(squares):
-            mask |= board.attackers_mask(chess.WHITE, square)
-            mask |= board.attackers_mask(chess.BLACK, square)
+        for square in _squares(board.occupied):  # (attacks are symmetric: fewer pieces)
+            if board.attacks_mask(square) & squares:
+                mask |= 1 << square
         return mask
 
-    def _may_differ(self, start: int, other: LegalAction) -> tuple[int, bool]:
+    @staticmethod
+    def _touches(later: _Played) -> tuple[int, int]:
+        """The squares (bit masks) action ``later`` and its other readings change and set
+        a piece down on (see :meth:`_may_differ`)."""
+        touched = set_down = 0
+        for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
+            for square, symbol in la.changes:
+                touched |= 1 << square
+                if symbol:
+                    set_down |= 1 << square
+        return touched, set_down
+
+    def _may_differ(
+        self, start: int, other: LegalAction, touches: Sequence[tuple[int, int]]
+    ) -> tuple[int, bool]:
         """The squares (a bit mask) whose piece may differ now between the game as read
         and the game with action ``start`` read as ``other`` (a later action touching such
         a square may differ too, or be read another way: the squares it and its other
         readings set a piece down on are added); and whether either reading gives check.
-        No game is made: occupancy is the same either way."""
+        ``touches``: :meth:`_touches` of the actions after ``start`` at least, the last one
+        first.  No game is made: occupancy is the same either way."""
         played = self._played[start]
         sans = [played.san, *(san for la, san in played.alternatives if la == other)]
         check = any("+" in san or "#" in san for san in sans)
@@ -2208,30 +2236,24 @@ class Recognizer:
             else:
                 emptied |= 1 << square
         differ = filled & ~emptied
-        for index in range(start + 1, len(self._played)):
-            later = self._played[index]
-            touched = set_down = 0
-            for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
-                for square, symbol in la.changes:
-                    touched |= 1 << square
-                    if symbol:
-                        set_down |= 1 << square
+        for touched, set_down in reversed(touches[: len(self._played) - 1 - start]):
             if touched & differ:
                 differ |= set_down
         return differ, check
 
-    def _may_explore(self, start: int, first: LegalAction) -> bool:
+    def _may_explore(self, start: int, first: LegalAction, game_key: tuple[str, ...]) -> bool:
         """A quick test before :meth:`_explore`, on a python-chess board alone (a move
         pushed and popped costs little; no position of the game is made): whether some
         reading :meth:`_explore` tries keeps the actions from ``start`` on legal (the board
-        is not looked at).  True for a variant python-chess does not play."""
+        is not looked at; ``game_key``: the actions made, as read).  True for a variant
+        python-chess does not play."""
         game = self._game
         assert game is not None
         board = game.chess_board()
         later = self._played[start:]
         if board is None or len(board.move_stack) < len(later):
             return True
-        key = (str(start), first.uci, *(played.action.uci for played in self._played))
+        key = (str(start), first.uci, *game_key)
         known = self._explorable.get(key)
         if known is not None:
             return known
@@ -2250,7 +2272,11 @@ class Recognizer:
             root = to_chess_move(first.action)
         except IllegalActionError:
             return True
-        scratch = board.copy(stack=len(later))
+        # a copy sharing the last moves and their states (neither is ever changed: a push
+        # adds new ones), not copying each move as ``copy(stack=...)`` does
+        scratch = board.copy(stack=False)
+        scratch.move_stack = board.move_stack[-len(later) :]
+        scratch._stack = board._stack[-len(later) :]
         for _ in later:
             scratch.pop()
         nodes = changes = 0
@@ -2408,10 +2434,12 @@ class Recognizer:
         swept: bool,
         promotions: bool,
         placed: int | None,
+        before: list[tuple[bool, bool]] | None = None,
     ) -> bool:
         """Read the actions of ``combination`` another way if that explains the board
         (see :meth:`_reread`; ``swept``: a swept capture will do); else leave everything as
-        it was."""
+        it was.  ``before``: what the game as read allows (kept there by the first try of a
+        re-reading: every try starts from the same game and board)."""
         game = self._game
         assert game is not None
         start = min(combination)
@@ -2419,15 +2447,20 @@ class Recognizer:
         assert old_top is not None
         # the last action, provisional, may have gone on (a slide resting on its path) in
         # the game read again, if not in the game as read
-        replaceable = (
-            placed is None
-            and old_prev is not None
-            and not self._played[-1].final
-            and not self._replacing_last(old_prev, None)
-        )
-        # nor may reading ahead explain the board in the game read again if it does in the
-        # game as read (which a reading ahead then makes)
-        aheadable = not self._ahead_of(old_top, placed)
+        if before:
+            replaceable, aheadable = before[0]
+        else:
+            replaceable = (
+                placed is None
+                and old_prev is not None
+                and not self._played[-1].final
+                and not self._replacing_last(old_prev, None)
+            )
+            # nor may reading ahead explain the board in the game read again if it does in
+            # the game as read (which a reading ahead then makes)
+            aheadable = not self._ahead_of(old_top, placed)
+            if before is not None:
+                before.append((replaceable, aheadable))
         saved, saved_nodes = self._take_back_from(start)
         applied = 0
         for index, played in enumerate(saved, start):
