@@ -268,9 +268,8 @@ class SetRightMemo:
         return list(kept[1])
 
 
-_CASTLING_LOST = {
-    chess.A1: "Q", chess.H1: "K", chess.A8: "q", chess.H8: "k", chess.E1: "KQ", chess.E8: "kq"
-}
+_CASTLING_LOST = {chess.A1: "Q", chess.H1: "K", chess.A8: "q", chess.H8: "k"}
+_CASTLING_LOST |= {chess.E1: "KQ", chess.E8: "kq"}
 """Standard chess: the castling rights a move from or to a square takes away."""
 
 _FEN_STEPS = 4
@@ -282,8 +281,12 @@ def next_fen(fen: str, before: SquareMap, after: SquareMap, move: chess.Move) ->
     python-chess wrote for the position before it (its squares ``before``; ``after``: the
     squares after it), as python-chess writes it; None where only a board can tell (a
     double step next to a pawn that might take en passant)."""
-    _, turn, castling, _, halfmove, fullmove = fen.split(" ")
+    placement, turn, castling, _, halfmove, fullmove = fen.split(" ")
     origin, target = move.from_square, move.to_square
+    rows = placement.split("/")  # a move changes the ranks of its squares only (castling,
+    for rank in {origin >> 3, target >> 3}:  # en passant: the ranks of its king, its pawn)
+        first = rank << 3
+        rows[7 - rank] = _rank_fen(after[first : first + 8])
     piece = before[origin]
     pawn = piece in ("P", "p")
     ep = "-"
@@ -297,7 +300,7 @@ def next_fen(fen: str, before: SquareMap, after: SquareMap, move: chess.Move) ->
         if lost:
             castling = "".join(right for right in castling if right not in lost) or "-"
     return " ".join((
-        placement_fen(after),
+        "/".join(rows),
         "b" if turn == "w" else "w",
         castling,
         ep,
