@@ -10,6 +10,8 @@ changes one or two ranks of the placement, and only those are written again.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -240,15 +242,11 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
     if want == have:
         return []  # the common case while a game is played: nothing to compare square by square
     names = chess.SQUARE_NAMES
-    out: list[dict[str, str]] = []
-    for rank in range(0, 64, 8):  # a rank at once first: a move under way differs in one or two
-        wanted_rank, held_rank = want[rank : rank + 8], have[rank : rank + 8]
-        if wanted_rank == held_rank:
-            continue
-        for file, (wanted, held) in enumerate(zip(wanted_rank, held_rank, strict=True)):
-            if wanted != held and not _holds(wanted, held, loose):
-                out.append({"square": names[rank + file], "want": wanted, "have": held})
-    return out
+    return [  # the squares that differ found without a Python step per square
+        {"square": names[square], "want": want[square], "have": have[square]}
+        for square in itertools.compress(range(64), map(operator.ne, want, have))
+        if not _holds(want[square], have[square], loose)
+    ]
 
 
 class SetRightMemo:
