@@ -16,7 +16,9 @@ from test_table_helpers import Hands
 from dgt.events import BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from service.table import Table, TableEvent, TableSettings, chess_fen, placement_fen
+from service.table.views import FenMemo
 from service.variants import get_variant
+from service.variants.standard import to_chess_move
 from service.web.stream import summary as overview
 
 
@@ -181,6 +183,44 @@ def test_the_quick_fen_reads_as_the_games_own(variant_id: str) -> None:
     if variant_id != "t20":  # T20 games end at 20 points, mostly before anyone castles
         assert seen_ep
         assert seen_castled
+
+
+def test_the_fen_after_a_move_follows_from_the_fen_before_it() -> None:
+    """A table's game that follows its recogniser's (the moves waiting, not made on its own
+    python-chess board): the FEN the memo works out move by move, through takebacks, is
+    python-chess's own, and the game's waiting moves stay unmade."""
+    rng = random.Random(3)
+    variant = get_variant("standard")
+    compared = 0
+    seen_ep = seen_castled = seen_waiting = False
+    for _ in range(30):
+        leader, follower = variant.new_game(), variant.new_game()
+        follower.share_positions(leader)
+        memo = FenMemo()
+        reference = chess.Board()
+        for version in range(1, 201):
+            legal = [la for la in leader.legal_actions() if la.changes]
+            if not legal:
+                break
+            if follower.ply and rng.random() < 0.15:
+                leader.undo()
+                follower.undo()
+                reference.pop()
+            else:
+                action = rng.choice(legal).action
+                leader.apply(action)
+                follower.apply(action)
+                reference.push(to_chess_move(action))
+            seen_waiting = seen_waiting or bool(follower._unmade)
+            fen = memo.fen(version, follower)
+            assert fen == reference.fen()
+            compared += 1
+            seen_ep = seen_ep or fen.split()[3] != "-"
+            seen_castled = seen_castled or fen.split()[2] not in ("KQkq", "-")
+    assert compared > 2000
+    assert seen_ep
+    assert seen_castled
+    assert seen_waiting
 
 
 def test_a_game_with_its_own_fen_keeps_it() -> None:

@@ -153,6 +153,8 @@ class Table:
         self._fen = FenMemo()
         self._settings_json = SettingsMemo()
         self._set_right = SetRightMemo()
+        self._last_move_kept: tuple[MoveEntry, str, tuple[str | None, str | None]] | None = None
+        self._details_kept: tuple[TableSettings, dict[str, dict[str, str]]] | None = None
         self._awaiting: StartPosition | None = None
         self._starts_by_squares: tuple[Variant, dict[SquareMap, StartPosition]] | None = None
         """A game started (a ``start`` command, a start FEN in the settings) while the board
@@ -468,7 +470,7 @@ class Table:
             "claims": len(self._arbiter.open_claims()),
             "irregularities": len(self._irregularities),
             "set_right": self._squares_to_set_right(),
-            **details_summary(s),
+            **self._details(),
             **next_players_shown(self._next_players),
         }
 
@@ -476,8 +478,20 @@ class Table:
         last = self._record[-1] if self._record else None
         if last is None:
             return None
-        origin, target = move_squares(last.uci)
+        kept = self._last_move_kept  # the squares of the same move, read once
+        if kept is None or kept[0] is not last or kept[1] != last.uci:
+            kept = self._last_move_kept = (last, last.uci, move_squares(last.uci))
+        origin, target = kept[2]
         return {"from": origin, "to": target, "uci": last.uci, "san": last.san}
+
+    def _details(self) -> dict[str, dict[str, str]]:
+        """:func:`details_summary` of the settings, once per settings object (the summary's
+        ``details`` is shared between summaries; nobody changes it)."""
+        settings = self.settings
+        kept = self._details_kept
+        if kept is None or kept[0] is not settings:
+            kept = self._details_kept = (settings, details_summary(settings))
+        return kept[1]
 
     def _pgn_source(self, record: tuple[MoveEntry, ...]) -> TableGame:
         """What the PGN of the game at the table is written from, now."""

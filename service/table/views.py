@@ -10,6 +10,8 @@ changes one or two ranks of the placement, and only those are written again.
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -30,6 +32,7 @@ __all__ = [
     "SetRightMemo",
     "SettingsMemo",
     "chess_fen",
+    "next_fen",
     "placement_fen",
     "set_right",
 ]
@@ -239,15 +242,11 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
     if want == have:
         return []  # the common case while a game is played: nothing to compare square by square
     names = chess.SQUARE_NAMES
-    out: list[dict[str, str]] = []
-    for rank in range(0, 64, 8):  # a rank at once first: a move under way differs in one or two
-        wanted_rank, held_rank = want[rank : rank + 8], have[rank : rank + 8]
-        if wanted_rank == held_rank:
-            continue
-        for file, (wanted, held) in enumerate(zip(wanted_rank, held_rank, strict=True)):
-            if wanted != held and not _holds(wanted, held, loose):
-                out.append({"square": names[rank + file], "want": wanted, "have": held})
-    return out
+    return [  # the squares that differ found without a Python step per square
+        {"square": names[square], "want": want[square], "have": have[square]}
+        for square in itertools.compress(range(64), map(operator.ne, want, have))
+        if not _holds(want[square], have[square], loose)
+    ]
 
 
 class SetRightMemo:
@@ -267,19 +266,93 @@ class SetRightMemo:
         return list(kept[1])
 
 
+_CASTLING_LOST = {chess.A1: "Q", chess.H1: "K", chess.A8: "q", chess.H8: "k"}
+_CASTLING_LOST |= {chess.E1: "KQ", chess.E8: "kq"}
+"""Standard chess: the castling rights a move from or to a square takes away."""
+
+_FEN_STEPS = 4
+"""Positions :class:`FenMemo` keeps the FEN of (the recogniser steps back and forth)."""
+
+
+def next_fen(fen: str, before: SquareMap, after: SquareMap, move: chess.Move) -> str | None:
+    """The FEN after ``move`` (standard chess, not Chess960) from ``fen``, the FEN
+    python-chess wrote for the position before it (its squares ``before``; ``after``: the
+    squares after it), as python-chess writes it; None where only a board can tell (a
+    double step next to a pawn that might take en passant)."""
+    placement, turn, castling, _, halfmove, fullmove = fen.split(" ")
+    origin, target = move.from_square, move.to_square
+    rows = placement.split("/")  # a move changes the ranks of its squares only (castling,
+    for rank in {origin >> 3, target >> 3}:  # en passant: the ranks of its king, its pawn)
+        first = rank << 3
+        rows[7 - rank] = _rank_fen(after[first : first + 8])
+    piece = before[origin]
+    pawn = piece in ("P", "p")
+    ep = "-"
+    if pawn and abs(target - origin) == 16:
+        enemy = "p" if piece == "P" else "P"
+        file = target & 7
+        if (file > 0 and after[target - 1] == enemy) or (file < 7 and after[target + 1] == enemy):
+            return None
+    if castling != "-":
+        lost = _CASTLING_LOST.get(origin, "") + _CASTLING_LOST.get(target, "")
+        if lost:
+            castling = "".join(right for right in castling if right not in lost) or "-"
+    return " ".join((
+        "/".join(rows),
+        "b" if turn == "w" else "w",
+        castling,
+        ep,
+        "0" if pawn or before[target] != EMPTY else str(int(halfmove) + 1),
+        fullmove if turn == "w" else str(int(fullmove) + 1),
+    ))  # fmt: skip
+
+
 class FenMemo:
     """The game's FEN, written once per position (``version``: bumped by the table whenever
-    the position may have changed)."""
+    the position may have changed).  A chess game's FEN after a move is worked out from
+    the one before it (:func:`next_fen`), so the game's python-chess board need not make
+    its waiting moves; the last few positions' FENs are kept, by position."""
 
     def __init__(self) -> None:
         self._kept: tuple[int, str | None] | None = None
+        self._steps: list[tuple[object, int, SquareMap, str]] = []
+        """(game, ply, squares, FEN) of the last positions written (squares by identity:
+        a chess game keeps one squares object per position)."""
 
     def fen(self, version: int, game: VariantGame | None) -> str | None:
         kept = self._kept
         if kept is not None and kept[0] == version:
             return kept[1]
-        fen = None if game is None else (chess_fen(game) or game.fen())
+        fen = None if game is None else self._chess_fen(game)
+        if fen is None and game is not None:
+            fen = game.fen()
         self._kept = (version, fen)
+        return fen
+
+    def _chess_fen(self, game: VariantGame) -> str | None:
+        if type(game).fen is not ChessGame.fen:
+            return None
+        assert isinstance(game, ChessGame)
+        squares, ply = game.squares, game.ply
+        steps = self._steps
+        for step in steps:
+            if step[0] is game and step[1] == ply and step[2] is squares:
+                return step[3]
+        fen = None
+        last = game.last_step() if type(game) is ChessGame else None  # variants: the board
+        if last is not None:
+            before, move = last
+            for step in steps:
+                if step[0] is game and step[1] == ply - 1 and step[2] is before:
+                    fen = next_fen(step[3], before, squares, move)
+                    break
+        if fen is None:
+            fen = chess_fen(game)
+            if fen is None:
+                return None
+        if len(steps) >= _FEN_STEPS:
+            del steps[0]
+        steps.append((game, ply, squares, fen))
         return fen
 
 

@@ -386,6 +386,16 @@ class ChessGame(VariantGame):
     def chess_board(self) -> chess.Board:
         return self.board
 
+    def last_step(self) -> tuple[SquareMap, chess.Move] | None:
+        """The squares of the position before the last move and that move, read without
+        making the waiting moves (a view may follow the game move by move from them); None
+        at the start, and for a board that is no plain chess board (Chess960, a subclass)."""
+        board = self._board
+        if len(self._line) < 2 or board.chess960 or type(board) is not chess.Board:
+            return None
+        move = self._unmade[-1] if self._unmade else board.move_stack[-1]
+        return self._line[-2].squares, move
+
     @property
     def ply(self) -> int:
         return len(self._board.move_stack) + len(self._unmade)
