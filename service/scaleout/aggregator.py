@@ -143,6 +143,8 @@ class Aggregator:
         sub = await js.pull_subscribe(LOG_SUBJECTS, stream=LOG_STREAM, config=config)
         try:
             while True:
+                if cancelling():  # a cancel the client's wait swallowed (Python 3.11's
+                    raise asyncio.CancelledError  # wait_for can lose one): end all the same
                 try:
                     messages = await sub.fetch(self.fetch, timeout=FETCH_WAIT)
                 except nats.errors.TimeoutError:
