@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+import chess
+
 from service.variants.base import LegalAction, Move, VariantGame
 
 AHEAD_PLIES = 4
@@ -78,15 +80,6 @@ def flips(action: LegalAction, occupied: int) -> int:
         if bool(symbol) != bool(occupied & bit):
             mask |= bit
     return mask
-
-
-def _squares(mask: int) -> list[int]:
-    result = []
-    while mask:
-        low = mask & -mask
-        result.append(low.bit_length() - 1)
-        mask ^= low
-    return result
 
 
 def search(
@@ -159,7 +152,7 @@ def search(
             return
         visited += 1
         seen: set[str] = set()
-        for square in _squares(squares):
+        for square in chess.scan_forward(squares):
             for action in game.actions_changing(square):
                 if action.uci in seen or (not path and action == not_first):
                     continue

@@ -510,16 +510,6 @@ def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
     return (differ | filled) & ~emptied
 
 
-def _squares(mask: int) -> list[int]:
-    """The squares of a bit mask."""
-    found = []
-    while mask:
-        low = mask & -mask
-        found.append(low.bit_length() - 1)
-        mask ^= low
-    return found
-
-
 def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
     """The squares (a bit mask) whose piece differs between two games after one makes
     ``read`` and the other ``made`` (the same occupancy either way), from ``differ``
@@ -2200,7 +2190,7 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        for square in _squares(board.occupied):  # (attacks are symmetric: fewer pieces)
+        for square in chess.scan_forward(board.occupied):  # (attacks are symmetric: fewer pieces)
             if board.attacks_mask(square) & squares:
                 mask |= 1 << square
         return mask
