@@ -5,6 +5,9 @@
 # benches or exhaustive sweeps); CI runs everything.
 set -euo pipefail
 cd "$(dirname "$0")"
+# pytest keeps its rewritten test modules as bytecode in __pycache__ (ignored by git);
+# with PYTHONDONTWRITEBYTECODE set it would rewrite all of them on every run (about 6 s).
+unset PYTHONDONTWRITEBYTECODE
 ./setup.sh test
 .venv/bin/ruff check dgt service tests bench
 .venv/bin/mypy dgt service

@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "bad_configs.py"
 
 
+@pytest.mark.slow
 def test_bad_configs_quick_run() -> None:
     done = subprocess.run(
         [sys.executable, str(BENCH), "--quick"],

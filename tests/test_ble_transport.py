@@ -395,6 +395,7 @@ async def test_board_that_never_answers(no_leaked_tasks: None, bluez: BlueZStand
     await board.close()
 
 
+@pytest.mark.slow
 async def test_device_not_found(no_leaked_tasks: None, bluez: BlueZStandIn) -> None:
     bluez.add_pegasus()
     transport = BleTransport("AA:BB:CC:DD:EE:FF", scan_timeout=0.5)
@@ -490,6 +491,7 @@ async def test_transport_reports_loss_once_and_not_after_close(bluez: BlueZStand
     assert not pegasus.connected
 
 
+@pytest.mark.slow
 async def test_find_ble_boards_lists_pegasus_boards(bluez: BlueZStandIn) -> None:
     bluez.add_pegasus("C0:FF:EE:00:00:01", "Polar H10", uuids=(HEART_RATE,), nus=False)
     bluez.add_pegasus("C0:FF:EE:00:00:02", "PCS-REVII-081500", rssi=-45)

@@ -275,6 +275,7 @@ async def test_leds_refused_on_a_classic_board(fake_board: FakePtyBoard) -> None
     assert Command.SET_LEDS not in [code for code, _ in fake_board.commands]
 
 
+@pytest.mark.slow
 async def test_wrong_port_and_not_a_board(fake_board: FakePtyBoard) -> None:
     with pytest.raises(PortNotFound, match="no such port /nonexistent/tty"):
         await Board.connect("/nonexistent/tty")

@@ -48,6 +48,7 @@ async def test_a_pegasus_clone_answering_with_ten_characters_has_a_serial(tmp_pa
         assert board.state is BoardState.READY
 
 
+@pytest.mark.slow
 async def test_the_memory_is_not_asked_for_by_default_so_the_clone_stays(tmp_path: Path) -> None:
     """Before: every Board asked for the memory after its first handshake, and a Centaur
     running a classic-board emulation dropped the link right after connecting."""
@@ -64,6 +65,7 @@ async def test_the_memory_is_not_asked_for_by_default_so_the_clone_stays(tmp_pat
         assert not [e for e in events if isinstance(e, LinkLost | BoardMemory)]
 
 
+@pytest.mark.slow
 async def test_a_drop_after_the_memory_request_is_named_in_the_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -82,6 +82,7 @@ async def test_a_new_lichess_round_id_gets_the_whole_round(setup: Setup, web: st
     assert [g["tags"]["GameId"] for g in second.games] == ["1-1", "2-1", "3-1", "4-1"]
 
 
+@pytest.mark.slow
 async def test_a_round_switched_off_pushes_nothing_until_it_is_on(setup: Setup, web: str) -> None:
     lichess = setup.lichess
     pusher = setup.make()
@@ -101,6 +102,7 @@ async def test_a_round_switched_off_pushes_nothing_until_it_is_on(setup: Setup, 
     assert pusher.status()["rounds"][0]["state"] == "ok"
 
 
+@pytest.mark.slow
 async def test_a_new_delay_holds_each_game_back(setup: Setup, web: str) -> None:
     lichess = setup.lichess
     setup.make()

@@ -88,6 +88,7 @@ async def lichess() -> AsyncIterator[LichessStandIn]:
     await stand_in.close()
 
 
+@pytest.mark.slow
 async def test_admin_changes_are_applied_over_the_config_after_a_restart(
     tmp_path: Path, lichess: LichessStandIn, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -159,6 +159,7 @@ async def test_games_past_the_most_a_round_shows_are_flagged(setup: Setup) -> No
     assert [(f["game"], f["why"]) for f in flagged] == [("4-1", ["over-limit"])]
 
 
+@pytest.mark.slow
 async def test_an_unreachable_lichess_loses_nothing_and_never_slows_the_hall(
     setup: Setup, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -202,6 +203,7 @@ async def test_time_outs_are_retried_until_every_change_arrives(setup: Setup) ->
     )
 
 
+@pytest.mark.slow
 async def test_a_round_over_the_limit_is_cut_between_games(setup: Setup) -> None:
     lichess = setup.lichess
     pusher = setup.make(max_bytes=400)

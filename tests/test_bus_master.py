@@ -298,6 +298,7 @@ async def test_boards_opened_one_by_one_share_the_line(tmp_path: Path) -> None:
         assert all(not isinstance(e, BoardSnapshot) for e in rest)
 
 
+@pytest.mark.slow
 async def test_wrong_port_and_silent_line_give_one_line_errors(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-port")
     with pytest.raises(PortNotFound) as info:

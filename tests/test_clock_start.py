@@ -159,6 +159,7 @@ async def test_asking_gives_up_after_the_last_try() -> None:
         assert board.clock.connected is True  # the version ack still tells the clock is there
 
 
+@pytest.mark.slow
 async def test_a_board_without_clock_says_so_when_asked() -> None:
     vb = VirtualBoard(now=time.monotonic(), clock=None)
     transport = EmulatorTransport(vb, name="no-clock")

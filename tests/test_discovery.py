@@ -289,6 +289,7 @@ def test_probe_reads_version_and_serial_numbers(
     )
 
 
+@pytest.mark.slow
 def test_probe_asks_again_when_a_bus_mode_board_drops_bytes(
     board_factory: Callable[[Script], FakeBoard],
 ) -> None:
@@ -320,6 +321,7 @@ def test_probe_skips_garbage_and_other_messages(
     assert result.other_messages >= 1
 
 
+@pytest.mark.slow
 def test_silent_pty_is_not_answering_within_the_timeout(
     board_factory: Callable[[Script], FakeBoard],
 ) -> None:

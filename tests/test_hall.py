@@ -273,6 +273,7 @@ class ClockTable(EchoTable):
         return super().feed(event)
 
 
+@pytest.mark.slow
 async def test_a_clock_report_shown_to_nobody_waits_for_a_commit_but_not_forever(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

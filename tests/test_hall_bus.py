@@ -127,6 +127,7 @@ async def test_a_pulled_bus_cable_recovers_every_table(tmp_path: Path) -> None:
         assert bus.moves("a") == []
 
 
+@pytest.mark.slow
 async def test_an_address_that_does_not_answer_leaves_the_other_tables_alone(
     tmp_path: Path,
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from service.cli import main
 
 
+@pytest.mark.slow
 def test_play_serves_the_emulated_board_and_prints_the_address(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

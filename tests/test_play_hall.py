@@ -405,6 +405,7 @@ def test_run_with_play_in_its_config_serves_it_and_says_where(
     assert "/api/v1.0 (lichess.org/dgt, chess.com)" in out
 
 
+@pytest.mark.slow
 async def test_a_pegasus_at_a_table_is_read_as_a_presence_board(tmp_path: Path) -> None:
     store = Store(tmp_path / "hall.db")
     hall = Hall(store, tick_interval=0.1)

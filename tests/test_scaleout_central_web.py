@@ -24,6 +24,7 @@ from service.scaleout.rows import LogRow
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 async def test_a_tail_feeds_the_replica_what_the_edge_stored(tmp_path: Path) -> None:
     edge_db = tmp_path / "edge.db"
     seen, _links = await play_a_hall(edge_db)

@@ -274,6 +274,7 @@ def test_a_database_never_runs_under_another_edge_id(tmp_path: Path) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_a_club_hall_never_imports_nats(tmp_path: Path) -> None:
     code = f"""
 import sys

@@ -157,6 +157,7 @@ class Directory:
         return self.links.get((edge_id, table_id))
 
 
+@pytest.mark.slow
 async def test_the_replica_shows_what_the_edge_showed(tmp_path: Path) -> None:
     db = tmp_path / "edge.db"
     seen, links = await play_a_hall(db)
@@ -188,6 +189,7 @@ async def test_the_replica_shows_what_the_edge_showed(tmp_path: Path) -> None:
         assert "no link status from edge hall-a" in link["error"]
 
 
+@pytest.mark.slow
 async def test_rows_in_one_batch_or_row_by_row_give_the_same_tables(tmp_path: Path) -> None:
     db = tmp_path / "edge.db"
     await play_a_hall(db)

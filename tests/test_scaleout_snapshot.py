@@ -41,6 +41,7 @@ def drain(tail: CentralTail) -> None:
         pass
 
 
+@pytest.mark.slow
 async def test_a_replica_from_a_snapshot_goes_on_as_the_one_that_replayed_all(
     tmp_path: Path,
 ) -> None:
@@ -128,6 +129,7 @@ async def test_snapshots_are_kept_while_rows_come(tmp_path: Path) -> None:
             await keeping
 
 
+@pytest.mark.slow
 async def test_a_restored_replica_answers_from_its_frozen_tables_as_the_replayed_one(
     tmp_path: Path,
 ) -> None:

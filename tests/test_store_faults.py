@@ -572,6 +572,7 @@ def test_a_running_service_retries_and_stores_the_kept_rows_when_writes_work_aga
     error_log.expect("cannot write")
 
 
+@pytest.mark.slow
 def test_a_service_on_a_full_disk_stops_with_the_count_and_the_next_start_stores_the_rows(
     tmp_path: Path,
 ) -> None:

@@ -130,6 +130,7 @@ async def test_live_streams_are_never_closed_to_make_room(server: WebServer) -> 
     assert server.guard.evicted == 0
 
 
+@pytest.mark.slow
 async def test_slow_header_lines_are_timed_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 import chess
+import pytest
 
 from dgt.emulator.board import VirtualBoard
 from dgt.transports.emulator import EmulatorTransport
@@ -40,6 +41,7 @@ async def until(check: Any, seconds: float = 8.0) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_admin_and_pgn_with_the_real_table(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     store = Store(db)
