@@ -45,6 +45,8 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from dgt.events import ClockUpdate, LeverMoved, SquareChanged
+
 STAGES = ("driver", "recogniser", "table", "store", "commit", "stream")
 KINDS = ("clock", "square", "lever", "board", "tick", "admin", "none")
 
@@ -66,8 +68,6 @@ wait: wall time in stages was up to 2.7 times their CPU time on a loaded machine
 
 def event_kind(event: Any) -> str:
     """The input kind of a board event."""
-    from dgt.events import ClockUpdate, LeverMoved, SquareChanged
-
     if isinstance(event, ClockUpdate):
         return "clock"
     if isinstance(event, SquareChanged):
