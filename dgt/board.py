@@ -581,6 +581,24 @@ class Board(BoardFeed):
         self._last_rx = now
         self.bytes_received += len(data)
         parser = self._parser
+        # A clock report or a square's update alone in the read (most reads of a hall):
+        # what _handle does with it, without the parser's loop (and the clock's message).
+        size = len(data)
+        if size == 10:
+            raw = parser.lone_times(data)
+            if raw is not None and not self._times_tries and not self._waiters:
+                for event in self._clock_state.feed_raw(raw, now):
+                    self._emit(event)
+                return
+        elif size == 5:
+            update = parser.lone_update(data)
+            if update is not None and not self._waiters:
+                if self._mirror_valid:
+                    change = self.mirror.apply_update(update, now)
+                    if change is not None:
+                        self._emit(change)
+                    self._settle(now)
+                return
         handle = self._handle
         for message in parser.feed(data):
             handle(message, now)

@@ -190,7 +190,10 @@ class ClockState:
 
     def feed_times(self, times: ClockTimes, now: float) -> list[BoardEvent]:
         """:meth:`feed` for a times frame (a clock report, once a second a board)."""
-        raw = times.raw
+        return self.feed_raw(times.raw, now)
+
+    def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
+        """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
         if not any(raw):  # times.is_null
             return []
         if raw[6] & _NO_CLOCK:  # times.status
