@@ -860,3 +860,4 @@ class BusMaster:
                     "%s: reply %#04x from bus address %d not waited for (late?): dropped",
                     self.name, message.id, message.address,
                 )  # fmt: skip
+
