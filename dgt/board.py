@@ -581,8 +581,9 @@ class Board(BoardFeed):
         self._last_rx = now
         self.bytes_received += len(data)
         parser = self._parser
-        # A clock report or a square's update alone in the read (most reads of a hall):
-        # what _handle does with it, without the parser's loop (and the clock's message).
+        # A clock report, a square's update or a dump alone in the read (most reads of a
+        # hall): what _handle does with it, without the parser's loop (and the clock's
+        # message).
         size = len(data)
         if size == 10:
             raw = parser.lone_times(data)
@@ -598,6 +599,11 @@ class Board(BoardFeed):
                     if change is not None:
                         self._emit(change)
                     self._settle(now)
+                return
+        elif size == 67:
+            dump = parser.lone_dump(data)
+            if dump is not None and not self._waiters:
+                self._on_dump(dump, now)
                 return
         handle = self._handle
         for message in parser.feed(data):

@@ -10,6 +10,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from dgt import Board
 from dgt.board import BoardState
 from dgt.emulator.board import start_squares
 from dgt.events import BoardEvent
-from dgt.protocol import ClockTimes, FieldUpdate, FrameParser, MessageId
+from dgt.protocol import BoardDump, ClockTimes, FieldUpdate, FrameParser, MessageId
 from dgt.transports.emulator import EmulatorTransport
 
 HEADER = bytes((MessageId.BWTIME, 0, 10))
@@ -43,6 +44,18 @@ def test_lone_update_is_what_feed_gives(data: bytes) -> None:
     if update is not None:
         assert FrameParser().feed(data) == [update]
         assert type(update) is FieldUpdate
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=64, max_size=64), st.sampled_from([b"\x86\x00\x43", b"\x86\x00\x44"]))
+def test_lone_dump_is_what_feed_gives(fields: bytes, header: bytes) -> None:
+    data = header + fields
+    dump = FrameParser().lone_dump(data)
+    if dump is not None:
+        assert FrameParser().feed(data) == [dump]
+        assert type(dump) is BoardDump
+    elif header[2] == 67 and fields.isascii():
+        pytest.fail("a whole dump was not taken")
 
 
 def test_no_shortcut_while_a_frame_is_pending_or_for_other_bytes() -> None:
@@ -74,6 +87,8 @@ async def test_a_board_gives_the_same_events_either_way() -> None:
             ).raw
         )
         reads.append(bytes((MessageId.FIELD_UPDATE, 0, 5, second % 64, second % 13)))
+        if second % 10 == 9:  # a settle re-dump: the mirror corrected back to the start
+            reads.append(BoardDump.from_pieces(start_squares()).to_bytes())
     reads.append(HEADER + ClockTimes.build(0, 0, no_clock=True).raw)
     reads.append(HEADER + ClockTimes.build(10, 10).raw)
     loop = asyncio.get_running_loop()
@@ -86,7 +101,8 @@ async def test_a_board_gives_the_same_events_either_way() -> None:
                 boards["bytewise"]._on_data(data[i : i + 1])
         assert len(got["whole"]) > 60
         assert _untimed(got["whole"]) == _untimed(got["bytewise"])
-        assert boards["whole"].squares == boards["bytewise"].squares
+        assert boards["whole"].squares == boards["bytewise"].squares == start_squares()
+        assert boards["whole"].corrections == boards["bytewise"].corrections > 0
     finally:
         for board in boards.values():
             await board.close()

@@ -84,6 +84,22 @@ class FrameParser:
             return None
         return _FIELD_UPDATES.get(data)
 
+    def lone_dump(self, data: bytes) -> BoardDump | None:
+        """The board dump ``data`` is, whole and alone, when nothing is pending: what
+        :meth:`feed` would give (the answer to the settle re-dump after every move).  None
+        otherwise: then :meth:`feed` it."""
+        if (
+            self._buffer
+            or len(data) != 67
+            or data[0] != _DUMP_ID
+            or data[1]
+            or data[2] != 67
+            or type(data) is not bytes
+        ):
+            return None
+        payload = data[3:]
+        return BoardDump(payload) if payload.isascii() else None
+
     def feed(self, data: bytes) -> list[Message]:
         # Work on the new bytes directly when nothing is pending (the usual case): no copy.
         buf = self._buffer + data if self._buffer else bytes(data)
