@@ -141,6 +141,14 @@ CLOCK_TIMES_TRIES = 3
 """Clock-times requests after each handshake before giving up (silence then means the board
 does not report its clock; nothing else depends on the answer)."""
 
+TIMER_RESOLUTION = 0.001
+"""Shortest wait a timer is armed with for a due time still ahead.  uvloop (libuv) counts
+timers in whole milliseconds of a loop time read once per loop turn, so a timer can fire up
+to a millisecond before ``time.monotonic()`` reaches its due time, and a wait of less than
+half a millisecond is rounded to none: a timer that re-armed itself for the rest of such a
+wait ran again and again until the time came (up to hundreds of calls, tens of them per
+move of every board on average with the settle timer)."""
+
 REQUEST_DROP_WINDOW = 1.0
 """Seconds after a write within which a lost link is reported as dropped after that request
 (a board that crashes on a request it cannot answer drops the link at once)."""
@@ -156,6 +164,15 @@ _PEGASUS_TRADEMARK = re.compile(r"pegasus|serial no:\s*P", re.IGNORECASE)
 _REV2_TRADEMARK = re.compile(r"revelation|rev\s*-?\s*ii|pcs-rev", re.IGNORECASE)
 
 M = TypeVar("M")
+
+
+def _wait(due: float, now: float) -> float:
+    """Seconds to arm a timer with for ``due`` at ``now``: none when it is due already, at
+    least :data:`TIMER_RESOLUTION` when it is not."""
+    wait = due - now
+    if wait <= 0.0:
+        return 0.0
+    return wait if wait > TIMER_RESOLUTION else TIMER_RESOLUTION
 
 
 class BoardState(Enum):
@@ -564,6 +581,30 @@ class Board(BoardFeed):
         self._last_rx = now
         self.bytes_received += len(data)
         parser = self._parser
+        # A clock report, a square's update or a dump alone in the read (most reads of a
+        # hall): what _handle does with it, without the parser's loop (and the clock's
+        # message).
+        size = len(data)
+        if size == 10:
+            raw = parser.lone_times(data)
+            if raw is not None and not self._times_tries and not self._waiters:
+                for event in self._clock_state.feed_raw(raw, now):
+                    self._emit(event)
+                return
+        elif size == 5:
+            update = parser.lone_update(data)
+            if update is not None and not self._waiters:
+                if self._mirror_valid:
+                    change = self.mirror.apply_update(update, now)
+                    if change is not None:
+                        self._emit(change)
+                    self._settle(now)
+                return
+        elif size == 67:
+            dump = parser.lone_dump(data)
+            if dump is not None and not self._waiters:
+                self._on_dump(dump, now)
+                return
         handle = self._handle
         for message in parser.feed(data):
             handle(message, now)
@@ -744,9 +785,7 @@ class Board(BoardFeed):
         if self._resync_timer is not None:
             self._resync_timer.cancel()
         self._resync_due = due
-        self._resync_timer = self._loop.call_later(
-            max(0.0, due - time.monotonic()), self._resync_fire
-        )
+        self._resync_timer = self._loop.call_later(_wait(due, time.monotonic()), self._resync_fire)
 
     def _resync_fire(self) -> None:
         self._resync_timer = None
@@ -756,7 +795,7 @@ class Board(BoardFeed):
             return
         now = time.monotonic()
         if now < due:
-            self._resync_timer = self._loop.call_later(due - now, self._resync_fire)
+            self._resync_timer = self._loop.call_later(_wait(due, now), self._resync_fire)
             return
         self._resync_due = None
         self._request_dump()
@@ -808,7 +847,7 @@ class Board(BoardFeed):
         deadline = self._sender.next_deadline()
         if deadline is not None and self._loop is not None and self.state is BoardState.READY:
             self._clock_timer = self._loop.call_later(
-                max(0.0, deadline - time.monotonic()), self._clock_fire
+                _wait(deadline, time.monotonic()), self._clock_fire
             )
 
     def _clock_fire(self) -> None:
@@ -862,7 +901,7 @@ class Board(BoardFeed):
             due = self._probe_sent + self.liveness_timeout
         else:
             due = self._last_rx + self.liveness_idle
-        self._liveness_timer = self._loop.call_later(max(0.0, due - now), self._liveness_fire)
+        self._liveness_timer = self._loop.call_later(_wait(due, now), self._liveness_fire)
 
     def _liveness_fire(self) -> None:
         self._liveness_timer = None

@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dgt.errors import ClockNotAnswering, DgtError, LinkClosed
-from dgt.events import BoardEvent, ButtonPressed, ClockConnection, ClockUpdate, LeverMoved, Side
+from dgt.events import (
+    BoardEvent,
+    ButtonPressed,
+    ClockConnection,
+    ClockUpdate,
+    LeverMoved,
+    Side,
+    clock_update,
+)
 from dgt.protocol import (
     Button,
     ClockAck,
@@ -53,7 +61,7 @@ from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
 from dgt.protocol.clock_codec import BIT_RUNNING as _RUNNING
 from dgt.protocol.clock_codec import BIT_TURN_A as _TURN_A
 from dgt.protocol.clock_codec import BIT_TURN_B as _TURN_B
-from dgt.protocol.clock_codec import ClockStatus
+from dgt.protocol.clock_codec import ClockStatus, read_valid_times
 
 logger = logging.getLogger(__name__)
 
@@ -182,13 +190,16 @@ class ClockState:
 
     def feed_times(self, times: ClockTimes, now: float) -> list[BoardEvent]:
         """:meth:`feed` for a times frame (a clock report, once a second a board)."""
-        raw = times.raw
+        return self.feed_raw(times.raw, now)
+
+    def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
+        """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
         if not any(raw):  # times.is_null
             return []
         if raw[6] & _NO_CLOCK:  # times.status
             self._previous = None
             return self.set_connected(False, now, "no clock on the board")
-        reading = times.read_valid()
+        reading = read_valid_times(raw)  # times.read_valid()
         if reading is None:
             logger.debug("ignoring bogus clock times %s", raw.hex(" "))
             return []
@@ -216,7 +227,7 @@ class ClockState:
         self.left = seconds_left = float(left)
         self.right = seconds_right = float(right)
         self.running = running
-        update = ClockUpdate(
+        update = clock_update(
             now,
             seconds_left,
             seconds_right,
@@ -226,7 +237,7 @@ class ClockState:
             right_flag,
             bool(status & _BATTERY_LOW),
             turn,
-        )  # positional: cheaper than keywords, in the order of ClockUpdate's fields
+        )  # ClockUpdate(...), built cheaper
         self.last_update = update
         self._previous = (left, right, status)
         events.append(update)

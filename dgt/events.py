@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import cast
 
 from dgt.protocol.constants import Piece
 from dgt.protocol.slots import slot_setters
@@ -54,6 +55,31 @@ class SquareChanged:
 
 
 _SC_TIME, _SC_SQUARE, _SC_PIECE, _SC_PREVIOUS = slot_setters(SquareChanged)
+
+
+class _SquareChangedDraft:
+    """A :class:`SquareChanged` being built: the same slots, not frozen (see
+    :func:`square_changed`)."""
+
+    __slots__ = ("time", "square", "piece", "previous")  # SquareChanged's, in its order  # noqa: RUF023
+    time: float
+    square: int
+    piece: Piece
+    previous: Piece
+
+
+def square_changed(time: float, square: int, piece: Piece, previous: Piece) -> SquareChanged:
+    """``SquareChanged(time, square, piece, previous)``, built at a third of the cost: the
+    fields set on a draft of the same layout (plain attribute stores, which a frozen class
+    refuses), the draft then made the event.  For the driver's
+    every square change."""
+    draft = _SquareChangedDraft()
+    draft.time = time
+    draft.square = square
+    draft.piece = piece
+    draft.previous = previous
+    draft.__class__ = SquareChanged  # type: ignore[assignment]
+    return cast(SquareChanged, draft)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +149,52 @@ class LeverMoved:
 
 
 _LM_TIME, _LM_HIGH = slot_setters(LeverMoved)
+
+
+class _ClockUpdateDraft:
+    """A :class:`ClockUpdate` being built: the same slots, not frozen (see
+    :func:`clock_update`)."""
+
+    __slots__ = (  # noqa: RUF023  # ClockUpdate's, in its order
+        "time", "left", "right", "running", "lever_high", "left_flag", "right_flag",
+        "battery_low", "turn",
+    )  # fmt: skip
+    time: float
+    left: float
+    right: float
+    running: bool
+    lever_high: Side
+    left_flag: bool
+    right_flag: bool
+    battery_low: bool
+    turn: Side | None
+
+
+def clock_update(
+    time: float,
+    left: float,
+    right: float,
+    running: bool,
+    lever_high: Side,
+    left_flag: bool,
+    right_flag: bool,
+    battery_low: bool,
+    turn: Side | None,
+) -> ClockUpdate:
+    """``ClockUpdate(...)`` with every field given, built at a third of the cost (as
+    :func:`square_changed`): for the clock report every board sends once a second."""
+    draft = _ClockUpdateDraft()
+    draft.time = time
+    draft.left = left
+    draft.right = right
+    draft.running = running
+    draft.lever_high = lever_high
+    draft.left_flag = left_flag
+    draft.right_flag = right_flag
+    draft.battery_low = battery_low
+    draft.turn = turn
+    draft.__class__ = ClockUpdate  # type: ignore[assignment]
+    return cast(ClockUpdate, draft)
 
 
 @dataclass(frozen=True, slots=True)

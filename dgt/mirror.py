@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dgt.events import BoardFamily, BoardSnapshot, SquareChanged
+from dgt.events import BoardFamily, BoardSnapshot, SquareChanged, square_changed
 from dgt.protocol import BoardDump, FieldUpdate, Piece
 from dgt.protocol.constants import wire_pieces
 
@@ -121,7 +121,7 @@ class Mirror:
         values = self._values
         if values is not None:
             values[square] = piece
-        return SquareChanged(now, square, piece, previous)
+        return square_changed(now, square, piece, previous)  # SquareChanged(...), cheaper
 
     def apply_dump(self, dump: BoardDump, now: float) -> list[SquareChanged]:
         """Take a full dump as the truth; one event per square that differed, in square

@@ -51,6 +51,8 @@ from dgt.events import (
     LinkRestored,
     Side,
     SquareChanged,
+    clock_update,
+    square_changed,
 )
 from dgt.protocol.constants import Piece
 
@@ -240,7 +242,7 @@ def event_as_logged(t: float, event: BoardEvent) -> BoardEvent:
         and type(event.lever_high) is Side
         and (event.turn is None or type(event.turn) is Side)
     ):
-        return ClockUpdate(
+        return clock_update(  # ClockUpdate(...), built cheaper
             t,
             float(event.left),
             float(event.right),
@@ -258,7 +260,7 @@ def event_as_logged(t: float, event: BoardEvent) -> BoardEvent:
         and type(event.piece) is Piece
         and type(event.previous) is Piece
     ):
-        return SquareChanged(t, event.square, event.piece, event.previous)
+        return square_changed(t, event.square, event.piece, event.previous)
     if type(event) is LeverMoved and type(event.high) is Side:
         return LeverMoved(t, event.high)
     return event_from_json(t, event_to_json(event))

@@ -55,6 +55,7 @@ from dgt.board import Board
 from dgt.bus_master import BusBoard
 from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection
+from dgt.protocol.slots import slot_setters
 from dgt.recording import event_as_logged
 from service.clock_orders import ClockOrderSender
 from service.led_driver import LedDriver
@@ -117,6 +118,22 @@ class TableInput:
     """What the table answered (:class:`~service.table.TableEvent` s)."""
     event: BoardEvent | None = None
     """A board input: the event as the driver gave it (its time is ``time.monotonic()``)."""
+
+    def __init__(
+        self,
+        kind: InputKind,
+        time: float,
+        produced: Sequence[Any],
+        event: BoardEvent | None = None,
+    ) -> None:
+        # the slots set straight (dgt.protocol.slots): one an input of every table
+        _TI_KIND(self, kind)
+        _TI_TIME(self, time)
+        _TI_PRODUCED(self, produced)
+        _TI_EVENT(self, event)
+
+
+_TI_KIND, _TI_TIME, _TI_PRODUCED, _TI_EVENT = slot_setters(TableInput)
 
 
 class RunnerHost(Protocol):
@@ -194,9 +211,7 @@ class TableRunner:
     def start(self) -> None:
         """Open the board and feed the table on a task of its own (:meth:`run`)."""
         if self.task is None:
-            self.task = asyncio.get_running_loop().create_task(
-                self.run(), name=f"table {self.id}"
-            )
+            self.task = asyncio.get_running_loop().create_task(self.run(), name=f"table {self.id}")
 
     async def wait_ready(self, timeout: float) -> bool:  # noqa: ASYNC109
         """Wait until the board was opened once (False after ``timeout`` seconds)."""
@@ -316,9 +331,16 @@ class TableRunner:
         t = self.table_time(event.time)
         if self.tick_interval is not None:
             self._own_tick(t)  # time passes up to the event first
-        item = self.feed(event, t)
-        if item is not None:
-            self.host.table_input(self, item)
+        # self.feed(event, t), without the calls: one an event of every board
+        logged = event_as_logged(t, event)
+        try:
+            produced = self.table.feed(logged)
+        except Exception:
+            logger.exception("table %s: the table failed on %r", self.id, logged)
+        else:
+            if self.leds is not None or self.send_orders:
+                self.answered(produced)
+            self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
         if not self.board_listeners:
             return
         for listener in self.board_listeners:

@@ -189,3 +189,26 @@ async def test_a_host_that_takes_the_clock_orders_gets_them_left_in_the_table() 
         assert [o.text for o in table.take_clock_orders()] == ["M1"]  # ...the host takes them
     finally:
         await runner.close()
+
+
+def test_table_input_is_the_dataclass_it_declares() -> None:
+    """TableInput sets its slots straight (one an input): the same signature, and the same
+    object, as the generated constructor's."""
+    import copy
+    import dataclasses
+    import inspect
+
+    from service.table_runner import InputKind, TableInput
+
+    params = list(inspect.signature(TableInput).parameters.values())
+    fields = dataclasses.fields(TableInput)
+    assert [p.name for p in params] == [f.name for f in fields]
+    for p, f in zip(params, fields, strict=True):
+        assert p.default == (
+            inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+        )
+    item = TableInput(InputKind.TICK, 2.5, ["x"])
+    assert (item.kind, item.time, item.produced, item.event) == (InputKind.TICK, 2.5, ["x"], None)
+    assert copy.copy(item) == item == TableInput(kind=InputKind.TICK, time=2.5, produced=["x"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.time = 3.0  # type: ignore[misc]

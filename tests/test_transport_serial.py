@@ -76,6 +76,33 @@ async def test_pty_read_write_and_vanishing_device(pty_pair: tuple[int, str]) ->
     await transport.close()
 
 
+async def test_writes_the_line_cannot_take_yet_wait_in_order(pty_pair: tuple[int, str]) -> None:
+    master, name = pty_pair
+    transport = SerialTransport(name)
+    sink = Sink()
+    await transport.open(sink.on_data, sink.on_lost)
+    chunks = [bytes([i]) * 1000 for i in range(1, 200)]  # more than a pty holds unread
+    for chunk in chunks:
+        transport.write(chunk)
+    assert transport._out  # the rest waits for the line
+    os.set_blocking(master, False)
+    got = bytearray()
+    expected = b"".join(chunks)
+    async with asyncio.timeout(5):
+        while len(got) < len(expected):
+            with contextlib.suppress(BlockingIOError):
+                got += os.read(master, 65536)
+            await asyncio.sleep(0.001)
+    assert bytes(got) == expected
+    assert not transport._out
+    transport.write(b"B")  # the line free again: straight to it
+    assert not transport._out
+    await asyncio.sleep(0.01)
+    assert os.read(master, 16) == b"B"
+    assert not sink.lost
+    await transport.close()
+
+
 async def test_exclusive_access(pty_pair: tuple[int, str]) -> None:
     _, name = pty_pair
     first = SerialTransport(name)

@@ -64,6 +64,29 @@ _HOURS_3600: tuple[int, ...] = tuple((value & 0x0F) * 3600 for value in range(25
 _TO_BCD: tuple[int, ...] = tuple(_to_bcd(value) for value in range(60))
 """``_to_bcd(value)`` for minutes and seconds."""
 
+
+def read_valid_times(r: bytes) -> tuple[int, int, int, bool, bool] | None:
+    """:meth:`ClockTimes.read_valid` of the 7 bytes ``r`` of a times frame (a function: the
+    driver reads one a second a board)."""
+    if not (
+        _VALID_HOURS[r[0]]
+        and _VALID_HOURS[r[3]]
+        and _VALID_BCD[r[1]]
+        and _VALID_BCD[r[2]]
+        and _VALID_BCD[r[4]]
+        and _VALID_BCD[r[5]]
+        and any(r)
+    ):
+        return None
+    return (
+        _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
+        _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
+        r[6],
+        bool(r[3] & 0x50),
+        bool(r[0] & 0x50),
+    )
+
+
 _BWTIME_HEADER = bytes((MessageId.BWTIME, 0, 10))
 """The header of every times frame, built once (the emulated boards send one a second)."""
 
@@ -138,18 +161,7 @@ class ClockTimes:
     def read_valid(self) -> tuple[int, int, int, bool, bool] | None:
         """:meth:`read` of a frame whose digits are :attr:`valid`, else None: what a host
         takes from a frame it does not ignore, in one call."""
-        r = self.raw
-        if not (
-            _VALID_HOURS[r[0]]
-            and _VALID_HOURS[r[3]]
-            and _VALID_BCD[r[1]]
-            and _VALID_BCD[r[2]]
-            and _VALID_BCD[r[4]]
-            and _VALID_BCD[r[5]]
-            and any(r)
-        ):
-            return None
-        return self.read()
+        return read_valid_times(self.raw)
 
     @property
     def status(self) -> int:

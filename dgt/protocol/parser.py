@@ -57,6 +57,49 @@ class FrameParser:
     def reset(self) -> None:
         self._buffer = b""
 
+    def lone_times(self, data: bytes) -> bytes | None:
+        """The clock's 7 bytes when ``data`` is one whole times frame and nothing else, and
+        nothing is pending: what :meth:`feed` would give as one :class:`ClockTimes` (the
+        read a board whose clock runs makes once a second).  None otherwise (an
+        acknowledgement too): then :meth:`feed` it."""
+        if (
+            self._buffer
+            or len(data) != 10
+            or data[0] != _BWTIME_ID
+            or data[1]
+            or data[2] != 10
+            or type(data) is not bytes
+        ):
+            return None
+        payload = data[3:]
+        if not payload.isascii() or (payload[0] & 0x0F) == 0x0A or (payload[3] & 0x0F) == 0x0A:
+            return None
+        return payload
+
+    def lone_update(self, data: bytes) -> FieldUpdate | None:
+        """The field update ``data`` is, whole and alone, when nothing is pending: what
+        :meth:`feed` would give (a lift or a placing, most often read alone).  None
+        otherwise: then :meth:`feed` it."""
+        if self._buffer or len(data) != 5:
+            return None
+        return _FIELD_UPDATES.get(data)
+
+    def lone_dump(self, data: bytes) -> BoardDump | None:
+        """The board dump ``data`` is, whole and alone, when nothing is pending: what
+        :meth:`feed` would give (the answer to the settle re-dump after every move).  None
+        otherwise: then :meth:`feed` it."""
+        if (
+            self._buffer
+            or len(data) != 67
+            or data[0] != _DUMP_ID
+            or data[1]
+            or data[2] != 67
+            or type(data) is not bytes
+        ):
+            return None
+        payload = data[3:]
+        return BoardDump(payload) if payload.isascii() else None
+
     def feed(self, data: bytes) -> list[Message]:
         # Work on the new bytes directly when nothing is pending (the usual case): no copy.
         buf = self._buffer + data if self._buffer else bytes(data)

@@ -219,6 +219,18 @@ class SerialTransport(Transport):
             except (OSError, ValueError) as exc:
                 self._lost(f"{self.url}: write failed: {exc}")
             return
+        if not self._out and not self._writing:
+            # Nothing waiting (the usual case): the bytes straight to the line.
+            try:
+                n = os.write(self._fd, data)
+            except BlockingIOError:
+                n = 0
+            except OSError as exc:
+                self._lost(f"{self.url}: write failed: {exc.strerror or exc}")
+                return
+            if n == len(data):
+                return
+            data = data[n:]
         self._out += data
         if not self._writing:
             self._flush()
