@@ -1071,10 +1071,7 @@ class Recognizer:
                         part_only=last.final and bool(self.presence_only),
                     ) or (last.swept and _same_origin(candidate.action, last.action))
                     if amends and not self._may_be_early_place():
-                        # a capture: the others by its piece are kept for a re-reading
-                        unseen = self._captures_instead(candidate.action, prev)
-                        self._replace(candidate.action, time, out)
-                        self._played[-1].unseen = unseen
+                        self._amend_last(candidate.action, prev, time, out)
                         return
                     if amends or not last.final:
                         # maybe the opponent's reply seen place-before-lift: decide once
@@ -1439,6 +1436,28 @@ class Recognizer:
             for c in candidates
             if c.same and _other_capture(action, c.action)
         )
+
+    def _amend_last(
+        self, la: LegalAction, prev: _Ref, time: float, out: list[RecognizerEvent]
+    ) -> None:
+        """The last action becomes ``la`` (legal from ``prev``, the position before it),
+        keeping for a re-reading, unnamed, the other captures by its piece if it is a
+        capture, else the captures by its piece the last action was or was read among (a
+        capture whose captured piece was swept off, then an opponent's piece set down next
+        to it, reads as this move and a capture of it)."""
+        last = self._played[-1]
+        unseen = self._captures_instead(la, prev)
+        if not unseen and isinstance(la.action, Move):
+            view = prev.node.view
+            unseen = tuple(
+                other
+                for other in dict.fromkeys(
+                    (last.action, *(other for other, _ in last.alternatives), *last.unseen)
+                )
+                if _other_capture(la.action, other) and view[_target(other)]
+            )
+        self._replace(la, time, out)
+        self._played[-1].unseen = unseen
 
     def _read_swept(
         self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
@@ -1843,7 +1862,7 @@ class Recognizer:
             return
         candidate = self._match(prev)
         if candidate is not None and candidate.action == pending.action:
-            self._replace(pending.action, pending.time, out)
+            self._amend_last(pending.action, prev, pending.time, out)
 
     @staticmethod
     def _amends(new: LegalAction, old: LegalAction, top: _Ref, *, part_only: bool = False) -> bool:
