@@ -427,6 +427,8 @@ class _Played:
     alternatives: tuple[tuple[LegalAction, str], ...] = ()  # read the same; with their SAN
     swept: bool = False  # read as a capture whose captured piece was swept off
     unseen: tuple[LegalAction, ...] = ()  # other captures a swept capture would read as
+    # Recognizer._touches, with the readings it was worked out from
+    touches: tuple[object, object, tuple[int, int]] | None = None
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
@@ -1706,9 +1708,10 @@ class Recognizer:
         square was lifted first comes first if every other was lifted more than a scan
         later (the captured piece comes off as the move starts, a neighbour is knocked over
         as the hand moves on); within a scan of each other the lifts tell nothing."""
-        found.sort(key=lambda c: self._preference(ref, c))
-        head = self._preference(ref, found[0])[:3]
-        tied = [c for c in found if self._preference(ref, c)[:3] == head]
+        preferences = {id(c): self._preference(ref, c) for c in found}
+        found.sort(key=lambda c: preferences[id(c)])
+        head = preferences[id(found[0])][:3]
+        tied = [c for c in found if preferences[id(c)][:3] == head]
         if len(tied) < 2:
             return
         taken = [c for c in tied if not (self.presence_only and self._knocked(ref, c.action))]
@@ -2136,6 +2139,10 @@ class Recognizer:
         top = self._top
         if self._game is None or top is None or not top.diff:
             return False
+        board = self._board
+        swept = not any(board[sq] for sq in top.diff)
+        if swept and (not complete or self._swept_captures(promotions)):
+            return False  # only lifts: nothing to read yet, or the game as read explains it
         count = len(self._played)
         window = range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
         roots = [
@@ -2145,10 +2152,6 @@ class Recognizer:
             roots += [(index, other) for index in window for other in self._played[index].unseen]
         if not roots:
             return False
-        board = self._board
-        swept = not any(board[sq] for sq in top.diff)
-        if swept and (not complete or self._swept_captures(promotions)):
-            return False  # only lifts: nothing to read yet, or the game as read explains it
         seen = 0
         for square in (*top.diff, *top.first_lift, *top.last_place):
             seen |= 1 << square
@@ -2157,7 +2160,7 @@ class Recognizer:
         tried = 0
         attackers: int | None = None  # the squares whose pieces attack a square seen
         touches: list[tuple[int, int]] = []  # of the last actions, the last one first
-        game_key = tuple(played.action.uci for played in self._played)
+        game_key: tuple[str, ...] | None = None  # the actions made, once asked for
         before: list[tuple[bool, bool]] = []  # see _try_reading
         for index, other in roots:
             while len(touches) < count - 1 - index:
@@ -2172,6 +2175,8 @@ class Recognizer:
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
+            if game_key is None:
+                game_key = tuple(played.action.uci for played in self._played)
             combination = (
                 self._explore(index, other) if self._may_explore(index, other, game_key) else None
             )
@@ -2209,7 +2214,12 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        for square in chess.scan_forward(board.occupied):  # (attacks are symmetric: fewer pieces)
+        if squares.bit_count() * 2 < board.occupied.bit_count():  # (attacks are symmetric)
+            for square in chess.scan_forward(squares):
+                mask |= board.attackers_mask(chess.WHITE, square)
+                mask |= board.attackers_mask(chess.BLACK, square)
+            return mask
+        for square in chess.scan_forward(board.occupied):
             if board.attacks_mask(square) & squares:
                 mask |= 1 << square
         return mask
@@ -2218,12 +2228,16 @@ class Recognizer:
     def _touches(later: _Played) -> tuple[int, int]:
         """The squares (bit masks) action ``later`` and its other readings change and set
         a piece down on (see :meth:`_may_differ`)."""
+        known = later.touches
+        if known is not None and known[0] is later.alternatives and known[1] is later.unseen:
+            return known[2]
         touched = set_down = 0
         for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
             for square, symbol in la.changes:
                 touched |= 1 << square
                 if symbol:
                     set_down |= 1 << square
+        later.touches = (later.alternatives, later.unseen, (touched, set_down))
         return touched, set_down
 
     def _may_differ(
@@ -2281,13 +2295,10 @@ class Recognizer:
             root = to_chess_move(first.action)
         except IllegalActionError:
             return True
-        # a copy sharing the last moves and their states (neither is ever changed: a push
-        # adds new ones), not copying each move as ``copy(stack=...)`` does
+        # a copy set to the state before the first of them (no moves to undo one by one:
+        # legality needs no move stack)
         scratch = board.copy(stack=False)
-        scratch.move_stack = board.move_stack[-len(later) :]
-        scratch._stack = board._stack[-len(later) :]
-        for _ in later:
-            scratch.pop()
+        board._stack[-len(later)].restore(scratch)
         nodes = changes = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
