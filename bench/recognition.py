@@ -316,8 +316,18 @@ def profile(args: argparse.Namespace, top: int) -> str:
 
 def _run(
     job: tuple[
-        bool, int, str, bool, bool, float, tuple[float | None, float | None], float, bool, int,
-        bool, frozenset[str],
+        bool,
+        int,
+        str,
+        bool,
+        bool,
+        float,
+        tuple[float | None, float | None],
+        float,
+        bool,
+        int,
+        bool,
+        frozenset[str],
     ],
 ) -> tuple[Tally, Tally, list[float]]:
     """One board family and one seed over every game: both approaches' tallies and the
