@@ -81,12 +81,14 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   became legal.  A capture the handling settled (its captured square lifted and set down
   in order, or amended in) keeps the other captures by its piece unnamed (``unseen``: a swept
   capture with a neighbour knocked over reads the same); they are read again the same way,
-  but only once a move is complete (a piece set down on its path mid-move is no proof).  A
-  capture read as the mover lands, before the captured square was handled, keeps the same
-  way the captures of the same piece whose squares are handled afterwards but which do not
-  amend it (below).  The last capture of a game has nothing after it to tell, nor has one
-  whose later play fits both readings: such a capture stays read wrong, its alternatives
-  named;
+  but only once a move is complete (a piece set down on its path mid-move is no proof).  So
+  does a move of a piece whose capture it amends (...Bxd4 swept, then the opponent's piece set
+  down on e7 before its lift is reported reads ...Be7 and its capture): the captures it was
+  read among are read again the same way.  A capture read as the mover lands, before the
+  captured square was handled, keeps the same way the captures of the same piece whose
+  squares are handled afterwards but which do not amend it (below).  The last capture of a
+  game has nothing after it to tell, nor has one whose later play fits both readings: such
+  a capture stays read wrong, its alternatives named;
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
