@@ -42,6 +42,7 @@ fail it.
     .venv/bin/python bench/recognition.py --quick     # a few games, 1 seed (CI smoke run)
     .venv/bin/python bench/recognition.py --seeds 1 --sources lichess,sdist
     .venv/bin/python bench/recognition.py --quick --profile 25
+    .venv/bin/python bench/recognition.py --sources 960 --games 960#283qk --family presence
 """
 
 from __future__ import annotations
@@ -269,12 +270,17 @@ def _streams(
     both_wings: bool,
     hands: tuple[float | None, float | None],
     takeback: float,
+    only: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[Game, Stream]]:
     """The event streams of one board family and one seed, one per game (made one at a
     time: a full run has many).  ``hands``: the chances of a swept capture and of a resting
-    slide before a capture (None: the harness's default, a third on presence-only boards)."""
+    slide before a capture (None: the harness's default, a third on presence-only boards);
+    ``only``: the names of the games to play (none: all), each with the seed and clock it
+    has among all the games of ``sources``."""
     games = select_games(sources.split(","), quick, both_wings)
     for index, game in enumerate(games):
+        if only and game.name not in only:
+            continue
         yield (
             game,
             stream(
@@ -294,9 +300,9 @@ def profile(args: argparse.Namespace, top: int) -> str:
     """The report of one untimed pass of the first seed's streams (both families) under
     ``cProfile``: the ``top`` functions by own time, then by inclusive time."""
     hands = (args.sweep, args.rest)
-    options = (args.sources, args.quick, args.both_wings, hands, args.takeback)
+    options = (args.sources, args.quick, args.both_wings, hands, args.takeback, _only(args))
     profiler = cProfile.Profile()
-    for presence in (False, True):
+    for presence in _families(args):
         for _, item in _streams(presence, args.seed, *options):
             profiler.enable()
             recognise(item)
@@ -310,17 +316,32 @@ def profile(args: argparse.Namespace, top: int) -> str:
 
 def _run(
     job: tuple[
-        bool, int, str, bool, bool, float, tuple[float | None, float | None], float, bool, int, bool
+        bool,
+        int,
+        str,
+        bool,
+        bool,
+        float,
+        tuple[float | None, float | None],
+        float,
+        bool,
+        int,
+        bool,
+        frozenset[str],
     ],
 ) -> tuple[Tally, Tally, list[float]]:
     """One board family and one seed over every game: both approaches' tallies and the
     recogniser's costs per board event (each the least of ``repeat`` runs of the stream
     through a fresh recogniser)."""
-    presence, seed, sources, quick, both_wings, settle, hands, takeback, wall, repeat, check = job
+    (
+        presence, seed, sources, quick, both_wings, settle, hands, takeback, wall, repeat, check,
+        only,
+    ) = job  # fmt: skip
     clock = time.perf_counter if wall else time.thread_time
     ours, usual = Tally(), Tally()
     costs: list[float] = []
-    for game, item in _streams(presence, seed, sources, quick, both_wings, hands, takeback):
+    streams = _streams(presence, seed, sources, quick, both_wings, hands, takeback, only)
+    for game, item in streams:
         expected = game.ucis()
         result = recognise(item, timed=True, clock=clock)
         offered = {
@@ -347,6 +368,16 @@ def _run(
         theirs = stable_board_moves(item, settle)
         usual.add(name, expected, theirs, lost=lost_its_way(game, theirs, presence))
     return ours, usual, costs
+
+
+def _only(args: argparse.Namespace) -> frozenset[str]:
+    """The game names of ``--games`` (none: every game)."""
+    return frozenset(name for name in args.games.split(",") if name)
+
+
+def _families(args: argparse.Namespace) -> tuple[bool, ...]:
+    """The board families of ``--family`` (True: presence only)."""
+    return {"both": (False, True), "identity": (False,), "presence": (True,)}[args.family]
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -393,20 +424,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also give the pieces to every presence-only game read exactly and read it "
         "again (how often the indistinguishable proof can work)",
     )  # fmt: skip
+    parser.add_argument(
+        "--games", default="", metavar="NAME,...",
+        help="only these games (as --list-wrong names them, without /seed), each with the seed "
+        "and clock it has among the games of --sources",
+    )  # fmt: skip
+    parser.add_argument("--family", choices=("both", "identity", "presence"), default="both",
+                        help="the board families to run (default both)")  # fmt: skip
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="then profile one pass, printing the top N functions")  # fmt: skip
     args = parser.parse_args(argv)
     seeds = [args.seed] if args.quick else list(range(args.seed, args.seed + args.seeds))
-    games = select_games(args.sources.split(","), args.quick)
+    games = select_games(args.sources.split(","), args.quick, args.both_wings)
+    only = _only(args)
+    if only:
+        games = [game for game in games if game.name in only]
+        missing = only - {game.name for game in games}
+        if missing:
+            raise SystemExit(f"no game {', '.join(sorted(missing))} in --sources {args.sources}")
     started = time.perf_counter()
     costs: list[float] = []
     print(f"games per run: {len(games)}, seeds: {len(seeds)}, handling: noisy, "
           f"usual approach settle: {args.settle} s")  # fmt: skip
-    jobs = [(presence, seed) for presence in (False, True) for seed in seeds]
+    jobs = [(presence, seed) for presence in _families(args) for seed in seeds]
     options = (
         args.sources, args.quick, args.both_wings, args.settle, (args.sweep, args.rest),
         args.takeback,
-        args.wall, max(1, args.repeat), args.check_relabel,
+        args.wall, max(1, args.repeat), args.check_relabel, _only(args),
     )  # fmt: skip
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
@@ -414,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         results = [_run((*job, *options)) for job in jobs]
     by_family: dict[str, list[float]] = {}
-    for presence in (False, True):
+    for presence in _families(args):
         family = "presence-only" if presence else "piece-identity"
         ours, usual = Tally(), Tally()
         family_costs = by_family[family] = []

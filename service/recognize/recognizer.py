@@ -81,12 +81,14 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   became legal.  A capture the handling settled (its captured square lifted and set down
   in order, or amended in) keeps the other captures by its piece unnamed (``unseen``: a swept
   capture with a neighbour knocked over reads the same); they are read again the same way,
-  but only once a move is complete (a piece set down on its path mid-move is no proof).  A
-  capture read as the mover lands, before the captured square was handled, keeps the same
-  way the captures of the same piece whose squares are handled afterwards but which do not
-  amend it (below).  The last capture of a game has nothing after it to tell, nor has one
-  whose later play fits both readings: such a capture stays read wrong, its alternatives
-  named;
+  but only once a move is complete (a piece set down on its path mid-move is no proof).  So
+  does a move of a piece whose capture it amends (...Bxd4 swept, then the opponent's piece set
+  down on e7 before its lift is reported reads ...Be7 and its capture): the captures it was
+  read among are read again the same way.  A capture read as the mover lands, before the
+  captured square was handled, keeps the same way the captures of the same piece whose
+  squares are handled afterwards but which do not amend it (below).  The last capture of a
+  game has nothing after it to tell, nor has one whose later play fits both readings: such
+  a capture stays read wrong, its alternatives named;
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
@@ -427,6 +429,8 @@ class _Played:
     alternatives: tuple[tuple[LegalAction, str], ...] = ()  # read the same; with their SAN
     swept: bool = False  # read as a capture whose captured piece was swept off
     unseen: tuple[LegalAction, ...] = ()  # other captures a swept capture would read as
+    # Recognizer._touches, with the readings it was worked out from
+    touches: tuple[object, object, tuple[int, int]] | None = None
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
@@ -1071,10 +1075,7 @@ class Recognizer:
                         part_only=last.final and bool(self.presence_only),
                     ) or (last.swept and _same_origin(candidate.action, last.action))
                     if amends and not self._may_be_early_place():
-                        # a capture: the others by its piece are kept for a re-reading
-                        unseen = self._captures_instead(candidate.action, prev)
-                        self._replace(candidate.action, time, out)
-                        self._played[-1].unseen = unseen
+                        self._amend_last(candidate.action, prev, time, out)
                         return
                     if amends or not last.final:
                         # maybe the opponent's reply seen place-before-lift: decide once
@@ -1440,6 +1441,28 @@ class Recognizer:
             if c.same and _other_capture(action, c.action)
         )
 
+    def _amend_last(
+        self, la: LegalAction, prev: _Ref, time: float, out: list[RecognizerEvent]
+    ) -> None:
+        """The last action becomes ``la`` (legal from ``prev``, the position before it),
+        keeping for a re-reading, unnamed, the other captures by its piece if it is a
+        capture, else the captures by its piece the last action was or was read among (a
+        capture whose captured piece was swept off, then an opponent's piece set down next
+        to it, reads as this move and a capture of it)."""
+        last = self._played[-1]
+        unseen = self._captures_instead(la, prev)
+        if not unseen and isinstance(la.action, Move):
+            view = prev.node.view
+            unseen = tuple(
+                other
+                for other in dict.fromkeys(
+                    (last.action, *(other for other, _ in last.alternatives), *last.unseen)
+                )
+                if _other_capture(la.action, other) and view[_target(other)]
+            )
+        self._replace(la, time, out)
+        self._played[-1].unseen = unseen
+
     def _read_swept(
         self, time: float, out: list[RecognizerEvent], *, promotions: bool = True
     ) -> bool:
@@ -1687,9 +1710,10 @@ class Recognizer:
         square was lifted first comes first if every other was lifted more than a scan
         later (the captured piece comes off as the move starts, a neighbour is knocked over
         as the hand moves on); within a scan of each other the lifts tell nothing."""
-        found.sort(key=lambda c: self._preference(ref, c))
-        head = self._preference(ref, found[0])[:3]
-        tied = [c for c in found if self._preference(ref, c)[:3] == head]
+        preferences = {id(c): self._preference(ref, c) for c in found}
+        found.sort(key=lambda c: preferences[id(c)])
+        head = preferences[id(found[0])][:3]
+        tied = [c for c in found if preferences[id(c)][:3] == head]
         if len(tied) < 2:
             return
         taken = [c for c in tied if not (self.presence_only and self._knocked(ref, c.action))]
@@ -1843,7 +1867,7 @@ class Recognizer:
             return
         candidate = self._match(prev)
         if candidate is not None and candidate.action == pending.action:
-            self._replace(pending.action, pending.time, out)
+            self._amend_last(pending.action, prev, pending.time, out)
 
     @staticmethod
     def _amends(new: LegalAction, old: LegalAction, top: _Ref, *, part_only: bool = False) -> bool:
@@ -2117,6 +2141,10 @@ class Recognizer:
         top = self._top
         if self._game is None or top is None or not top.diff:
             return False
+        board = self._board
+        swept = not any(board[sq] for sq in top.diff)
+        if swept and (not complete or self._swept_captures(promotions)):
+            return False  # only lifts: nothing to read yet, or the game as read explains it
         count = len(self._played)
         window = range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
         roots = [
@@ -2126,10 +2154,6 @@ class Recognizer:
             roots += [(index, other) for index in window for other in self._played[index].unseen]
         if not roots:
             return False
-        board = self._board
-        swept = not any(board[sq] for sq in top.diff)
-        if swept and (not complete or self._swept_captures(promotions)):
-            return False  # only lifts: nothing to read yet, or the game as read explains it
         seen = 0
         for square in (*top.diff, *top.first_lift, *top.last_place):
             seen |= 1 << square
@@ -2138,7 +2162,7 @@ class Recognizer:
         tried = 0
         attackers: int | None = None  # the squares whose pieces attack a square seen
         touches: list[tuple[int, int]] = []  # of the last actions, the last one first
-        game_key = tuple(played.action.uci for played in self._played)
+        game_key: tuple[str, ...] | None = None  # the actions made, once asked for
         before: list[tuple[bool, bool]] = []  # see _try_reading
         for index, other in roots:
             while len(touches) < count - 1 - index:
@@ -2153,6 +2177,8 @@ class Recognizer:
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
+            if game_key is None:
+                game_key = tuple(played.action.uci for played in self._played)
             combination = (
                 self._explore(index, other) if self._may_explore(index, other, game_key) else None
             )
@@ -2190,7 +2216,12 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        for square in chess.scan_forward(board.occupied):  # (attacks are symmetric: fewer pieces)
+        if squares.bit_count() * 2 < board.occupied.bit_count():  # (attacks are symmetric)
+            for square in chess.scan_forward(squares):
+                mask |= board.attackers_mask(chess.WHITE, square)
+                mask |= board.attackers_mask(chess.BLACK, square)
+            return mask
+        for square in chess.scan_forward(board.occupied):
             if board.attacks_mask(square) & squares:
                 mask |= 1 << square
         return mask
@@ -2199,12 +2230,16 @@ class Recognizer:
     def _touches(later: _Played) -> tuple[int, int]:
         """The squares (bit masks) action ``later`` and its other readings change and set
         a piece down on (see :meth:`_may_differ`)."""
+        known = later.touches
+        if known is not None and known[0] is later.alternatives and known[1] is later.unseen:
+            return known[2]
         touched = set_down = 0
         for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
             for square, symbol in la.changes:
                 touched |= 1 << square
                 if symbol:
                     set_down |= 1 << square
+        later.touches = (later.alternatives, later.unseen, (touched, set_down))
         return touched, set_down
 
     def _may_differ(
@@ -2262,13 +2297,10 @@ class Recognizer:
             root = to_chess_move(first.action)
         except IllegalActionError:
             return True
-        # a copy sharing the last moves and their states (neither is ever changed: a push
-        # adds new ones), not copying each move as ``copy(stack=...)`` does
+        # a copy set to the state before the first of them (no moves to undo one by one:
+        # legality needs no move stack)
         scratch = board.copy(stack=False)
-        scratch.move_stack = board.move_stack[-len(later) :]
-        scratch._stack = board._stack[-len(later) :]
-        for _ in later:
-            scratch.pop()
+        board._stack[-len(later)].restore(scratch)
         nodes = changes = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
