@@ -113,6 +113,9 @@ DEFAULT_CACHE_KIB = 2000
 CACHE_KIB_PER_TABLE = 4
 """Page cache added per table (:meth:`Store.plan_cache`): a page of 4 KiB."""
 
+_ENCODABLE_IDS_KEPT = 100_000
+"""Table ids remembered as encodable at most."""
+
 RETRY_FIRST = 0.5
 """Seconds before the first retry of a failed commit; each failure doubles it..."""
 RETRY_MAX = 8.0
@@ -316,6 +319,8 @@ class Store:
         self.path = Path(path)
         self._clock = clock
         self._pending: list[Row] = []
+        self._encodable_ids: set[str] = set()
+        """Table ids whose text was found to have a UTF-8 form."""
         self.commits = 0
         self.rows_written = 0
         self.refused = 0
@@ -591,11 +596,32 @@ class Store:
         nothing, with everything else queued) at the next :meth:`commit`."""
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
-        role = "in"
         if outputs and kind == "board" and outputs[0] == echo_of(t, data):
-            role = "echo"
-            outputs = outputs[1:]
-        fits = encodable(table_id)
+            self._append(table_id, kind, "echo", t, data, outputs[1:])
+        else:
+            self._append(table_id, kind, "in", t, data, outputs)
+
+    def append_echoed(
+        self,
+        table_id: str,
+        t: float,
+        data: Mapping[str, Any],
+        outputs: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """:meth:`append` of a board input whose first output was its echo (the caller
+        made sure: ``echo_of(t, data)``), given the outputs after the echo."""
+        self._append(table_id, "board", "echo", t, data, outputs)
+
+    def _append(
+        self,
+        table_id: str,
+        kind: str,
+        role: str,
+        t: float,
+        data: Mapping[str, Any],
+        outputs: Sequence[Mapping[str, Any]],
+    ) -> None:
+        fits = table_id in self._encodable_ids or encodable(table_id)
         try:
             text = utf8_dumps(data)
             fits = fits and text is not None
@@ -612,6 +638,8 @@ class Store:
         if not fits:
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
+        if len(self._encodable_ids) < _ENCODABLE_IDS_KEPT:
+            self._encodable_ids.add(table_id)
         self._pending.extend(rows)
 
     def _refuse(self, table_id: str, kind: str, rows: int, why: str) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from service.store import Store
 from service.store_index import INDEX_DELAY, MARK_KEY, OLD_INDEX
 
@@ -90,6 +92,7 @@ def test_rows_left_waiting_by_a_crash_are_indexed_at_the_next_open(tmp_path: Pat
     again.close()
 
 
+@pytest.mark.slow
 def test_a_database_of_the_older_layout_is_brought_to_this_one(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     store = Store(path)
