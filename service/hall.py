@@ -477,9 +477,7 @@ class Hall:
         that changed only the times (most inputs of a hall) kept off the stream without
         the dictionaries the stream would need."""
         rest = [output_json(o) for o in produced[1:]]
-        self.store.append_echoed(table.id, t, data, rest)
-        self._committed.ahead(table.id)
-        table.inputs += 1
+        self._log(table, "board", t, data, rest, True)
         if (
             data["event"] == "clock"
             and all(o.get("type") in _CLOCK_ONLY for o in rest)
@@ -501,10 +499,15 @@ class Hall:
         t: float,
         data: dict[str, Any],
         outs: list[dict[str, Any]],
+        echoed: bool = False,
     ) -> None:
         """One input of ``table`` and what it caused into the store's queue: the table is
-        ahead of its commit until the queue is committed."""
-        self.store.append(table.id, kind, t, data, outs)
+        ahead of its commit until the queue is committed.  ``echoed``: a board input whose
+        first output was its echo (checked by the caller), ``outs`` the outputs after it."""
+        if echoed:
+            self.store.append_echoed(table.id, t, data, outs)
+        else:
+            self.store.append(table.id, kind, t, data, outs)
         self._committed.ahead(table.id)
         table.inputs += 1
 
