@@ -135,6 +135,7 @@ def registration_data(settings: Mapping[str, Any], board: int | None) -> str:
     """The ``data`` of a registration row."""
     return dumps({"board": board, "settings": dict(settings)})
 
+
 EDGE_ID_KEY = "edge_id"
 """The ``meta`` key of the edge id a database forwards its log under."""
 EDGE_DB_KEY = "edge_db"
@@ -743,6 +744,21 @@ class Store:
             )
         return len(rows)
 
+    def _index_all(self) -> None:
+        """Index every row still waiting (a stop), so the next open has none to find."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._index.write_all()
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            logger.warning(
+                "%s: cannot write the index by table (%s): the next start does", self.path, exc
+            )
+        else:
+            self._index.written_all()
+        finally:
+            self._rollback()
+
     def _last_insert(self) -> int:
         return int(self._db.execute("SELECT last_insert_rowid()").fetchone()[0])
 
@@ -918,6 +934,7 @@ class Store:
                 with contextlib.suppress(StoreError):
                     self._commit_now()
             if not self._pending:
+                self._index_all()
                 try:
                     self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except sqlite3.DatabaseError as exc:

@@ -4,24 +4,26 @@ Reading one table's rows (a rebuild at start, a page of its history) needs an in
 log by table.  An index SQLite keeps itself is written with every row, and every input of a
 busy hall lands on another table's page of it: each commit wrote a page of the index per
 input (a 4 KiB frame to the write-ahead log), most of a commit's cost.  This index is a table
-of its own, ``log_index (table_id, seq)``, written a table at a time: a table's rows wait
-:data:`INDEX_DELAY` seconds after their commit and then go in together, one page for all of
-them, inside a later commit (so it costs no transaction of its own).
+of its own, ``table_rows (table_id, seq, seqs)``, written a table at a time: a table's rows
+wait :data:`INDEX_DELAY` seconds after their commit and then go in as one row of it (``seq``
+the first of them, ``seqs`` all of them, comma-separated), inside a later commit (so it
+costs no transaction of its own).
 
 What is not indexed yet is known: in memory, the rows this store committed (by table, in
 order), and in the file, the ``meta`` key :data:`MARK_KEY`, below which every row is
-indexed.  Readers take a table's indexed rows from ``log_index`` and the rest by their
-sequence numbers.  At open, every row after the mark is indexed (the rows a stop or a crash
+indexed.  Readers take a table's sequence numbers from ``table_rows`` and from memory, and
+read its rows by them.  At open, every row after the mark is indexed (the rows a stop or a crash
 left waiting, those another program wrote), so the index of a database opened here is
 whole.
 
 The rows of the log are untouched: a database of the older layout (SQLite's index
-``log_by_table``) is brought to this one when opened (the index dropped, ``log_index`` built
+``log_by_table``) is brought to this one when opened (the index dropped, ``table_rows`` built
 from the log), and older code opening a database of this layout builds its index again.
 """
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -38,13 +40,14 @@ MARK_KEY = "indexed"
 OLD_INDEX = "log_by_table"
 """SQLite's index of the log by table, of the older layout (written with every row)."""
 
-CREATE = """CREATE TABLE IF NOT EXISTS log_index (
+CREATE = """CREATE TABLE IF NOT EXISTS table_rows (
     table_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
+    seqs TEXT NOT NULL,
     PRIMARY KEY (table_id, seq)
 ) WITHOUT ROWID"""
 
-_ADD = "INSERT OR IGNORE INTO log_index (table_id, seq) VALUES (?, ?)"
+_ADD = "INSERT OR REPLACE INTO table_rows (table_id, seq, seqs) VALUES (?, ?, ?)"
 _MARK = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 _CHUNK = 500
 """Sequence numbers asked for in one query (SQLite limits a statement's parameters)."""
@@ -81,16 +84,15 @@ class TableIndex:
         the mark moves to the last row.  Rows indexed already are passed by."""
         db = self._db
         row = db.execute("SELECT value FROM meta WHERE key=?", (MARK_KEY,)).fetchone()
-        if row is None:
-            db.execute(
-                "INSERT OR IGNORE INTO log_index (table_id, seq) SELECT table_id, seq FROM log"
-            )
-        else:
-            db.execute(
-                "INSERT OR IGNORE INTO log_index (table_id, seq) "
-                "SELECT table_id, seq FROM log WHERE seq > ?",
-                (int(row[0]),),
-            )
+        sql = "SELECT table_id, seq FROM log"
+        args: tuple[int, ...] = ()
+        if row is not None:
+            sql += " WHERE seq > ?"
+            args = (int(row[0]),)
+        by_table: dict[str, list[int]] = {}
+        for table_id, seq in db.execute(sql + " ORDER BY seq", args):
+            by_table.setdefault(table_id, []).append(seq)
+        db.executemany(_ADD, [_chunk(table_id, seqs) for table_id, seqs in by_table.items()])
         last = db.execute("SELECT max(seq) FROM log").fetchone()[0]
         if last is not None and not self._waiting:
             db.execute(_MARK, (MARK_KEY, str(int(last))))
@@ -98,7 +100,7 @@ class TableIndex:
     def add_now(self, table_id: str, seq: int) -> None:
         """Index one row at once (inside the caller's transaction): a row written out of
         the commits' order (a table's registration)."""
-        self._db.execute(_ADD, (table_id, seq))
+        self._db.execute(_ADD, _chunk(table_id, [seq]))
 
     # --- the commits ----------------------------------------------------------------
 
@@ -114,12 +116,12 @@ class TableIndex:
         now = self._clock()
         due_before = now - INDEX_DELAY
         tables: list[str] = []
-        rows: list[tuple[str, int]] = []
+        rows: list[tuple[str, int, str]] = []
         for table_id, (since, seqs) in waiting.items():
             if since > due_before or len(tables) >= MAX_TABLES_PER_COMMIT:
                 break
             tables.append(table_id)
-            rows.extend([(table_id, seq) for seq in seqs])
+            rows.append(_chunk(table_id, seqs))
         if not tables:
             return tables
         self._db.executemany(_ADD, rows)
@@ -133,6 +135,21 @@ class TableIndex:
             self._db.execute(_MARK, (MARK_KEY, str(mark)))
             self._marked = now
         return tables
+
+    def write_all(self) -> None:
+        """Index every row waiting and move the mark to the last row (inside the
+        caller's write transaction; :meth:`committed` with no new rows once it
+        commits)."""
+        self._db.executemany(
+            _ADD, [_chunk(table_id, seqs) for table_id, (_, seqs) in self._waiting.items()]
+        )
+        last = self._db.execute("SELECT max(seq) FROM log").fetchone()[0]
+        if last is not None:
+            self._db.execute(_MARK, (MARK_KEY, str(int(last))))
+
+    def written_all(self) -> None:
+        """The transaction of :meth:`write_all` went through."""
+        self._waiting.clear()
 
     def committed(self, indexed: Sequence[str], tables: Iterable[str], first: int) -> None:
         """A commit went through: the tables ``indexed`` by its :meth:`write_due` are no
@@ -167,6 +184,18 @@ class TableIndex:
 
     # --- reading --------------------------------------------------------------------
 
+    def seqs(self, table_id: str) -> list[int]:
+        """The sequence numbers of the table's committed rows, in order."""
+        found: set[int] = set()
+        for (text,) in self._db.execute(
+            "SELECT seqs FROM table_rows WHERE table_id = ?", (table_id,)
+        ):
+            found.update(map(int, text.split(",")))
+        entry = self._waiting.get(table_id)
+        if entry is not None:
+            found.update(entry[1])
+        return sorted(found)
+
     def rows(
         self,
         table_id: str,
@@ -180,39 +209,15 @@ class TableIndex:
         """The table's rows (``columns`` of ``log`` named with the prefix ``l.``) in order
         of their sequence numbers: those after ``after`` that pass ``where`` (SQL on
         ``l.``, starting with `` AND``, with ``params``), at most ``limit``."""
-        entry = self._waiting.get(table_id)
-        waits = [] if entry is None else list(entry[1])
+        seqs = self.seqs(table_id)
         if after is not None:
-            waits = [seq for seq in waits if seq > after]
-        sql = (
-            f"SELECT {columns} FROM log_index AS i JOIN log AS l ON l.seq = i.seq "
-            "WHERE i.table_id = ?"
-        )
-        args: list[Any] = [table_id]
-        if after is not None:
-            sql += " AND i.seq > ?"
-            args.append(after)
-        if entry is not None:
-            sql += " AND i.seq < ?"
-            args.append(entry[1][0])
-        sql += where
-        args.extend(params)
-        sql += " ORDER BY i.seq"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
+            seqs = seqs[bisect.bisect_right(seqs, after) :]
         left = limit
-        for row in self._db.execute(sql, args):
-            yield row
-            if left is not None:
-                left -= 1
-        for start in range(0, len(waits), _CHUNK):
-            if left is not None and left <= 0:
-                return
-            chunk = waits[start : start + _CHUNK]
+        for start in range(0, len(seqs), _CHUNK):
+            chunk = seqs[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            more = f"SELECT {columns} FROM log AS l WHERE l.seq IN ({marks}){where} ORDER BY l.seq"
-            for row in self._db.execute(more, [*chunk, *params]):
+            sql = f"SELECT {columns} FROM log AS l WHERE l.seq IN ({marks}){where} ORDER BY l.seq"
+            for row in self._db.execute(sql, [*chunk, *params]):
                 if left is not None:
                     if left <= 0:
                         return
@@ -221,13 +226,12 @@ class TableIndex:
 
     def count(self, table_id: str) -> int:
         """Rows of the table."""
-        entry = self._waiting.get(table_id)
-        if entry is None:
-            sql, args = "SELECT count(*) FROM log_index WHERE table_id = ?", (table_id,)
-            return int(self._db.execute(sql, args).fetchone()[0])
-        sql = "SELECT count(*) FROM log_index WHERE table_id = ? AND seq < ?"
-        indexed = int(self._db.execute(sql, (table_id, entry[1][0])).fetchone()[0])
-        return indexed + len(entry[1])
+        return len(self.seqs(table_id))
+
+
+def _chunk(table_id: str, seqs: Sequence[int]) -> tuple[str, int, str]:
+    """The row of ``table_rows`` for ``seqs`` (in order) of a table."""
+    return (table_id, seqs[0], ",".join(map(str, seqs)))
 
 
 def _nth_key(waiting: dict[str, Any], n: int) -> str:
