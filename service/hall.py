@@ -196,7 +196,11 @@ class GameBook:
             self.games[-1].changes = logs[index] if index < len(logs) else []
             self.games[-1].live = None
             self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
-        self.games[-1].live = self._finished_pgn if self.finished else None
+        last = self.games[-1]
+        if not self.finished:
+            last.live = None
+        elif last.live is None:  # else it reads the PGN from the table already
+            last.live = self._finished_pgn
 
     def _finished_pgn(self) -> str | None:
         """The PGN of the finished game at the table (None without moves)."""
@@ -476,11 +480,11 @@ class Hall:
         (the common case): its rows straight from the table's events, and a clock report
         that changed only the times (most inputs of a hall) kept off the stream without
         the dictionaries the stream would need."""
-        rest = [output_json(o) for o in produced[1:]]
+        rest = [output_json(o) for o in produced[1:]] if len(produced) > 1 else []
         self._log(table, "board", t, data, rest, True)
         if (
             data["event"] == "clock"
-            and all(o.get("type") in _CLOCK_ONLY for o in rest)
+            and (not rest or all(o.get("type") in _CLOCK_ONLY for o in rest))
             and table.quiet_clock(bool(data["running"]), received)
         ):
             table.note_outputs(rest)
@@ -707,6 +711,7 @@ class Hall:
         while True:
             await asyncio.sleep(self.tick_interval)
             self.tick()
+
     def _hold_clock_orders(self, runner: HallTable) -> bool:
         """Take the table's new clock orders and keep them until the rows that gave them
         are committed (a ruling the clock shows is never ahead of the log); orders made

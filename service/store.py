@@ -52,8 +52,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+import orjson
+
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
+from service.json_text import ORJSON_OPTIONS as _ORJSON_OPTIONS
 from service.json_text import dumps, encodable, utf8_dumps
 from service.store_index import TableIndex
 from service.store_recovery import (
@@ -624,7 +627,10 @@ class Store:
     ) -> None:
         fits = table_id in self._encodable_ids or encodable(table_id)
         try:
-            text = utf8_dumps(data)
+            try:  # utf8_dumps, without its call for the common case
+                text: str | None = orjson.dumps(data, option=_ORJSON_OPTIONS).decode()
+            except TypeError:
+                text = utf8_dumps(data)
             fits = fits and text is not None
             rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
