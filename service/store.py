@@ -18,6 +18,10 @@ default here) a committed transaction survives the process being killed at any m
 (kill -9); ``durable=True`` (``synchronous=FULL``) also survives a power cut, at the cost
 of an fsync per commit.
 
+Reading one table: the log's index by table (:mod:`service.store_index`) is written a table
+at a time, some seconds after its rows, inside a later commit; the readers take the rows not
+indexed yet from memory, and an open indexes what a stop or a crash left waiting.
+
 Rebuilding: a table is rebuilt by feeding its inputs, in order, to a fresh table
 (:func:`rebuild`); the table is deterministic, so the outputs must come out as stored.  A
 difference is counted and logged as a warning; the stored outputs stay the record of what
