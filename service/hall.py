@@ -196,7 +196,11 @@ class GameBook:
             self.games[-1].changes = logs[index] if index < len(logs) else []
             self.games[-1].live = None
             self.games.append(GameEntry(self.id, len(self.games) + 1, self._round()))
-        self.games[-1].live = self._finished_pgn if self.finished else None
+        last = self.games[-1]
+        if not self.finished:
+            last.live = None
+        elif last.live is None:  # else it reads the PGN from the table already
+            last.live = self._finished_pgn
 
     def _finished_pgn(self) -> str | None:
         """The PGN of the finished game at the table (None without moves)."""
@@ -452,12 +456,45 @@ class Hall:
             return
         received = event.time
         data = board_input(event)
-        outs = [output_json(o) for o in item.produced]
-        self._log(table, "board", item.time, data, outs)
+        produced = item.produced
+        t = item.time
+        if produced and _echoes(produced[0], t, data):
+            self._echoed(table, t, data, produced, received)
+            return
+        outs = [output_json(o) for o in produced]
+        self._log(table, "board", t, data, outs)
         quiet = False
         if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
             quiet = table.quiet_clock(bool(data["running"]), received)
         self._queue(table, outs, received, publish=not quiet)
+
+    def _echoed(
+        self,
+        table: HallTable,
+        t: float,
+        data: dict[str, Any],
+        produced: Sequence[Any],
+        received: float,
+    ) -> None:
+        """:meth:`table_input` of a board input the table answered first with its echo
+        (the common case): its rows straight from the table's events, and a clock report
+        that changed only the times (most inputs of a hall) kept off the stream without
+        the dictionaries the stream would need."""
+        rest = [output_json(o) for o in produced[1:]] if len(produced) > 1 else []
+        self._log(table, "board", t, data, rest, True)
+        if (
+            data["event"] == "clock"
+            and (not rest or all(o.get("type") in _CLOCK_ONLY for o in rest))
+            and table.quiet_clock(bool(data["running"]), received)
+        ):
+            table.note_outputs(rest)
+            if self._hold_clock_orders(table):
+                self._schedule_flush()
+            elif self.store.pending:
+                self._schedule_flush(QUIET_COMMIT_DELAY)
+            return
+        outs = [produced[0].to_json(), *rest]
+        self._queue(table, outs, received)
 
     def _log(
         self,
@@ -466,10 +503,15 @@ class Hall:
         t: float,
         data: dict[str, Any],
         outs: list[dict[str, Any]],
+        echoed: bool = False,
     ) -> None:
         """One input of ``table`` and what it caused into the store's queue: the table is
-        ahead of its commit until the queue is committed."""
-        self.store.append(table.id, kind, t, data, outs)
+        ahead of its commit until the queue is committed.  ``echoed``: a board input whose
+        first output was its echo (checked by the caller), ``outs`` the outputs after it."""
+        if echoed:
+            self.store.append_echoed(table.id, t, data, outs)
+        else:
+            self.store.append(table.id, kind, t, data, outs)
         self._committed.ahead(table.id)
         table.inputs += 1
 
@@ -669,6 +711,7 @@ class Hall:
         while True:
             await asyncio.sleep(self.tick_interval)
             self.tick()
+
     def _hold_clock_orders(self, runner: HallTable) -> bool:
         """Take the table's new clock orders and keep them until the rows that gave them
         are committed (a ruling the clock shows is never ahead of the log); orders made
@@ -739,6 +782,19 @@ class Hall:
         if not 1 <= number <= len(runner.games):
             return None
         return runner, runner.games[number - 1]
+
+
+def _echoes(first: Any, t: float, data: dict[str, Any]) -> bool:
+    """Whether the table's first output ``first`` is the echo of the board input ``data``
+    at ``t`` (``output_json(first) == echo_of(t, data)``), read off the table's event."""
+    return (
+        type(first) is TableEvent
+        and first.type == "board"
+        and first.time == t
+        and first.data == data
+        and "time" not in data
+        and "type" not in data
+    )
 
 
 def _lower_priority() -> None:

@@ -15,10 +15,13 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "encodable", "utf8_dumps"]
+__all__ = ["ORJSON_OPTIONS", "dumps", "encodable", "utf8_dumps"]
 
-_OPTIONS = orjson.OPT_NON_STR_KEYS
-"""Keys that are numbers (or None, or booleans) written as strings, as ``json`` does."""
+ORJSON_OPTIONS = orjson.OPT_NON_STR_KEYS
+"""Keys that are numbers (or None, or booleans) written as strings, as ``json`` does: what
+:func:`dumps` asks of orjson (a caller on a hot path may call orjson itself with it, and
+:func:`utf8_dumps` for what orjson refuses)."""
+_OPTIONS = ORJSON_OPTIONS
 
 _FALLBACK = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 """For what orjson refuses (an integer beyond 64 bits, say); built once, as ``json.dumps``

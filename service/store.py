@@ -18,6 +18,10 @@ default here) a committed transaction survives the process being killed at any m
 (kill -9); ``durable=True`` (``synchronous=FULL``) also survives a power cut, at the cost
 of an fsync per commit.
 
+Reading one table: the log's index by table (:mod:`service.store_index`) is written a table
+at a time, some seconds after its rows, inside a later commit; the readers take the rows not
+indexed yet from memory, and an open indexes what a stop or a crash left waiting.
+
 Rebuilding: a table is rebuilt by feeding its inputs, in order, to a fresh table
 (:func:`rebuild`); the table is deterministic, so the outputs must come out as stored.  A
 difference is counted and logged as a warning; the stored outputs stay the record of what
@@ -52,9 +56,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+import orjson
+
 from dgt.events import BoardEvent
 from dgt.recording import event_from_json, event_to_json
+from service.json_text import ORJSON_OPTIONS as _ORJSON_OPTIONS
 from service.json_text import dumps, encodable, utf8_dumps
+from service.store_index import TableIndex
 from service.store_recovery import (
     RecoveryError,
     Row,
@@ -82,8 +90,8 @@ _LOG_COLUMNS = """
     data TEXT NOT NULL
 """
 
+# The index by table is service.store_index's (written in batches, not with every row).
 _LOG_GUARDS = (
-    "CREATE INDEX IF NOT EXISTS log_by_table ON log (table_id, seq)",
     """CREATE TRIGGER IF NOT EXISTS log_no_update BEFORE UPDATE ON log
     BEGIN SELECT RAISE(ABORT, 'the log is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS log_no_delete BEFORE DELETE ON log
@@ -112,6 +120,9 @@ DEFAULT_CACHE_KIB = 2000
 CACHE_KIB_PER_TABLE = 4
 """Page cache added per table (:meth:`Store.plan_cache`): a page of 4 KiB."""
 
+_ENCODABLE_IDS_KEPT = 100_000
+"""Table ids remembered as encodable at most."""
+
 RETRY_FIRST = 0.5
 """Seconds before the first retry of a failed commit; each failure doubles it..."""
 RETRY_MAX = 8.0
@@ -130,6 +141,7 @@ from the log alone; readers of inputs and outputs pass them by."""
 def registration_data(settings: Mapping[str, Any], board: int | None) -> str:
     """The ``data`` of a registration row."""
     return dumps({"board": board, "settings": dict(settings)})
+
 
 EDGE_ID_KEY = "edge_id"
 """The ``meta`` key of the edge id a database forwards its log under."""
@@ -315,6 +327,8 @@ class Store:
         self.path = Path(path)
         self._clock = clock
         self._pending: list[Row] = []
+        self._encodable_ids: set[str] = set()
+        """Table ids whose text was found to have a UTF-8 form."""
         self.commits = 0
         self.rows_written = 0
         self.refused = 0
@@ -332,6 +346,7 @@ class Store:
             raise StoreError(
                 f"{self.path}: cannot open the database: {exc}{_disk_hint(self.path)}"
             ) from None
+        self._index = TableIndex(self._db, clock)
         try:
             self._open(durable, check)
         except BaseException:
@@ -380,9 +395,12 @@ class Store:
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)", (str(time.time()),)
             )
+            self._index.open()
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             self._rollback()
+            if _is_damage(exc):
+                raise StoreDamaged(damaged_message(self.path, str(exc))) from None
             raise StoreError(
                 f"{self.path}: the database cannot be written: {exc}{_disk_hint(self.path)}"
             ) from None
@@ -415,6 +433,7 @@ class Store:
                 self._db.execute("PRAGMA synchronous=FULL")  # before the file goes
                 self._db.execute("BEGIN IMMEDIATE")
                 self._db.executemany(_INSERT, rows)
+                self._index.catch_up()
                 self._db.execute("COMMIT")
                 self._db.execute(f"PRAGMA synchronous={self._synchronous}")
             except sqlite3.DatabaseError as exc:
@@ -471,10 +490,12 @@ class Store:
                 (table_id, text, now),
             )
             if self.edge_id is not None:
-                self._db.execute(
+                cursor = self._db.execute(
                     _INSERT,
                     (table_id, REGISTRATION, REGISTRATION, now, registration_data(settings, board)),
                 )
+                if cursor.lastrowid is not None:
+                    self._index.add_now(table_id, cursor.lastrowid)
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot write: {exc}") from None
@@ -540,6 +561,7 @@ class Store:
                         registration_data(json.loads(settings), boards.get(table_id)),
                     ),
                 )
+                self._index.add_now(table_id, seq)
                 seq += 1
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
@@ -582,13 +604,37 @@ class Store:
         nothing, with everything else queued) at the next :meth:`commit`."""
         if kind not in INPUT_KINDS:
             raise ValueError(f"unknown input kind {kind!r}")
-        role = "in"
         if outputs and kind == "board" and outputs[0] == echo_of(t, data):
-            role = "echo"
-            outputs = outputs[1:]
-        fits = encodable(table_id)
+            self._append(table_id, kind, "echo", t, data, outputs[1:])
+        else:
+            self._append(table_id, kind, "in", t, data, outputs)
+
+    def append_echoed(
+        self,
+        table_id: str,
+        t: float,
+        data: Mapping[str, Any],
+        outputs: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """:meth:`append` of a board input whose first output was its echo (the caller
+        made sure: ``echo_of(t, data)``), given the outputs after the echo."""
+        self._append(table_id, "board", "echo", t, data, outputs)
+
+    def _append(
+        self,
+        table_id: str,
+        kind: str,
+        role: str,
+        t: float,
+        data: Mapping[str, Any],
+        outputs: Sequence[Mapping[str, Any]],
+    ) -> None:
+        fits = table_id in self._encodable_ids or encodable(table_id)
         try:
-            text = utf8_dumps(data)
+            try:  # utf8_dumps, without its call for the common case
+                text: str | None = orjson.dumps(data, option=_ORJSON_OPTIONS).decode()
+            except TypeError:
+                text = utf8_dumps(data)
             fits = fits and text is not None
             rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
@@ -603,6 +649,8 @@ class Store:
         if not fits:
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
+        if len(self._encodable_ids) < _ENCODABLE_IDS_KEPT:
+            self._encodable_ids.add(table_id)
         self._pending.extend(rows)
 
     def _refuse(self, table_id: str, kind: str, rows: int, why: str) -> None:
@@ -659,6 +707,8 @@ class Store:
 
     def _commit_now(self) -> int:
         rows = self._pending
+        numbered: list[tuple[str, int]] | None = None
+        """The rows written with their sequence numbers, when they are not consecutive."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -674,13 +724,24 @@ class Store:
                     exc,
                 )
                 self._db.execute("BEGIN IMMEDIATE")
-                rows = self._insert_one_at_a_time(rows)
+                rows, numbered = self._insert_one_at_a_time(rows)
+            if numbered is None:
+                # One statement in a write transaction: the rows are numbered one after
+                # another up to the last (the log is append-only, so max(seq) + 1 each).
+                first = self._last_insert() - len(rows) + 1
+                indexed = self._index.write_due(first)
+            else:
+                indexed = self._index.write_due(numbered[0][1] if numbered else None)
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             self._failed(exc)
             raise StoreError(self._failure_message()) from None
         finally:
             self._rollback()  # never left open, whatever happened
+        if numbered is None:
+            self._index.committed(indexed, [row[0] for row in rows], first)
+        else:
+            self._index.committed_rows(indexed, numbered)
         self._pending = []
         self.commits += 1
         self.rows_written += len(rows)
@@ -693,11 +754,30 @@ class Store:
             )
         return len(rows)
 
-    def _insert_one_at_a_time(self, rows: list[Row]) -> list[Row]:
+    def _index_all(self) -> None:
+        """Index every row still waiting (a stop), so the next open has none to find."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._index.write_all()
+            self._db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            logger.warning(
+                "%s: cannot write the index by table (%s): the next start does", self.path, exc
+            )
+        else:
+            self._index.written_all()
+        finally:
+            self._rollback()
+
+    def _last_insert(self) -> int:
+        return int(self._db.execute("SELECT last_insert_rowid()").fetchone()[0])
+
+    def _insert_one_at_a_time(self, rows: list[Row]) -> tuple[list[Row], list[tuple[str, int]]]:
         """Insert ``rows`` input by input (each with its outputs) inside the open
         transaction; an input whose rows cannot be written is left out, alone.  Returns the
-        rows written."""
+        rows written, and their tables and sequence numbers."""
         written: list[Row] = []
+        numbered: list[tuple[str, int]] = []
         entry: list[Row] = []
         entries: list[list[Row]] = []
         for row in rows:
@@ -719,8 +799,10 @@ class Store:
                 self._refuse(entry[0][0], entry[0][2], len(entry), str(exc))
                 continue
             self._db.execute("RELEASE entry")
+            first = self._last_insert() - len(entry) + 1
+            numbered.extend((row[0], first + i) for i, row in enumerate(entry))
             written.extend(entry)
-        return written
+        return written, numbered
 
     def _failed(self, exc: sqlite3.DatabaseError) -> None:
         was_failing = self.state is StoreState.FAILING
@@ -796,34 +878,35 @@ class Store:
     def inputs(self, table_id: str) -> Iterator[Input]:
         """The table's inputs in order, each with the outputs stored after it.  Raises
         :class:`StoreDamaged` at a row that cannot be read."""
-        cursor = self._db.execute(
-            "SELECT seq, role, kind, t, data FROM log WHERE table_id=? ORDER BY seq", (table_id,)
-        )
+        rows = self._index.rows(table_id, "l.seq, l.role, l.kind, l.t, l.data")
         with self._reading(f"the log of table {table_id}"):
-            yield from grouped_inputs(cursor, self._json)
+            yield from grouped_inputs(rows, self._json)
 
     def outputs(
         self, table_id: str, *, after: int = 0, limit: int = 1000, kind: str | None = None
     ) -> list[tuple[int, dict[str, Any]]]:
         """Stored outputs of a table (what was shown), oldest first, after ``after``.  A
         board event's echo has the sequence number of its input."""
-        sql = (
-            "SELECT seq, role, t, data FROM log "
-            "WHERE table_id=? AND role!='in' AND role!='table' AND seq>?"
-        )
-        params: list[Any] = [table_id, after]
+        where = " AND l.role!='in' AND l.role!='table'"
+        params: list[Any] = []
         if kind is not None:
-            sql += " AND kind=?"
+            where += " AND l.kind=?"
             params.append(kind)
-        sql += " ORDER BY seq LIMIT ?"
-        params.append(limit)
+        rows = self._index.rows(
+            table_id,
+            "l.seq, l.role, l.t, l.data",
+            after=after,
+            where=where,
+            params=params,
+            limit=limit,
+        )
         with self._reading(f"the log of table {table_id}"):
             return [
                 (
                     seq,
                     echo_of(t, self._json(data, seq)) if role == "echo" else self._json(data, seq),
                 )
-                for seq, role, t, data in self._db.execute(sql, params)
+                for seq, role, t, data in rows
             ]
 
     @contextlib.contextmanager
@@ -848,9 +931,7 @@ class Store:
         """Rows in the log (of one table, or all)."""
         if table_id is None:
             return int(self._db.execute("SELECT count(*) FROM log").fetchone()[0])
-        return int(
-            self._db.execute("SELECT count(*) FROM log WHERE table_id=?", (table_id,)).fetchone()[0]
-        )
+        return self._index.count(table_id)
 
     def close(self) -> None:
         """Commit what is queued (trying once more even while failing), checkpoint and
@@ -863,6 +944,7 @@ class Store:
                 with contextlib.suppress(StoreError):
                     self._commit_now()
             if not self._pending:
+                self._index_all()
                 try:
                     self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 except sqlite3.DatabaseError as exc:

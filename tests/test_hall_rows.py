@@ -1,0 +1,68 @@
+"""The hall writes a board input the table answered first with its echo straight from the
+table's events (``Store.append_echoed``): the rows are those ``Store.append`` writes from the
+same input and outputs, byte for byte."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
+from dgt.protocol import Piece
+from dgt.recording import parse_placement, parse_square
+from service.config import TableConfig
+from service.hall import Hall
+from service.store import Store, board_input, output_json
+
+START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
+
+
+def _events() -> list[BoardEvent]:
+    e2, e4, e7, e5 = (parse_square(name) for name in ("e2", "e4", "e7", "e5"))
+    return [
+        BoardSnapshot(1.0, parse_placement(START), "connect"),
+        ClockUpdate(1.5, 300.0, 300.0, False, Side.LEFT, False, False, False, None),
+        LeverMoved(2.0, Side.RIGHT),
+        ClockUpdate(2.5, 299.0, 300.0, True, Side.RIGHT, False, False, False, Side.LEFT),
+        ClockUpdate(3.0, 298, 300, True, Side.RIGHT, False, False, False, Side.LEFT),  # ints
+        SquareChanged(3.5, e2, Piece.EMPTY, Piece.WPAWN),
+        SquareChanged(4.0, e4, Piece.WPAWN, Piece.EMPTY),
+        ClockUpdate(4.5, 297.0, 300.0, True, Side.RIGHT, False, False, False, Side.LEFT),
+        LeverMoved(5.0, Side.LEFT),
+        SquareChanged(5.5, e7, Piece.EMPTY, Piece.BPAWN),
+        SquareChanged(6.0, e5, Piece.BPAWN, Piece.EMPTY),
+        ClockUpdate(6.5, 297.0, 299.0, True, Side.LEFT, False, False, False, Side.RIGHT),
+    ]
+
+
+def _rows(path: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(path)
+    try:
+        return db.execute(
+            "SELECT table_id, role, kind, t, data FROM log WHERE role != 'table' ORDER BY seq"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+def test_the_echoed_rows_are_the_rows_append_writes(tmp_path: Path) -> None:
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store)
+    runner = hall.add_table(TableConfig("1", "port-1", None, {"white": "A", "black": "B"}))
+    reference = Store(tmp_path / "reference.db")
+    answered = 0
+    for event in _events():
+        item = runner.feed(event, hall.wall_time(event.time))
+        assert item is not None
+        answered += len(item.produced)
+        hall.table_input(runner, item)
+        outs = [output_json(o) for o in item.produced]
+        reference.append("1", "board", item.time, board_input(event), outs)
+    hall.settle()
+    reference.commit()
+    store.close()
+    reference.close()
+    rows = _rows(tmp_path / "hall.db")
+    assert answered > len(_events())  # moves and clock events besides the echoes
+    assert {row[1] for row in rows} == {"echo", "out"}
+    assert rows == _rows(tmp_path / "reference.db")
