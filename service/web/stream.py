@@ -41,6 +41,7 @@ from service.hall import Update
 from service.json_text import dumps
 from service.table.settings import DETAIL_KEYS
 from service.web.source import HallSource
+from service.web.start_fen import StartFens
 from service.web.state_diff import state_diff
 
 logger = logging.getLogger(__name__)
@@ -180,6 +181,7 @@ class StreamHub:
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
         self._version = 0
+        self._starts = StartFens()
         hall.subscribe(self.on_update)
         hall.subscribe_status(self.on_status)
 
@@ -254,8 +256,7 @@ class StreamHub:
         where python-chess does not play it) and the address of its game's PGN (the game
         before while the new one has no move; None before any)."""
         runner = self.hall.shown(table_id)
-        board = runner.table.history()
-        start = board.root().fen() if board is not None else None
+        start = self._starts.start(table_id, runner.table.history())
         games = runner.games
         index = len(games) - 1
         if index > 0 and not state.get("moves") and state.get("result") in (None, "*"):
