@@ -47,7 +47,12 @@ from service.web.state_diff import state_diff
 logger = logging.getLogger(__name__)
 
 HEARTBEAT = 15.0
-"""Seconds between keep-alive comments on an idle stream."""
+"""Seconds of quiet after which a stream carries a keep-alive comment."""
+
+HEARTBEAT_CHECK = 1.0
+"""Seconds between two looks for quiet streams (one timer for them all, rather than one
+set and cancelled at every write of every stream): a quiet stream's keep-alive comes
+:data:`HEARTBEAT` to :data:`HEARTBEAT` + this seconds after its last write."""
 
 MAX_CLIENTS = 500
 """Streams served at once; more are refused with 503."""
@@ -165,6 +170,8 @@ class StreamClient:
         """The store's newest status not sent yet (a ``status`` frame)."""
         self.wake = asyncio.Event()
         self.closed = False
+        self.quiet_since = 0.0
+        """When (the event loop's time) the stream was last handed something to write."""
 
     def wants(self, table_id: str) -> bool:
         return self.tables is None or table_id in self.tables
@@ -182,10 +189,14 @@ class StreamHub:
         """Updates replaced by a newer one of the same table before a slow reader got them."""
         self._version = 0
         self._starts = StartFens()
+        self._beat_handle: asyncio.TimerHandle | None = None
         hall.subscribe(self.on_update)
         hall.subscribe_status(self.on_status)
 
     def close(self) -> None:
+        if self._beat_handle is not None:
+            self._beat_handle.cancel()
+            self._beat_handle = None
         self.hall.unsubscribe(self.on_update)
         self.hall.unsubscribe_status(self.on_status)
         for client in self.clients:
@@ -348,7 +359,25 @@ class StreamHub:
         wanted = None if tables is None else frozenset(tables)
         client = StreamClient(wanted, full, address, diff=diff)
         self.clients.add(client)
+        loop = asyncio.get_running_loop()
+        client.quiet_since = loop.time()
+        if self._beat_handle is None:
+            self._beat_handle = loop.call_later(HEARTBEAT_CHECK, self._beat)
         return client
+
+    def _beat(self) -> None:
+        """Wake the streams quiet for :data:`HEARTBEAT` seconds (each then writes a
+        keep-alive comment); look again in :data:`HEARTBEAT_CHECK` seconds while any is
+        open."""
+        self._beat_handle = None
+        if not self.clients:
+            return
+        loop = asyncio.get_running_loop()
+        quiet = loop.time() - HEARTBEAT
+        for client in self.clients:
+            if client.quiet_since <= quiet:
+                client.wake.set()
+        self._beat_handle = loop.call_later(HEARTBEAT_CHECK, self._beat)
 
     def refusal(self, address: str | None) -> str | None:
         """Why a new stream for a client at ``address`` is refused (None: it is not)."""
@@ -376,17 +405,15 @@ class StreamHub:
 
     async def next_write(self, client: StreamClient) -> bytes | None:
         """What waits for ``client``, its frames (``state``, ``diff``, then ``status``) as
-        one write; :data:`KEEP_ALIVE` after :data:`HEARTBEAT` quiet seconds (or when what
-        waited went back to what the client holds); None once the hub closed."""
+        one write; :data:`KEEP_ALIVE` once it has been quiet for :data:`HEARTBEAT` seconds
+        (or when what waited went back to what the client holds); None once the hub
+        closed or the stream was dropped."""
         if not client.pending and client.status is None and not client.closed:
-            try:
-                async with asyncio.timeout(HEARTBEAT):
-                    await client.wake.wait()
-            except TimeoutError:
-                return KEEP_ALIVE
+            await client.wake.wait()
         client.wake.clear()
         if client.closed:
             return None
+        client.quiet_since = asyncio.get_running_loop().time()
         items, client.pending = client.pending, {}
         self.sent += len(items)
         if client.diff:
