@@ -17,23 +17,27 @@ class Listeners(Generic[T]):
     and the others are still told."""
 
     def __init__(self, log: logging.Logger, what: str) -> None:
-        self._callbacks: list[Callable[[T], None]] = []
+        self._callbacks: tuple[Callable[[T], None], ...] = ()
+        """A new tuple on every change: :meth:`tell` goes over the one it found, whatever
+        a callback adds or removes meanwhile, without copying it on every value."""
         self._log = log
         self._what = what
 
     def add(self, callback: Callable[[T], None]) -> None:
-        self._callbacks.append(callback)
+        self._callbacks = (*self._callbacks, callback)
 
     def remove(self, callback: Callable[[T], None]) -> None:
         """Forget ``callback`` (nothing when it is not there)."""
         if callback in self._callbacks:
-            self._callbacks.remove(callback)
+            kept = list(self._callbacks)
+            kept.remove(callback)
+            self._callbacks = tuple(kept)
 
     def __bool__(self) -> bool:
         return bool(self._callbacks)
 
     def tell(self, value: T) -> None:
-        for callback in list(self._callbacks):
+        for callback in self._callbacks:
             try:
                 callback(value)
             except Exception:  # noqa: BLE001 - logged with its traceback: a bug to fix

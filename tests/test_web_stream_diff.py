@@ -160,8 +160,11 @@ async def test_a_slow_reader_gets_one_diff_to_the_newest_state(site: HallSite) -
                 moves = site.hall.state("1")["moves"]
                 if len(moves) == count and moves[-1]["final"]:
                     break
-        batch = await asyncio.wait_for(hub.next_batch(client), WAIT)
-        assert batch is not None
+        data = await asyncio.wait_for(hub.next_write(client), WAIT)
+        assert data is not None
+        frames = data.decode().split("\n\n")
+        assert frames[-1] == ""  # every frame ends with its blank line
+        batch = [tuple(f.removeprefix("event: ").split("\ndata: ")) for f in frames[:-1]]
         assert [kind for kind, _ in batch] == ["diff"]
         held = apply_diff(base, json.loads(batch[0][1])["diff"])
         assert [m["uci"] for m in held["moves"]] == ["e2e4", "e7e5"]

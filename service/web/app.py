@@ -372,23 +372,12 @@ async def stream(request: web.Request) -> web.StreamResponse:
     guard = request.app[GUARD_KEY]
     guard.streaming(request.transport, lambda: hub.hang_up(client))
     try:
-        status = hub.status_payload()
-        first = (
-            "retry: 2000\n"
-            + (f"event: status\ndata: {status}\n\n" if status is not None else "")
-            + "".join(f"event: state\ndata: {hub.first_payload(client, tid)}\n\n" for tid in tables)
-        )
-        await response.write(first.encode())
+        await response.write(hub.opening(client, tables))
         while True:
-            batch = await hub.next_batch(client)
-            if batch is None:
+            data = await hub.next_write(client)
+            if data is None:
                 break
-            if not batch:
-                await response.write(b": keep-alive\n\n")
-                continue
-            await response.write(
-                "".join(f"event: {event}\ndata: {text}\n\n" for event, text in batch).encode()
-            )
+            await response.write(data)
     except (ConnectionResetError, ConnectionError):
         pass
     finally:

@@ -18,6 +18,11 @@ every clock report.  A slow reader's waiting diff is replaced by one from the sa
 the newest state.  In this form both events also carry ``start`` (the FEN the game began
 from: None where the game is not chess python-chess plays) and ``pgn`` (the address of the
 game's PGN), a diff only when they changed, and no ``events``.
+
+Each message is held as the bytes of its whole SSE frame (``event: ...`` and ``data: ...``),
+made once per update and shared by every stream that gets it (the update's ``events`` and
+``server_time`` are encoded once for the overview's and the table pages' frames alike), and
+what waits for a stream goes out in one write: every frame of a commit in one system call.
 """
 
 from __future__ import annotations
@@ -27,18 +32,27 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
+
+import orjson
 
 from service.hall import Update
 from service.json_text import dumps
 from service.table.settings import DETAIL_KEYS
 from service.web.source import HallSource
+from service.web.start_fen import StartFens
 from service.web.state_diff import state_diff
 
 logger = logging.getLogger(__name__)
 
 HEARTBEAT = 15.0
-"""Seconds between keep-alive comments on an idle stream."""
+"""Seconds of quiet after which a stream carries a keep-alive comment."""
+
+HEARTBEAT_CHECK = 1.0
+"""Seconds between two looks for quiet streams (one timer for them all, rather than one
+set and cancelled at every write of every stream): a quiet stream's keep-alive comes
+:data:`HEARTBEAT` to :data:`HEARTBEAT` + this seconds after its last write."""
 
 MAX_CLIENTS = 500
 """Streams served at once; more are refused with 503."""
@@ -46,6 +60,39 @@ MAX_CLIENTS = 500
 MAX_CLIENTS_PER_ADDRESS = 50
 """Streams served at once to one client address (a venue behind one router opens one a
 screen); more are refused with 503, so one client cannot take every stream."""
+
+RETRY = b"retry: 2000\n"
+"""What every stream opens with: the browser reconnects 2 s after losing it."""
+
+KEEP_ALIVE = b": keep-alive\n\n"
+"""The comment an idle stream carries every :data:`HEARTBEAT` seconds."""
+
+
+class Event(bytes, Enum):
+    """The SSE event names a stream sends, as the start of their frame."""
+
+    STATE = b"event: state\ndata: "
+    DIFF = b"event: diff\ndata: "
+    STATUS = b"event: status\ndata: "
+
+
+_END = b"\n\n"
+_STATE = Event.STATE.value
+_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+def json_bytes(value: Any) -> bytes:
+    """:func:`service.json_text.dumps` as UTF-8 bytes (orjson's own bytes where it can; a
+    character UTF-8 cannot write, a lone surrogate, is replaced)."""
+    try:
+        return orjson.dumps(value, option=_OPTIONS)
+    except TypeError:
+        return dumps(value).encode("utf-8", "replace")
+
+
+def frame(event: Event, data: bytes) -> bytes:
+    """One SSE message: the event's name and its JSON ``data`` line."""
+    return b"".join((event.value, data, _END))
 
 
 def summary(state: dict[str, Any]) -> dict[str, Any]:
@@ -117,11 +164,14 @@ class StreamClient:
         """Per table, the state it holds once its waiting diff is sent."""
         self.address = address
         """The client's address (None where unknown)."""
-        self.pending: dict[str, str] = {}
-        self.status: str | None = None
-        """The store's newest status not sent yet (a ``status`` event's data)."""
+        self.pending: dict[str, bytes] = {}
+        """Per table, the frame waiting to be sent (the newest: it replaces an older one)."""
+        self.status: bytes | None = None
+        """The store's newest status not sent yet (a ``status`` frame)."""
         self.wake = asyncio.Event()
         self.closed = False
+        self.quiet_since = 0.0
+        """When (the event loop's time) the stream was last handed something to write."""
 
     def wants(self, table_id: str) -> bool:
         return self.tables is None or table_id in self.tables
@@ -138,20 +188,27 @@ class StreamHub:
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
         self._version = 0
+        self._starts = StartFens()
+        self._beat_handle: asyncio.TimerHandle | None = None
         hall.subscribe(self.on_update)
         hall.subscribe_status(self.on_status)
 
     def close(self) -> None:
+        if self._beat_handle is not None:
+            self._beat_handle.cancel()
+            self._beat_handle = None
         self.hall.unsubscribe(self.on_update)
         self.hall.unsubscribe_status(self.on_status)
         for client in self.clients:
             client.closed = True
             client.wake.set()
 
-    def payload(self, table_id: str, full: bool, update: Update | None = None) -> str:
-        """One ``data:`` line for a table, as it stands now.  The overview's summary comes
-        from the table's own (no move list, claims or settings built for it) where the
-        table has one."""
+    def payload(
+        self, table_id: str, full: bool, update: Update | None = None, now: float | None = None
+    ) -> bytes:
+        """One ``data:`` line for a table, as it stands now (JSON; ``now``: the server time
+        it gives, by default the clock's).  The overview's summary comes from the table's
+        own (no move list, claims or settings built for it) where the table has one."""
         shown = None if full else self.hall.summary(table_id)
         if shown is None:
             state = self.hall.state(table_id)
@@ -159,35 +216,42 @@ class StreamHub:
         body: dict[str, Any] = {
             "table": table_id,
             "state": shown,
-            "server_time": time.time(),
+            "server_time": time.time() if now is None else now,
         }
         if update is not None:
             body["events"] = update.events
             if self.expose_timing and update.source_time is not None:
                 body["t_in"] = update.source_time
-        return dumps(body)
+        return json_bytes(body)
 
     def on_update(self, update: Update) -> None:
-        """Called by the hall right after a commit."""
+        """Called by the hall right after a commit: each kind of stream's frame is made
+        once and queued for every stream that follows the table."""
         if not self.clients:
             return
-        cache: dict[bool, str] = {}
+        table_id = update.table_id
+        frames: dict[bool, bytes] = {}
         newest: Sent | None = None
-        diffs: dict[int, str | None] = {}
+        diffs: dict[int, bytes | None] = {}
+        now = time.time()
         for client in self.clients:
-            if not client.wants(update.table_id):
+            tables = client.tables
+            if tables is not None and table_id not in tables:
                 continue
             if client.diff:
                 if newest is None:
-                    newest = self._snapshot(update.table_id)
+                    newest = self._snapshot(table_id)
                 self._queue_diff(client, update, newest, diffs)
                 continue
-            text = cache.get(client.full)
-            if text is None:
-                text = cache[client.full] = self.payload(update.table_id, client.full, update)
-            if update.table_id in client.pending:
+            data = frames.get(client.full)
+            if data is None:
+                data = frames[client.full] = b"".join(
+                    (_STATE, self.payload(table_id, client.full, update, now), _END)
+                )
+            pending = client.pending
+            if table_id in pending:
                 self.merged += 1
-            client.pending[update.table_id] = text
+            pending[table_id] = data
             client.wake.set()
 
     # --- diff streams ---------------------------------------------------------------
@@ -203,8 +267,7 @@ class StreamHub:
         where python-chess does not play it) and the address of its game's PGN (the game
         before while the new one has no move; None before any)."""
         runner = self.hall.shown(table_id)
-        board = runner.table.history()
-        start = board.root().fen() if board is not None else None
+        start = self._starts.start(table_id, runner.table.history())
         games = runner.games
         index = len(games) - 1
         if index > 0 and not state.get("moves") and state.get("result") in (None, "*"):
@@ -213,7 +276,7 @@ class StreamHub:
         return {"start": start, "pgn": pgn}
 
     def _queue_diff(
-        self, client: StreamClient, update: Update, newest: Sent, diffs: dict[int, str | None]
+        self, client: StreamClient, update: Update, newest: Sent, diffs: dict[int, bytes | None]
     ) -> None:
         """Queue for ``client`` what turns the state it holds into ``newest`` (nothing when
         they are the same)."""
@@ -222,12 +285,12 @@ class StreamHub:
         if base is None:  # not sent its first state yet: it will be the newest
             return
         if base.version in diffs:
-            text = diffs[base.version]
+            data = diffs[base.version]
         else:
             diff = state_diff(base.state, newest.state)
             extras = {k: v for k, v in newest.extras.items() if base.extras.get(k) != v}
             if not diff and not extras:
-                text = None
+                data = None
             else:
                 body: dict[str, Any] = {
                     "table": table_id,
@@ -237,19 +300,19 @@ class StreamHub:
                 }
                 if self.expose_timing and update.source_time is not None:
                     body["t_in"] = update.source_time
-                text = dumps(body)
-            diffs[base.version] = text
-        if text is None:  # back to what the client holds: nothing waits
+                data = frame(Event.DIFF, json_bytes(body))
+            diffs[base.version] = data
+        if data is None:  # back to what the client holds: nothing waits
             client.pending.pop(table_id, None)
             client.next_sent.pop(table_id, None)
             return
         if table_id in client.pending:
             self.merged += 1
-        client.pending[table_id] = text
+        client.pending[table_id] = data
         client.next_sent[table_id] = newest
         client.wake.set()
 
-    def first_payload(self, client: StreamClient, table_id: str) -> str:
+    def first_payload(self, client: StreamClient, table_id: str) -> bytes:
         """The ``state`` event's data a stream opens with for ``table_id`` (a diff stream
         then holds it as its base)."""
         if not client.diff:
@@ -257,21 +320,31 @@ class StreamHub:
         sent = self._snapshot(table_id)
         client.sent[table_id] = sent
         body = {"table": table_id, "state": sent.state, "server_time": time.time()}
-        return dumps({**body, **sent.extras})
+        return json_bytes({**body, **sent.extras})
 
-    def status_payload(self) -> str | None:
+    def opening(self, client: StreamClient, tables: Iterable[str]) -> bytes:
+        """What a stream opens with: the reconnection delay, the store's status where it
+        does not write, and each of ``tables``' state."""
+        status = self.status_payload()
+        parts = [RETRY]
+        if status is not None:
+            parts.append(frame(Event.STATUS, status))
+        parts.extend(frame(Event.STATE, self.first_payload(client, tid)) for tid in tables)
+        return b"".join(parts)
+
+    def status_payload(self) -> bytes | None:
         """The ``status`` event's data for a stream opening now (None while the store
         writes: a stream then carries nothing of it)."""
         if self.hall.store_healthy():
             return None
-        return dumps({"store": self.hall.store_status()})
+        return json_bytes({"store": self.hall.store_status()})
 
     def on_status(self, status: dict[str, Any]) -> None:
         """Called by the hall when the store's state (or, while it fails, the count of rows
         kept in memory) changed."""
-        text = dumps({"store": status})
+        data = frame(Event.STATUS, json_bytes({"store": status}))
         for client in self.clients:
-            client.status = text
+            client.status = data
             client.wake.set()
 
     def open(
@@ -286,7 +359,25 @@ class StreamHub:
         wanted = None if tables is None else frozenset(tables)
         client = StreamClient(wanted, full, address, diff=diff)
         self.clients.add(client)
+        loop = asyncio.get_running_loop()
+        client.quiet_since = loop.time()
+        if self._beat_handle is None:
+            self._beat_handle = loop.call_later(HEARTBEAT_CHECK, self._beat)
         return client
+
+    def _beat(self) -> None:
+        """Wake the streams quiet for :data:`HEARTBEAT` seconds (each then writes a
+        keep-alive comment); look again in :data:`HEARTBEAT_CHECK` seconds while any is
+        open."""
+        self._beat_handle = None
+        if not self.clients:
+            return
+        loop = asyncio.get_running_loop()
+        quiet = loop.time() - HEARTBEAT
+        for client in self.clients:
+            if client.quiet_since <= quiet:
+                client.wake.set()
+        self._beat_handle = loop.call_later(HEARTBEAT_CHECK, self._beat)
 
     def refusal(self, address: str | None) -> str | None:
         """Why a new stream for a client at ``address`` is refused (None: it is not)."""
@@ -312,26 +403,24 @@ class StreamHub:
         client.closed = True
         self.clients.discard(client)
 
-    async def next_batch(self, client: StreamClient) -> list[tuple[str, str]] | None:
-        """The messages waiting for ``client``, each an event name (``state``, ``diff`` or
-        ``status``) and its data (an empty list after :data:`HEARTBEAT` quiet seconds; None
-        once the hub closed)."""
+    async def next_write(self, client: StreamClient) -> bytes | None:
+        """What waits for ``client``, its frames (``state``, ``diff``, then ``status``) as
+        one write; :data:`KEEP_ALIVE` once it has been quiet for :data:`HEARTBEAT` seconds
+        (or when what waited went back to what the client holds); None once the hub
+        closed or the stream was dropped."""
         if not client.pending and client.status is None and not client.closed:
-            try:
-                await asyncio.wait_for(client.wake.wait(), HEARTBEAT)
-            except TimeoutError:
-                return []
+            await client.wake.wait()
         client.wake.clear()
         if client.closed:
             return None
+        client.quiet_since = asyncio.get_running_loop().time()
         items, client.pending = client.pending, {}
         self.sent += len(items)
         if client.diff:
             client.sent.update(client.next_sent)
             client.next_sent.clear()
-        kind = "diff" if client.diff else "state"
-        batch = [(kind, text) for text in items.values()]
+        data = b"".join(items.values())
         if client.status is not None:
-            batch.append(("status", client.status))
+            data += client.status
             client.status = None
-        return batch
+        return data or KEEP_ALIVE

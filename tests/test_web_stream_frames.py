@@ -1,0 +1,84 @@
+"""The stream hub's frames and heartbeat without a server (service.web.stream)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from service.hall import Update
+from service.listeners import Listeners
+from service.web import stream
+from service.web.stream import KEEP_ALIVE, StreamHub
+
+
+class Tables:
+    """Just what the hub reads of a hall: a summary per table, and its updates."""
+
+    def __init__(self) -> None:
+        self.updates: Listeners[Update] = Listeners(logging.getLogger(__name__), "update")
+        self.summaries: dict[str, dict[str, Any]] = {}
+
+    def subscribe(self, callback: Any) -> None:
+        self.updates.add(callback)
+
+    def unsubscribe(self, callback: Any) -> None:
+        self.updates.remove(callback)
+
+    def subscribe_status(self, callback: Any) -> None: ...
+
+    def unsubscribe_status(self, callback: Any) -> None: ...
+
+    def summary(self, table_id: str) -> dict[str, Any]:
+        return self.summaries[table_id]
+
+    def store_healthy(self) -> bool:
+        return True
+
+
+def frames(data: bytes) -> list[tuple[str, dict[str, Any]]]:
+    """The (event, data) of each SSE message of a write."""
+    out = []
+    for message in data.decode().split("\n\n")[:-1]:
+        event, body = message.removeprefix("event: ").split("\ndata: ")
+        out.append((event, json.loads(body)))
+    return out
+
+
+async def test_a_commits_updates_go_out_as_one_write_of_one_frame_each() -> None:
+    tables = Tables()
+    hub = StreamHub(tables, expose_timing=True)  # type: ignore[arg-type]
+    overview, other = hub.open(None, False), hub.open(["2"], False)
+    try:
+        for table_id in ("1", "2", "1"):
+            tables.summaries[table_id] = {"id": table_id, "moves": len(table_id)}
+            events = [{"type": "board", "table": table_id}]
+            tables.updates.tell(Update(table_id, events, 12.5))
+        data = await asyncio.wait_for(hub.next_write(overview), 1)
+        assert data is not None
+        got = frames(data)
+        assert [(event, body["table"]) for event, body in got] == [("state", "1"), ("state", "2")]
+        assert list(got[0][1]) == ["table", "state", "server_time", "events", "t_in"]
+        assert got[1][1]["events"] == [{"type": "board", "table": "2"}]
+        assert hub.merged == 1  # table 1's first update, replaced before it was written
+        alone = await asyncio.wait_for(hub.next_write(other), 1)
+        assert alone is not None
+        assert alone in data  # the same frame, shared
+    finally:
+        hub.close()
+
+
+async def test_a_quiet_stream_gets_a_keep_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stream, "HEARTBEAT", 0.05)
+    monkeypatch.setattr(stream, "HEARTBEAT_CHECK", 0.01)
+    hub = StreamHub(Tables())  # type: ignore[arg-type]
+    client = hub.open(None, False)
+    try:
+        assert await asyncio.wait_for(hub.next_write(client), 1) == KEEP_ALIVE
+        hub.close()
+        assert await asyncio.wait_for(hub.next_write(client), 1) is None
+    finally:
+        hub.close()
