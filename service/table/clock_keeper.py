@@ -99,7 +99,12 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
+    __slots__ = ("_control", "_orders", "_text_until", "clocks", "lever_high", "present",
+                 "timed", "white_side")  # fmt: skip
+
     def __init__(self, control: TimeControl) -> None:
+        self.timed = False
+        """Whether :attr:`control` is timed (read on every clock report)."""
         self.control = control
         self.clocks = GameClocks()
         self.present = False
@@ -108,19 +113,29 @@ class ClockKeeper:
         self._orders: list[ClockOrder] = []
         self._text_until: float | None = None
 
+    @property
+    def control(self) -> TimeControl:
+        """The time control of the game."""
+        return self._control
+
+    @control.setter
+    def control(self, control: TimeControl) -> None:
+        self._control = control
+        self.timed = control.timed
+
     # -- the game ------------------------------------------------------------------------------
 
     @property
     def keeps_time(self) -> bool:
         """Whether the keeper counts the time itself (a timed game and no clock)."""
-        return not self.present and self.control.timed
+        return not self.present and self.timed
 
     def begin(self, t: float) -> None:
         """A game begins at ``t``: both sides get the base time, White's runs; a clock is
         set to it (White's side is the one whose lever is up, if not known yet)."""
         base = self.control.base
-        self.clocks = GameClocks(base, base, WHITE if self.control.timed else None, t)
-        if self.present and self.control.timed:
+        self.clocks = GameClocks(base, base, WHITE if self.timed else None, t)
+        if self.present and self.timed:
             if self.white_side is None and self.lever_high is not None:
                 self.white_side = self.lever_high  # White's clock runs first: its lever is up
             self.order_times(t)
@@ -130,7 +145,7 @@ class ClockKeeper:
         time and neither runs; a clock is set to it, stopped."""
         base = self.control.base
         self.clocks = GameClocks(base, base, None, t)
-        if self.present and self.control.timed:
+        if self.present and self.timed:
             self.order_times(t, paused=True)
 
     def remaining(self, color: Color, t: float) -> float:
@@ -166,7 +181,7 @@ class ClockKeeper:
         moves).  The other side runs; the increment is added for a completed move.  Returns
         the time to record for the move (before its increment)."""
         self.clocks.run(not presser, t)
-        timed = self.control.timed
+        timed = self.timed
         if completed and part_done and timed:
             bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
             if bonus:
@@ -198,7 +213,7 @@ class ClockKeeper:
         """The game ended at ``t`` with ``result``: the times stop; a clock shows the
         result until the next order."""
         self.clocks.run(None, t)
-        if self.present and self.control.timed:
+        if self.present and self.timed:
             self.order_times(t, paused=True)
         self.text(result_text(result), 1.0, t, hold=True)
 

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from dgt.events import BoardEvent, ClockConnection, ClockUpdate, LinkLost, LinkRestored
+from dgt.protocol.slots import slot_setters
 
 __all__ = [
     "Link",
@@ -45,8 +46,18 @@ class TableEvent:
     type: str
     data: dict[str, Any]
 
+    def __init__(self, time: float, type: str, data: dict[str, Any]) -> None:  # noqa: A002
+        # the slots set straight (dgt.protocol.slots): a table makes two or three of these
+        # an input
+        _TE_TIME(self, time)
+        _TE_TYPE(self, type)
+        _TE_DATA(self, data)
+
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "type": self.type, **self.data}
+
+
+_TE_TIME, _TE_TYPE, _TE_DATA = slot_setters(TableEvent)
 
 
 class _ToJson(Protocol):

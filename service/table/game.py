@@ -206,14 +206,14 @@ class Table:
     def feed(self, event: BoardEvent) -> list[TableEvent]:
         """Process one driver event; returns what it caused (the event itself first)."""
         t = event.time
+        if self._awaiting is None:
+            if type(event) is ClockUpdate:
+                return self._clock_report(event)
+            if type(event) is SquareChanged:
+                return self._square_change(event)
         out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
         had_clock = clock.present
-        if self._awaiting is None:
-            if type(event) is ClockUpdate:
-                return self._clock_report(event, out, had_clock)
-            if type(event) is SquareChanged:
-                return self._square_change(event, out)
         if isinstance(event, SquareChanged):
             self._board.set_square(event.square, event.piece)
         elif isinstance(event, BoardSnapshot):
@@ -244,14 +244,14 @@ class Table:
             out += self._on_clock_update(event)
         return out
 
-    def _clock_report(
-        self, event: ClockUpdate, out: list[TableEvent], had_clock: bool
-    ) -> list[TableEvent]:
+    def _clock_report(self, event: ClockUpdate) -> list[TableEvent]:
         """:meth:`feed` of a clock report while no start is awaited (most inputs: one a
         second from every running clock), the steps of the general path it takes only."""
         t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
-        clock.seen(event)
+        had_clock = clock.present
+        clock.lever_high = event.lever_high  # clock.seen(event)
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         clock.present = True
@@ -260,21 +260,24 @@ class Table:
             for item in got:
                 out += self._recognized(item, None)
         # _clock_learned, then _on_clock_update, with the phase and the control read once
-        playing = self._phase is Phase.PLAYING and clock.control.timed
+        playing = clock.timed and self._phase is Phase.PLAYING
         if playing and not self._record and clock.first_report(t, had_clock):
             return out
-        for color in clock.read(event, playing):
-            out += self._apply(self._arbiter.on_flag(t, color), t)
+        if clock.white_side is not None:  # else the report tells nothing of the game's times
+            for color in clock.read(event, playing):
+                out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
-    def _square_change(self, event: SquareChanged, out: list[TableEvent]) -> list[TableEvent]:
+    def _square_change(self, event: SquareChanged) -> list[TableEvent]:
         """:meth:`feed` of a square change while no start is awaited, the steps of the
         general path it takes only (a square change says nothing of the clock)."""
+        t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
         self._board.set_square(event.square, event.piece)
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         recognizer = self._recognizer
-        got = recognizer.tick(event.time) + recognizer.feed(event)
+        got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
             out += self._recognized(item, None)
         return out
@@ -666,7 +669,7 @@ class Table:
     def _finalise(self, entry: MoveEntry, t: float, data: dict[str, Any]) -> list[TableEvent]:
         entry.final = True
         clock = self._clock
-        if entry.clock is None and clock.control.timed:
+        if entry.clock is None and clock.timed:
             entry.clock = clock.remaining(entry.side, t)
         if clock.keeps_time:
             moves = sum(1 for e in self._record if e.side == entry.side and e.final)
@@ -766,7 +769,7 @@ class Table:
             if last is not None and not last.final and ruling.reason in ("checkmate", "stalemate"):
                 # FIDE 5.1.1 / 5.2.1: the move ended the game before the clock was pressed.
                 last.final = True
-                if self._clock.control.timed:
+                if self._clock.timed:
                     last.clock = max(0.0, self._clock.remaining(last.side, t))
             return self._end(ruling.result, ruling.reason or "", t, "arbiter")
         if kind == "penalty-time":
@@ -793,7 +796,7 @@ class Table:
         entry = MoveEntry(len(self._record) + 1, game.move_number(), side, ruling.uci,
                           long_algebraic(game.squares, ruling.uci), final=True, illegal=True,
                           fen_after=ruling.fen, article=ruling.article)  # fmt: skip
-        if self._clock.control.timed:
+        if self._clock.timed:
             entry.clock = self._clock.remaining(side, t)
         self._record.append(entry)
         board = chess.Board(ruling.fen, chess960=game.variant.chess960)
@@ -852,7 +855,7 @@ class Table:
     def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:
         t = event.time
         out: list[TableEvent] = []
-        playing = self._phase is Phase.PLAYING and self._clock.control.timed
+        playing = self._phase is Phase.PLAYING and self._clock.timed
         for color in self._clock.read(event, playing):
             out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
@@ -861,7 +864,7 @@ class Table:
         """Before the first move of a timed game, a clock reported its times for the first
         time (see :meth:`ClockKeeper.first_report`).  True if the keeper set the clock:
         the report predates the order, so the table keeps its own times."""
-        if self._phase is not Phase.PLAYING or self._record or not self._clock.control.timed:
+        if self._phase is not Phase.PLAYING or self._record or not self._clock.timed:
             return False
         return self._clock.first_report(t, had_clock)
 
