@@ -46,7 +46,7 @@ class TableEvent:
     type: str
     data: dict[str, Any]
 
-    def __init__(self, time: float, type: str, data: dict[str, Any]) -> None:  # noqa: A002
+    def __init__(self, time: float, type: str, data: dict[str, Any]) -> None:
         # the slots set straight (dgt.protocol.slots): a table makes two or three of these
         # an input
         _TE_TIME(self, time)
