@@ -99,12 +99,18 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
-    __slots__ = ("_control", "_orders", "_text_until", "clocks", "lever_high", "present",
-                 "timed", "white_side")  # fmt: skip
+    __slots__ = ("_control", "_flat", "_orders", "_text_until", "clocks", "counts_moves",
+                 "lever_high", "present", "timed", "white_side")  # fmt: skip
 
     def __init__(self, control: TimeControl) -> None:
         self.timed = False
         """Whether :attr:`control` is timed (read on every clock report)."""
+        self.counts_moves = False
+        """Whether a period of :attr:`control` counts moves (else the moves made change no
+        increment or bonus)."""
+        self._flat: float | None = None
+        """The increment of a control of one period for the whole game (most of them: no
+        bonus, the same increment after every move), else None."""
         self.control = control
         self.clocks = GameClocks()
         self.present = False
@@ -122,6 +128,17 @@ class ClockKeeper:
     def control(self, control: TimeControl) -> None:
         self._control = control
         self.timed = control.timed
+        self.counts_moves = control.counts_moves if control.timed else False
+        periods = control.periods
+        flat = len(periods) == 1 and periods[0].moves is None
+        self._flat = periods[0].increment if flat else None
+
+    def _increment_after(self, moves: int) -> float:
+        flat = self._flat
+        return flat if flat is not None else self._control.increment_after(moves)
+
+    def _bonus_after(self, moves: int) -> float:
+        return 0.0 if self._flat is not None else self._control.bonus_after(moves)
 
     # -- the game ------------------------------------------------------------------------------
 
@@ -169,7 +186,7 @@ class ClockKeeper:
         increment (and the next period's time) is added."""
         if not self.keeps_time:
             return
-        bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
+        bonus = self._increment_after(moves) + self._bonus_after(moves)
         if bonus:
             self.clocks.add(side, bonus, t)
 
@@ -183,11 +200,11 @@ class ClockKeeper:
         self.clocks.run(not presser, t)
         timed = self.timed
         if completed and part_done and timed:
-            bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
+            bonus = self._increment_after(moves) + self._bonus_after(moves)
             if bonus:
                 self.clocks.add(presser, bonus, t)
                 self.order_times(t)
-        increment = self.control.increment_after(moves) if timed and part_done else 0
+        increment = self._increment_after(moves) if timed and part_done else 0
         return self.clocks.remaining(presser, t) - increment
 
     def run(self, color: Color | None, t: float) -> None:

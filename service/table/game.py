@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import chess
@@ -77,7 +77,9 @@ from service.table.events import (
     clock_present_after,
     event_data,
     link_after,
+    move_data,
     players_event,
+    square_data,
 )
 from service.table.record import (
     MoveEntry,
@@ -131,6 +133,29 @@ ENDED_KEPT = 16
 
 TABLE_COMMANDS = tuple(AdminCommand)
 """The admin commands a turn-based table takes: all of them."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Hooks:
+    """Which of the variant hooks a move asks for a game's class has (the others answer
+    None: a chess move needs no call to learn it)."""
+
+    record_note: bool
+    clock_text: bool
+
+
+_HOOKS: dict[type[VariantGame], _Hooks] = {}
+
+
+def _variant_hooks(game: VariantGame) -> _Hooks:
+    kind = type(game)
+    hooks = _HOOKS.get(kind)
+    if hooks is None:
+        hooks = _HOOKS[kind] = _Hooks(
+            kind.record_note is not VariantGame.record_note,
+            kind.clock_text is not VariantGame.clock_text,
+        )
+    return hooks
 
 
 class Table:
@@ -211,6 +236,8 @@ class Table:
                 return self._clock_report(event)
             if type(event) is SquareChanged:
                 return self._square_change(event)
+            if type(event) is LeverMoved:
+                return self._lever_moved(event)
         out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
         had_clock = clock.present
@@ -280,6 +307,26 @@ class Table:
         got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
             out += self._recognized(item, None)
+        return out
+
+    def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
+        """:meth:`feed` of a lever press while no start is awaited, the steps of the general
+        path it takes only (a lever press keeps the link up and says the clock is there)."""
+        t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
+        if self._link is Link.UNKNOWN:
+            self._link = Link.UP
+        recognizer = self._recognizer
+        got = recognizer.tick(t) + recognizer.feed(event)
+        finals = [e.side for e in got if isinstance(e, MoveEvent) and e.final]
+        clock = self._clock
+        first = None
+        if clock.white_side is None and not finals and not self._record:
+            first = self._first_mover_on_board()
+        pressed = clock.lever(event.high, finals, not self._record, first)
+        for item in got:
+            out += self._recognized(item, pressed)
+        out += self._on_lever(event, got, pressed)
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -582,6 +629,20 @@ class Table:
             self._clock.text(key[1], 0.0, t)
 
     def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
+        # the recogniser's most frequent events in a game first, their data built straight
+        if self._game is not None:
+            if type(item) is Lift:
+                t = item.time
+                event = TableEvent(t, "lift", square_data(item.square, item.piece))
+                ruled = self._arbiter.on_lift(t, item.square, item.piece)
+                return [event, *self._apply(ruled, t)] if ruled else [event]
+            if type(item) is Place:
+                t = item.time
+                event = TableEvent(t, "place", square_data(item.square, item.piece))
+                ruled = self._arbiter.on_place(t, item.square, item.piece)
+                return [event, *self._apply(ruled, t)] if ruled else [event]
+            if type(item) is MoveEvent:
+                return self._on_move(item, move_data(item), pressed)
         t = item.time
         data = event_data(item)
         if isinstance(item, NewGame):
@@ -622,60 +683,66 @@ class Table:
         t = item.time
         game = self._game
         assert game is not None
-        ply = self._ply(item.ply)
+        ply = self._offset + item.ply  # self._ply(item.ply)
         data["ply"] = ply
-        out: list[TableEvent] = []
+        record = self._record
         if not item.final:
-            if self._phase is not Phase.PLAYING or len(self._record) >= ply:
-                return out
+            if self._phase is not Phase.PLAYING or len(record) >= ply:
+                return []
             action = legal_action(game, item.uci)
             if action is None:
-                return out
-            before = game.squares
-            self._arbiter.before_action(t, ply, action, game.legal_actions, before)
-            note = game.record_note()
+                return []
+            arbiter = self._arbiter
+            arbiter.before_action(t, ply, action, game.legal_actions, game.squares)
+            hooks = _variant_hooks(game)
+            note = game.record_note() if hooks.record_note else None
             scores = game.apply(action.action)
             self._position_version += 1
             entry = MoveEntry(ply, item.number, item.side, item.uci, item.san,
                               alternatives=item.alternatives)  # fmt: skip
             if note:
                 entry.notes.append(note)
-            entry.scores = scores_json(scores)
-            self._record.append(entry)
-            if self._clock.keeps_time:  # a part of several actions keeps its clock
-                entry.clock = self._clock.moved(item.side, game.sides_to_act(), t)
-            out.append(TableEvent(t, "move", data))
-            self._announce(t)
+            if scores:
+                entry.scores = scores_json(scores)
+            record.append(entry)
+            clock = self._clock
+            if clock.timed and not clock.present:  # keeps time: a part of several actions
+                entry.clock = clock.moved(item.side, game.sides_to_act(), t)  # keeps its clock
+            out = [TableEvent(t, "move", data)]
+            if hooks.clock_text:
+                self._announce(t)
             if scores:
                 out.append(TableEvent(t, "score", {"ply": ply, "scores": list(entry.scores),
                                                     "totals": self._scores()}))  # fmt: skip
                 totals = self._scores()
-                self._clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
-            ruled = self._arbiter.on_action(t, ply, item.side, False)
+                clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
+            ruled = arbiter.on_action(t, ply, item.side, False)
             if ruled:
                 out += self._apply(ruled, t)
-            if self._complete_next.pop(item.side, False):
+            if self._complete_next and self._complete_next.pop(item.side, False):
                 out += self._finalise(entry, t, data | {"final": True})
             return out
-        if ply > len(self._record):
-            return out
-        entry = self._record[ply - 1]
+        if ply > len(record):
+            return []
+        entry = record[ply - 1]
         if entry.final:
-            return out
+            return []
         if entry.uci == item.uci and entry.alternatives != item.alternatives:
             entry.alternatives = item.alternatives  # more were found as the move went on
         return self._finalise(entry, t, data)
 
     def _finalise(self, entry: MoveEntry, t: float, data: dict[str, Any]) -> list[TableEvent]:
-        entry.final = True
         clock = self._clock
+        side = entry.side
         if entry.clock is None and clock.timed:
-            entry.clock = clock.remaining(entry.side, t)
-        if clock.keeps_time:
-            moves = sum(1 for e in self._record if e.side == entry.side and e.final)
-            clock.completed(entry.side, moves, t)
+            entry.finish(clock.clocks.remaining(side, t))
+        else:
+            entry.finish()
+        if clock.timed and not clock.present:  # keeps time
+            moves = sum(1 for e in self._record if e.side == side and e.final)
+            clock.completed(side, moves, t)
         out = [TableEvent(t, "move", data)]
-        ruled = self._arbiter.on_action(t, entry.ply, entry.side, True)
+        ruled = self._arbiter.on_action(t, entry.ply, side, True)
         if ruled:
             out += self._apply(ruled, t)
         return out
@@ -831,25 +898,28 @@ class Table:
         self, event: LeverMoved, got: list[RecognizerEvent], presser: Color | None
     ) -> list[TableEvent]:
         t = event.time
-        out: list[TableEvent] = []
         if presser is None or self._phase is not Phase.PLAYING:
-            return out
+            return []
         pressed = [e for e in got if isinstance(e, MoveEvent) and e.final and e.side == presser]
         completed = bool(pressed)
         game = self._game
         part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
         # the increment or bonus due depends on the moves made only under periods of moves
-        counted = self._clock.control.counts_moves
-        moves = sum(1 for e in self._record if e.side == presser and e.final) if counted else 0
-        shown = self._clock.pressed(presser, completed, part_done, moves, t)
+        clock = self._clock
+        record = self._record
+        if clock.counts_moves:
+            moves = sum(1 for e in record if e.side == presser and e.final)
+        else:
+            moves = 0
+        shown = clock.pressed(presser, completed, part_done, moves, t)
+        offset = self._offset
         for item in pressed:
-            ply = self._ply(item.ply)
-            if ply <= len(self._record):
-                self._record[ply - 1].clock = shown
+            ply = offset + item.ply
+            if ply <= len(record):
+                record[ply - 1].clock = shown
         ruled = self._arbiter.on_press(t, presser, completed)
-        if ruled:
-            out += self._apply(ruled, t)
-        out.append(self._clock_event(t))
+        out = self._apply(ruled, t) if ruled else []
+        out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
         return out
 
     def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:

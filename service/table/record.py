@@ -93,6 +93,15 @@ class MoveEntry:
         if name != "_json":
             object.__setattr__(self, "_json", None)
 
+    def finish(self, clock: float | None = None) -> None:
+        """The move is completed (``clock``: the time it shows, if given): ``final``
+        (and ``clock``) set in one step."""
+        put = object.__setattr__
+        put(self, "final", True)
+        if clock is not None:
+            put(self, "clock", clock)
+        put(self, "_json", None)
+
     def to_json(self) -> dict[str, Any]:
         """The move as the web and the log show it.  Built once per change of the entry and
         shared afterwards: treat it as read-only."""
