@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from service.variants.base import BLACK, WHITE, Color
+from service.variants.base import WHITE, Color
 
 _PERIOD = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
 

@@ -907,10 +907,8 @@ class Table:
         # the increment or bonus due depends on the moves made only under periods of moves
         clock = self._clock
         record = self._record
-        if clock.counts_moves:
-            moves = sum(1 for e in record if e.side == presser and e.final)
-        else:
-            moves = 0
+        counted = clock.counts_moves
+        moves = sum(1 for e in record if e.side == presser and e.final) if counted else 0
         shown = clock.pressed(presser, completed, part_done, moves, t)
         offset = self._offset
         for item in pressed:
