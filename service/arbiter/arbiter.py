@@ -200,19 +200,23 @@ class Arbiter:
         if colour is not None and current.lower() == "k":
             self._king_lifted[square] = time
         claims = self.claims
-        if claims.any_open and any(
+        any_open = claims.any_open
+        if any_open and any(
             e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
-        mover = self._mover()
-        if mover is None or colour is None:
+        if colour is None:
             return out
+        sides = game.sides_to_act()  # self._mover(), the game read once
+        if len(sides) != 1:
+            return out
+        mover = next(iter(sides))
         if self._provisional is not None and self._provisional[0] == colour:
             # the last mover's own piece: part of its move (an amendment), or knocked over
             self._during.setdefault(colour, []).append(_Touch(time, square, current, True))
             return out
         # FIDE 4.8: touching a piece ends the right to claim a touch-move violation
-        if claims.any_open:
+        if any_open:
             for claim, _ in claims.lapse(time, mover, Lapse.TOUCH):
                 out.append(claim)
         self._touches.setdefault(mover, []).append(_Touch(time, square, current, colour == mover))
