@@ -99,8 +99,8 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
-    __slots__ = ("_control", "_flat", "_orders", "_text_until", "clocks", "counts_moves",
-                 "lever_high", "present", "timed", "white_side")  # fmt: skip
+    __slots__ = ("_control", "_flat", "_orders", "clocks", "counts_moves", "lever_high",
+                 "present", "text_until", "timed", "white_side")  # fmt: skip
 
     def __init__(self, control: TimeControl) -> None:
         self.timed = False
@@ -117,7 +117,8 @@ class ClockKeeper:
         self.white_side: Side | None = None
         self.lever_high: Side | None = None
         self._orders: list[ClockOrder] = []
-        self._text_until: float | None = None
+        self.text_until: float | None = None
+        """When a text shown on the clock is due to go (None: none is): :meth:`tick`."""
 
     @property
     def control(self) -> TimeControl:
@@ -337,12 +338,12 @@ class ClockKeeper:
         players see their times again."""
         if self.present:
             self._orders.append(ClockOrder(OrderKind.TEXT, text=text[:TEXT_WIDTH], beep=beep))
-            self._text_until = None if hold else t + TEXT_SECONDS
+            self.text_until = None if hold else t + TEXT_SECONDS
 
     def tick(self, t: float) -> None:
         """Time passes: a text that is due to go gives way to the times."""
-        if self._text_until is not None and t >= self._text_until:
-            self._text_until = None
+        if self.text_until is not None and t >= self.text_until:
+            self.text_until = None
             self._orders.append(ClockOrder(OrderKind.END_TEXT))
 
     def take_orders(self) -> list[ClockOrder]:

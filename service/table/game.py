@@ -366,7 +366,8 @@ class Table:
             fallen = clock.flag_fallen(now)
             if fallen is not None:
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
-        clock.tick(now)
+        if clock.text_until is not None:  # most ticks: no text on the clock to end
+            clock.tick(now)
         return out
 
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
