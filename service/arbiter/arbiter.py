@@ -308,7 +308,8 @@ class Arbiter:
                     detail={"ply": ply, "square": irregularity.squares[0]},
                 )
             )  # fmt: skip
-        out += self._michigan_step(time)
+        if self._michigan is not None:  # (US speed 13 only)
+            out += self._michigan_step(time)
         return out
 
     def on_amend(
@@ -383,9 +384,12 @@ class Arbiter:
                 out += self._illegal_unclaimed(time, entry.context)
         if self._restore_to is not None:
             return out
-        if completed and self._mover() == presser:
-            return out + self._part_incomplete(time, presser, game)
         if completed:
+            sides = game.sides_to_act()
+            if len(sides) == 1 and presser in sides:  # self._mover() == presser
+                return out + self._part_incomplete(time, presser, game)
+            if self.rules.displaced_pieces is DisplacedPolicy.NONE:
+                return out  # (_still_displaced: nothing to look for)
             return out + self._still_displaced(time, presser, _expected(game))
         mover = self._mover()
         if mover is None or mover != presser:

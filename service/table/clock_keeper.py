@@ -198,15 +198,20 @@ class ClockKeeper:
         by the press; ``part_done``: its part of the turn is done; ``moves``: its completed
         moves).  The other side runs; the increment is added for a completed move.  Returns
         the time to record for the move (before its increment)."""
-        self.clocks.run(not presser, t)
-        timed = self.timed
-        if completed and part_done and timed:
-            bonus = self._increment_after(moves) + self._bonus_after(moves)
+        clocks = self.clocks
+        clocks.run(not presser, t)
+        if not self.timed:
+            return clocks.remaining(presser, t)
+        flat = self._flat
+        increment = flat if flat is not None else self._control.increment_after(moves)
+        if completed and part_done:
+            bonus = increment + (0.0 if flat is not None else self._control.bonus_after(moves))
             if bonus:
-                self.clocks.add(presser, bonus, t)
+                clocks.add(presser, bonus, t)
                 self.order_times(t)
-        increment = self._increment_after(moves) if timed and part_done else 0
-        return self.clocks.remaining(presser, t) - increment
+        if not part_done:
+            increment = 0.0
+        return clocks.remaining(presser, t) - increment
 
     def run(self, color: Color | None, t: float) -> None:
         """``color``'s time runs from ``t`` (None: both stop)."""
@@ -285,20 +290,21 @@ class ClockKeeper:
         side = self.white_side
         if side is None:
             return []
-        t = event.time
-        white = event.left if side is Side.LEFT else event.right
-        black = event.right if side is Side.LEFT else event.left
-        self.clocks.white, self.clocks.black, self.clocks.as_of = white, black, t
-        if event.running:
-            self.clocks.running = WHITE if event.lever_high is side else BLACK
+        clocks = self.clocks
+        left, right = event.left, event.right
+        if side is Side.LEFT:
+            clocks.white, clocks.black = left, right
         else:
-            self.clocks.running = None
-        if not check_flags or not (
-            event.left_flag or event.right_flag or event.left <= 0 or event.right <= 0
-        ):
+            clocks.white, clocks.black = right, left
+        clocks.as_of = event.time
+        if event.running:
+            clocks.running = WHITE if event.lever_high is side else BLACK
+        else:
+            clocks.running = None
+        if not check_flags or not (event.left_flag or event.right_flag or left <= 0 or right <= 0):
             return []
-        flags = ((Side.LEFT, event.left_flag or event.left <= 0),
-                 (Side.RIGHT, event.right_flag or event.right <= 0))  # fmt: skip
+        flags = ((Side.LEFT, event.left_flag or left <= 0),
+                 (Side.RIGHT, event.right_flag or right <= 0))  # fmt: skip
         return [WHITE if clock_side is side else BLACK for clock_side, down in flags if down]
 
     def first_report(self, t: float, had_clock: bool) -> bool:

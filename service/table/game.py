@@ -318,15 +318,20 @@ class Table:
             self._link = Link.UP
         recognizer = self._recognizer
         got = recognizer.tick(t) + recognizer.feed(event)
-        finals = [e.side for e in got if isinstance(e, MoveEvent) and e.final]
+        completed: list[MoveEvent] = []  # the moves the press completed
+        for item in got:
+            if isinstance(item, MoveEvent) and item.final:
+                completed.append(item)
         clock = self._clock
+        finals = [item.side for item in completed] if completed else []
         first = None
         if clock.white_side is None and not finals and not self._record:
             first = self._first_mover_on_board()
         pressed = clock.lever(event.high, finals, not self._record, first)
         for item in got:
             out += self._recognized(item, pressed)
-        out += self._on_lever(event, got, pressed)
+        if pressed is not None and self._phase is Phase.PLAYING:
+            out += self._pressed(t, completed, pressed)
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -632,18 +637,20 @@ class Table:
     def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
         # the recogniser's most frequent events in a game first, their data built straight
         if self._game is not None:
-            if type(item) is Lift:
-                t = item.time
-                event = TableEvent(t, "lift", square_data(item.square, item.piece))
-                ruled = self._arbiter.on_lift(t, item.square, item.piece)
+            kind = type(item)
+            if kind is Lift or kind is Place:
+                on: Any = item  # a Lift or a Place
+                t, square, piece = on.time, on.square, on.piece
+                if kind is Lift:
+                    event = TableEvent(t, "lift", square_data(square, piece))
+                    ruled = self._arbiter.on_lift(t, square, piece)
+                else:
+                    event = TableEvent(t, "place", square_data(square, piece))
+                    ruled = self._arbiter.on_place(t, square, piece)
                 return [event, *self._apply(ruled, t)] if ruled else [event]
-            if type(item) is Place:
-                t = item.time
-                event = TableEvent(t, "place", square_data(item.square, item.piece))
-                ruled = self._arbiter.on_place(t, item.square, item.piece)
-                return [event, *self._apply(ruled, t)] if ruled else [event]
-            if type(item) is MoveEvent:
-                return self._on_move(item, move_data(item), pressed)
+            if kind is MoveEvent:
+                move: Any = item
+                return self._on_move(move, move_data(move), pressed)
         t = item.time
         data = event_data(item)
         if isinstance(item, NewGame):
@@ -898,11 +905,15 @@ class Table:
     def _on_lever(
         self, event: LeverMoved, got: list[RecognizerEvent], presser: Color | None
     ) -> list[TableEvent]:
-        t = event.time
         if presser is None or self._phase is not Phase.PLAYING:
             return []
-        pressed = [e for e in got if isinstance(e, MoveEvent) and e.final and e.side == presser]
-        completed = bool(pressed)
+        completed = [e for e in got if isinstance(e, MoveEvent) and e.final]
+        return self._pressed(event.time, completed, presser)
+
+    def _pressed(self, t: float, completed: list[MoveEvent], presser: Color) -> list[TableEvent]:
+        """``presser`` pressed the clock at ``t`` in a game under way (``completed``: the
+        moves the press completed): the clocks, the record's times, the arbiter."""
+        pressed = [e for e in completed if e.side == presser] if completed else completed
         game = self._game
         part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
         # the increment or bonus due depends on the moves made only under periods of moves
@@ -910,13 +921,13 @@ class Table:
         record = self._record
         counted = clock.counts_moves
         moves = sum(1 for e in record if e.side == presser and e.final) if counted else 0
-        shown = clock.pressed(presser, completed, part_done, moves, t)
+        shown = clock.pressed(presser, bool(pressed), part_done, moves, t)
         offset = self._offset
         for item in pressed:
             ply = offset + item.ply
             if ply <= len(record):
                 record[ply - 1].clock = shown
-        ruled = self._arbiter.on_press(t, presser, completed)
+        ruled = self._arbiter.on_press(t, presser, bool(pressed))
         out = self._apply(ruled, t) if ruled else []
         out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
         return out
