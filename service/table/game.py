@@ -168,23 +168,38 @@ class Table:
     def __init__(
         self, table_id: str, settings: TableSettings, *, epoch: float | None = None
     ) -> None:
-        self.id = check_table_id(table_id)
-        self.settings = settings
-        self._epoch = epoch
-        self._rules, self._variant, control = check_settings(settings)
+        table_id = check_table_id(table_id)
+        rules, variant, control = check_settings(settings)
+        # What every board event reads, set first: an instance's attributes lie in the
+        # order they were first set, so these share a cache line or two (a hall's tables
+        # lie far apart in memory, and each input finds its table's memory cold).
+        self._awaiting: StartPosition | None = None
+        """A game started (a ``start`` command, a start FEN in the settings) while the board
+        did not show its start position: the position it waits for (set-up, the clock
+        stopped); it begins when the board shows it."""
+        self._clock = ClockKeeper(control)
+        self._link = Link.UNKNOWN
+        self._phase = Phase.SETUP
+        self._record: list[MoveEntry] = []
+        self._game: VariantGame | None = None
+        self._offset = 0
         self._board = BoardView()
         self._position_version = 0
         """Bumped whenever the game's position may have changed (keys the FEN memo)."""
+        self._complete_next: dict[Color, bool] = {}
+        self._rules, self._variant = rules, variant
+        self._family: bool | None = None
+        self._recognizer = self._new_recognizer()
+        self._arbiter = Arbiter(self._rules, self)
+        self.id = table_id
+        self.settings = settings
+        self._epoch = epoch
         self._fen = FenMemo()
         self._settings_json = SettingsMemo()
         self._set_right = SetRightMemo()
         self._last_move_kept: tuple[MoveEntry, str, tuple[str | None, str | None]] | None = None
         self._details_kept: tuple[TableSettings, dict[str, dict[str, str]]] | None = None
-        self._awaiting: StartPosition | None = None
         self._starts_by_squares: tuple[Variant, dict[SquareMap, StartPosition]] | None = None
-        """A game started (a ``start`` command, a start FEN in the settings) while the board
-        did not show its start position: the position it waits for (set-up, the clock
-        stopped); it begins when the board shows it."""
         self._pgn_memo = PgnMemo()
         self._ended: deque[str] | None = None  # made when a game is first replaced
         self._ended_changes: deque[list[dict[str, Any]]] | None = None
@@ -192,12 +207,6 @@ class Table:
         self._ending_tags: tuple[TableSettings, str] | None = None
         """The settings and time control the game being replaced was played under, when
         a start command changes them before the new game begins."""
-        self._family: bool | None = None
-        self._link = Link.UNKNOWN
-        self._clock = ClockKeeper(control)
-        self._record: list[MoveEntry] = []
-        self._recognizer = self._new_recognizer()
-        self._arbiter = Arbiter(self._rules, self)
         self._change_log = ChangeLog()
         """What admin commands changed in the game under way (cleared when it is replaced)."""
         self._reset_game()
@@ -583,7 +592,7 @@ class Table:
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
         self._position_version += 1
         self._phase = Phase.SETUP
-        self._game: VariantGame | None = None
+        self._game = None
         self._start: StartPosition | None = None
         self._date: str | None = None
         """The PGN's ``Date``: the day the game began, if known."""
@@ -594,7 +603,7 @@ class Table:
         self._irregularities: list[dict[str, Any]] = []
         self._mismatch: tuple[str, ...] = ()
         self._restarting = False
-        self._complete_next: dict[Color, bool] = {}
+        self._complete_next = {}
         self._reason_source = ""
         self._announced: tuple[object, str] | None = None
         self._arbiter.reset()
