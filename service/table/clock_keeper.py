@@ -99,7 +99,7 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
-    __slots__ = ("_control", "_flat", "_orders", "clocks", "counts_moves", "lever_high",
+    __slots__ = ("_control", "_flat", "clocks", "counts_moves", "lever_high", "orders",
                  "present", "text_until", "timed", "white_side")  # fmt: skip
 
     def __init__(self, control: TimeControl) -> None:
@@ -116,7 +116,8 @@ class ClockKeeper:
         self.present = False
         self.white_side: Side | None = None
         self.lever_high: Side | None = None
-        self._orders: list[ClockOrder] = []
+        self.orders: list[ClockOrder] = []
+        """Orders issued and not taken yet (:meth:`take_orders`), oldest first."""
         self.text_until: float | None = None
         """When a text shown on the clock is due to go (None: none is): :meth:`tick`."""
 
@@ -336,28 +337,28 @@ class ClockKeeper:
         run = None
         if not paused and self.clocks.running is not None and self.white_side is not None:
             run = side if self.clocks.running == WHITE else other_side(side)
-        self._orders.append(ClockOrder(OrderKind.SET_AND_RUN, round(left, 3), round(right, 3), run))
+        self.orders.append(ClockOrder(OrderKind.SET_AND_RUN, round(left, 3), round(right, 3), run))
 
     def text(self, text: str, beep: float, t: float, *, hold: bool = False) -> None:
         """Show ``text`` on the clock for :data:`TEXT_SECONDS` (``hold``: until the next
         order, e.g. the result): :meth:`tick` sends ``end_text`` when it is due, so the
         players see their times again."""
         if self.present:
-            self._orders.append(ClockOrder(OrderKind.TEXT, text=text[:TEXT_WIDTH], beep=beep))
+            self.orders.append(ClockOrder(OrderKind.TEXT, text=text[:TEXT_WIDTH], beep=beep))
             self.text_until = None if hold else t + TEXT_SECONDS
 
     def tick(self, t: float) -> None:
         """Time passes: a text that is due to go gives way to the times."""
         if self.text_until is not None and t >= self.text_until:
             self.text_until = None
-            self._orders.append(ClockOrder(OrderKind.END_TEXT))
+            self.orders.append(ClockOrder(OrderKind.END_TEXT))
 
     def take_orders(self) -> list[ClockOrder]:
         """The orders issued since the last call: the settings (set-and-run, the last one
         wins) first, then texts and the rest, each oldest first -- so that a text is not
         wiped at once by a setting issued with it (a set-and-run ends a text)."""
-        if not self._orders:
+        if not self.orders:
             return []  # the hall asks after every input; most issue none
-        orders, self._orders = self._orders, []
+        orders, self.orders = self.orders, []
         settings = [o for o in orders if o.kind == OrderKind.SET_AND_RUN]
         return settings + [o for o in orders if o.kind != OrderKind.SET_AND_RUN]

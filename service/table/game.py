@@ -297,7 +297,12 @@ class Table:
                 out += self._recognized(item, None)
         # _clock_learned, then _on_clock_update, with the phase and the control read once
         playing = clock.timed and self._phase is Phase.PLAYING
-        if playing and not self._record and clock.first_report(t, had_clock):
+        if (
+            playing
+            and not self._record
+            and not (had_clock and clock.white_side is not None)  # (first_report's own test)
+            and clock.first_report(t, had_clock)
+        ):
             return out
         if clock.white_side is not None:  # else the report tells nothing of the game's times
             for color in clock.read(event, playing):
@@ -407,7 +412,8 @@ class Table:
         """The clock commands issued since the last call: the settings (set-and-run, the
         last one wins) first, then texts and the rest, each oldest first -- so that a text
         is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
-        return self._clock.take_orders()
+        clock = self._clock
+        return clock.take_orders() if clock.orders else []  # asked after every input
 
     # -- outputs -------------------------------------------------------------------------------
 
