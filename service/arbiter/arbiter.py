@@ -269,11 +269,11 @@ class Arbiter:
             *self._during.pop(side, []),
         ]
         self._move_touches[ply] = touches
-        touches = [t for t in touches if t.back is None or t.back - t.time > FLICKER]
         self._placed = []
         if not self.rules.touch_move or self._finished:
             self._must_move.pop(side, None)
             return
+        touches = [t for t in touches if t.back is None or t.back - t.time > FLICKER]
         found = _touch_violation(touches, action, legal, before, self._must_move.pop(side, None))
         if found is None:
             self._violations.pop(ply, None)
