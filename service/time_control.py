@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from service.variants.base import BLACK, WHITE, Color
+from service.variants.base import WHITE, Color
 
 _PERIOD = re.compile(r"^(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?$")
 
@@ -182,8 +182,13 @@ class GameClocks:
         """Bring the stored times up to ``now``."""
         if now < self.as_of:
             return
-        if self.running is not None:
-            self.set(self.running, self.remaining(self.running, now))
+        running = self.running
+        if running is not None:  # self.set(running, self.remaining(running, now))
+            spent = max(0.0, now - self.as_of)
+            if running == WHITE:
+                self.white -= spent
+            else:
+                self.black -= spent
         self.as_of = now
 
     def set(self, color: Color, seconds: float) -> None:
@@ -201,10 +206,18 @@ class GameClocks:
         self.set(color, self.remaining(color, now) + seconds)
 
     def snapshot(self, now: float) -> dict[str, object]:
+        running = self.running
+        white, black = self.white, self.black
+        if running is not None:  # self.remaining(color, now) of each colour
+            spent = max(0.0, now - self.as_of)
+            if running == WHITE:
+                white -= spent
+            else:
+                black -= spent
         return {
-            "white": round(max(0.0, self.remaining(WHITE, now)), 3),
-            "black": round(max(0.0, self.remaining(BLACK, now)), 3),
-            "running": None if self.running is None else ("white" if self.running else "black"),
+            "white": round(max(0.0, white), 3),
+            "black": round(max(0.0, black), 3),
+            "running": None if running is None else ("white" if running else "black"),
             "as_of": now,
         }
 

@@ -200,19 +200,23 @@ class Arbiter:
         if colour is not None and current.lower() == "k":
             self._king_lifted[square] = time
         claims = self.claims
-        if claims.any_open and any(
+        any_open = claims.any_open
+        if any_open and any(
             e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
-        mover = self._mover()
-        if mover is None or colour is None:
+        if colour is None:
             return out
+        sides = game.sides_to_act()  # self._mover(), the game read once
+        if len(sides) != 1:
+            return out
+        mover = next(iter(sides))
         if self._provisional is not None and self._provisional[0] == colour:
             # the last mover's own piece: part of its move (an amendment), or knocked over
             self._during.setdefault(colour, []).append(_Touch(time, square, current, True))
             return out
         # FIDE 4.8: touching a piece ends the right to claim a touch-move violation
-        if claims.any_open:
+        if any_open:
             for claim, _ in claims.lapse(time, mover, Lapse.TOUCH):
                 out.append(claim)
         self._touches.setdefault(mover, []).append(_Touch(time, square, current, colour == mover))
@@ -265,11 +269,11 @@ class Arbiter:
             *self._during.pop(side, []),
         ]
         self._move_touches[ply] = touches
-        touches = [t for t in touches if t.back is None or t.back - t.time > FLICKER]
         self._placed = []
         if not self.rules.touch_move or self._finished:
             self._must_move.pop(side, None)
             return
+        touches = [t for t in touches if t.back is None or t.back - t.time > FLICKER]
         found = _touch_violation(touches, action, legal, before, self._must_move.pop(side, None))
         if found is None:
             self._violations.pop(ply, None)
@@ -304,7 +308,8 @@ class Arbiter:
                     detail={"ply": ply, "square": irregularity.squares[0]},
                 )
             )  # fmt: skip
-        out += self._michigan_step(time)
+        if self._michigan is not None:  # (US speed 13 only)
+            out += self._michigan_step(time)
         return out
 
     def on_amend(
@@ -379,9 +384,12 @@ class Arbiter:
                 out += self._illegal_unclaimed(time, entry.context)
         if self._restore_to is not None:
             return out
-        if completed and self._mover() == presser:
-            return out + self._part_incomplete(time, presser, game)
         if completed:
+            sides = game.sides_to_act()
+            if len(sides) == 1 and presser in sides:  # self._mover() == presser
+                return out + self._part_incomplete(time, presser, game)
+            if self.rules.displaced_pieces is DisplacedPolicy.NONE:
+                return out  # (_still_displaced: nothing to look for)
             return out + self._still_displaced(time, presser, _expected(game))
         mover = self._mover()
         if mover is None or mover != presser:

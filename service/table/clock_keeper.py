@@ -99,28 +99,62 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
+    __slots__ = ("_control", "_flat", "clocks", "counts_moves", "lever_high", "orders",
+                 "present", "text_until", "timed", "white_side")  # fmt: skip
+
     def __init__(self, control: TimeControl) -> None:
+        self.timed = False
+        """Whether :attr:`control` is timed (read on every clock report)."""
+        self.counts_moves = False
+        """Whether a period of :attr:`control` counts moves (else the moves made change no
+        increment or bonus)."""
+        self._flat: float | None = None
+        """The increment of a control of one period for the whole game (most of them: no
+        bonus, the same increment after every move), else None."""
         self.control = control
         self.clocks = GameClocks()
         self.present = False
         self.white_side: Side | None = None
         self.lever_high: Side | None = None
-        self._orders: list[ClockOrder] = []
-        self._text_until: float | None = None
+        self.orders: list[ClockOrder] = []
+        """Orders issued and not taken yet (:meth:`take_orders`), oldest first."""
+        self.text_until: float | None = None
+        """When a text shown on the clock is due to go (None: none is): :meth:`tick`."""
+
+    @property
+    def control(self) -> TimeControl:
+        """The time control of the game."""
+        return self._control
+
+    @control.setter
+    def control(self, control: TimeControl) -> None:
+        self._control = control
+        self.timed = control.timed
+        self.counts_moves = control.counts_moves if control.timed else False
+        periods = control.periods
+        flat = len(periods) == 1 and periods[0].moves is None
+        self._flat = periods[0].increment if flat else None
+
+    def _increment_after(self, moves: int) -> float:
+        flat = self._flat
+        return flat if flat is not None else self._control.increment_after(moves)
+
+    def _bonus_after(self, moves: int) -> float:
+        return 0.0 if self._flat is not None else self._control.bonus_after(moves)
 
     # -- the game ------------------------------------------------------------------------------
 
     @property
     def keeps_time(self) -> bool:
         """Whether the keeper counts the time itself (a timed game and no clock)."""
-        return not self.present and self.control.timed
+        return not self.present and self.timed
 
     def begin(self, t: float) -> None:
         """A game begins at ``t``: both sides get the base time, White's runs; a clock is
         set to it (White's side is the one whose lever is up, if not known yet)."""
         base = self.control.base
-        self.clocks = GameClocks(base, base, WHITE if self.control.timed else None, t)
-        if self.present and self.control.timed:
+        self.clocks = GameClocks(base, base, WHITE if self.timed else None, t)
+        if self.present and self.timed:
             if self.white_side is None and self.lever_high is not None:
                 self.white_side = self.lever_high  # White's clock runs first: its lever is up
             self.order_times(t)
@@ -130,7 +164,7 @@ class ClockKeeper:
         time and neither runs; a clock is set to it, stopped."""
         base = self.control.base
         self.clocks = GameClocks(base, base, None, t)
-        if self.present and self.control.timed:
+        if self.present and self.timed:
             self.order_times(t, paused=True)
 
     def remaining(self, color: Color, t: float) -> float:
@@ -154,7 +188,7 @@ class ClockKeeper:
         increment (and the next period's time) is added."""
         if not self.keeps_time:
             return
-        bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
+        bonus = self._increment_after(moves) + self._bonus_after(moves)
         if bonus:
             self.clocks.add(side, bonus, t)
 
@@ -165,15 +199,20 @@ class ClockKeeper:
         by the press; ``part_done``: its part of the turn is done; ``moves``: its completed
         moves).  The other side runs; the increment is added for a completed move.  Returns
         the time to record for the move (before its increment)."""
-        self.clocks.run(not presser, t)
-        timed = self.control.timed
-        if completed and part_done and timed:
-            bonus = self.control.increment_after(moves) + self.control.bonus_after(moves)
+        clocks = self.clocks
+        clocks.run(not presser, t)
+        if not self.timed:
+            return clocks.remaining(presser, t)
+        flat = self._flat
+        increment = flat if flat is not None else self._control.increment_after(moves)
+        if completed and part_done:
+            bonus = increment + (0.0 if flat is not None else self._control.bonus_after(moves))
             if bonus:
-                self.clocks.add(presser, bonus, t)
+                clocks.add(presser, bonus, t)
                 self.order_times(t)
-        increment = self.control.increment_after(moves) if timed and part_done else 0
-        return self.clocks.remaining(presser, t) - increment
+        if not part_done:
+            increment = 0.0
+        return clocks.remaining(presser, t) - increment
 
     def run(self, color: Color | None, t: float) -> None:
         """``color``'s time runs from ``t`` (None: both stop)."""
@@ -198,7 +237,7 @@ class ClockKeeper:
         """The game ended at ``t`` with ``result``: the times stop; a clock shows the
         result until the next order."""
         self.clocks.run(None, t)
-        if self.present and self.control.timed:
+        if self.present and self.timed:
             self.order_times(t, paused=True)
         self.text(result_text(result), 1.0, t, hold=True)
 
@@ -252,20 +291,21 @@ class ClockKeeper:
         side = self.white_side
         if side is None:
             return []
-        t = event.time
-        white = event.left if side is Side.LEFT else event.right
-        black = event.right if side is Side.LEFT else event.left
-        self.clocks.white, self.clocks.black, self.clocks.as_of = white, black, t
-        if event.running:
-            self.clocks.running = WHITE if event.lever_high is side else BLACK
+        clocks = self.clocks
+        left, right = event.left, event.right
+        if side is Side.LEFT:
+            clocks.white, clocks.black = left, right
         else:
-            self.clocks.running = None
-        if not check_flags or not (
-            event.left_flag or event.right_flag or event.left <= 0 or event.right <= 0
-        ):
+            clocks.white, clocks.black = right, left
+        clocks.as_of = event.time
+        if event.running:
+            clocks.running = WHITE if event.lever_high is side else BLACK
+        else:
+            clocks.running = None
+        if not check_flags or not (event.left_flag or event.right_flag or left <= 0 or right <= 0):
             return []
-        flags = ((Side.LEFT, event.left_flag or event.left <= 0),
-                 (Side.RIGHT, event.right_flag or event.right <= 0))  # fmt: skip
+        flags = ((Side.LEFT, event.left_flag or left <= 0),
+                 (Side.RIGHT, event.right_flag or right <= 0))  # fmt: skip
         return [WHITE if clock_side is side else BLACK for clock_side, down in flags if down]
 
     def first_report(self, t: float, had_clock: bool) -> bool:
@@ -297,28 +337,28 @@ class ClockKeeper:
         run = None
         if not paused and self.clocks.running is not None and self.white_side is not None:
             run = side if self.clocks.running == WHITE else other_side(side)
-        self._orders.append(ClockOrder(OrderKind.SET_AND_RUN, round(left, 3), round(right, 3), run))
+        self.orders.append(ClockOrder(OrderKind.SET_AND_RUN, round(left, 3), round(right, 3), run))
 
     def text(self, text: str, beep: float, t: float, *, hold: bool = False) -> None:
         """Show ``text`` on the clock for :data:`TEXT_SECONDS` (``hold``: until the next
         order, e.g. the result): :meth:`tick` sends ``end_text`` when it is due, so the
         players see their times again."""
         if self.present:
-            self._orders.append(ClockOrder(OrderKind.TEXT, text=text[:TEXT_WIDTH], beep=beep))
-            self._text_until = None if hold else t + TEXT_SECONDS
+            self.orders.append(ClockOrder(OrderKind.TEXT, text=text[:TEXT_WIDTH], beep=beep))
+            self.text_until = None if hold else t + TEXT_SECONDS
 
     def tick(self, t: float) -> None:
         """Time passes: a text that is due to go gives way to the times."""
-        if self._text_until is not None and t >= self._text_until:
-            self._text_until = None
-            self._orders.append(ClockOrder(OrderKind.END_TEXT))
+        if self.text_until is not None and t >= self.text_until:
+            self.text_until = None
+            self.orders.append(ClockOrder(OrderKind.END_TEXT))
 
     def take_orders(self) -> list[ClockOrder]:
         """The orders issued since the last call: the settings (set-and-run, the last one
         wins) first, then texts and the rest, each oldest first -- so that a text is not
         wiped at once by a setting issued with it (a set-and-run ends a text)."""
-        if not self._orders:
+        if not self.orders:
             return []  # the hall asks after every input; most issue none
-        orders, self._orders = self._orders, []
+        orders, self.orders = self.orders, []
         settings = [o for o in orders if o.kind == OrderKind.SET_AND_RUN]
         return settings + [o for o in orders if o.kind != OrderKind.SET_AND_RUN]

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+import chess
+
 from dgt.events import BoardEvent, ClockConnection, ClockUpdate, LinkLost, LinkRestored
+from dgt.protocol.slots import slot_setters
+from service.recognize.events import MoveEvent
 
 __all__ = [
     "Link",
@@ -17,8 +21,12 @@ __all__ = [
     "clock_present_after",
     "event_data",
     "link_after",
+    "move_data",
     "players_event",
+    "square_data",
 ]
+
+_SQUARE_NAMES = chess.SQUARE_NAMES
 
 
 class Phase(StrEnum):
@@ -45,8 +53,18 @@ class TableEvent:
     type: str
     data: dict[str, Any]
 
+    def __init__(self, time: float, type: str, data: dict[str, Any]) -> None:
+        # the slots set straight (dgt.protocol.slots): a table makes two or three of these
+        # an input
+        _TE_TIME(self, time)
+        _TE_TYPE(self, type)
+        _TE_DATA(self, data)
+
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "type": self.type, **self.data}
+
+
+_TE_TIME, _TE_TYPE, _TE_DATA = slot_setters(TableEvent)
 
 
 class _ToJson(Protocol):
@@ -58,6 +76,34 @@ def event_data(item: _ToJson) -> dict[str, Any]:
     data = item.to_json()
     data.pop("type", None)
     data.pop("time", None)
+    return data
+
+
+def square_data(square: int, piece: str) -> dict[str, Any]:
+    """:func:`event_data` of a recogniser's :class:`~service.recognize.Lift` or
+    :class:`~service.recognize.Place` on ``square`` (``piece``), built straight."""
+    return {"square": _SQUARE_NAMES[square], "piece": piece}
+
+
+def move_data(item: MoveEvent) -> dict[str, Any]:
+    """:func:`event_data` of a recogniser's :class:`~service.recognize.MoveEvent`, built
+    straight (the same members in the same order: a move is made many times a second in a
+    hall)."""
+    data: dict[str, Any] = {
+        "ply": item.ply,
+        "number": item.number,
+        "side": "white" if item.side else "black",
+        "uci": item.uci,
+        "san": item.san,
+        "final": item.final,
+    }
+    if item.scores:
+        data["scores"] = [
+            {"side": "white" if s.side else "black", "points": s.points, "reason": s.reason}
+            for s in item.scores
+        ]
+    if item.alternatives:
+        data["alternatives"] = [{"uci": uci, "san": san} for uci, san in item.alternatives]
     return data
 
 

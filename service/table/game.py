@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import chess
@@ -77,7 +77,9 @@ from service.table.events import (
     clock_present_after,
     event_data,
     link_after,
+    move_data,
     players_event,
+    square_data,
 )
 from service.table.record import (
     MoveEntry,
@@ -133,6 +135,29 @@ TABLE_COMMANDS = tuple(AdminCommand)
 """The admin commands a turn-based table takes: all of them."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Hooks:
+    """Which of the variant hooks a move asks for a game's class has (the others answer
+    None: a chess move needs no call to learn it)."""
+
+    record_note: bool
+    clock_text: bool
+
+
+_HOOKS: dict[type[VariantGame], _Hooks] = {}
+
+
+def _variant_hooks(game: VariantGame) -> _Hooks:
+    kind = type(game)
+    hooks = _HOOKS.get(kind)
+    if hooks is None:
+        hooks = _HOOKS[kind] = _Hooks(
+            kind.record_note is not VariantGame.record_note,
+            kind.clock_text is not VariantGame.clock_text,
+        )
+    return hooks
+
+
 class Table:
     """One game at one board (see the module docstring).
 
@@ -143,23 +168,38 @@ class Table:
     def __init__(
         self, table_id: str, settings: TableSettings, *, epoch: float | None = None
     ) -> None:
-        self.id = check_table_id(table_id)
-        self.settings = settings
-        self._epoch = epoch
-        self._rules, self._variant, control = check_settings(settings)
+        table_id = check_table_id(table_id)
+        rules, variant, control = check_settings(settings)
+        # What every board event reads, set first: an instance's attributes lie in the
+        # order they were first set, so these share a cache line or two (a hall's tables
+        # lie far apart in memory, and each input finds its table's memory cold).
+        self._awaiting: StartPosition | None = None
+        """A game started (a ``start`` command, a start FEN in the settings) while the board
+        did not show its start position: the position it waits for (set-up, the clock
+        stopped); it begins when the board shows it."""
+        self._clock = ClockKeeper(control)
+        self._link = Link.UNKNOWN
+        self._phase = Phase.SETUP
+        self._record: list[MoveEntry] = []
+        self._game: VariantGame | None = None
+        self._offset = 0
         self._board = BoardView()
         self._position_version = 0
         """Bumped whenever the game's position may have changed (keys the FEN memo)."""
+        self._complete_next: dict[Color, bool] = {}
+        self._rules, self._variant = rules, variant
+        self._family: bool | None = None
+        self._recognizer = self._new_recognizer()
+        self._arbiter = Arbiter(self._rules, self)
+        self.id = table_id
+        self.settings = settings
+        self._epoch = epoch
         self._fen = FenMemo()
         self._settings_json = SettingsMemo()
         self._set_right = SetRightMemo()
         self._last_move_kept: tuple[MoveEntry, str, tuple[str | None, str | None]] | None = None
         self._details_kept: tuple[TableSettings, dict[str, dict[str, str]]] | None = None
-        self._awaiting: StartPosition | None = None
         self._starts_by_squares: tuple[Variant, dict[SquareMap, StartPosition]] | None = None
-        """A game started (a ``start`` command, a start FEN in the settings) while the board
-        did not show its start position: the position it waits for (set-up, the clock
-        stopped); it begins when the board shows it."""
         self._pgn_memo = PgnMemo()
         self._ended: deque[str] | None = None  # made when a game is first replaced
         self._ended_changes: deque[list[dict[str, Any]]] | None = None
@@ -167,12 +207,6 @@ class Table:
         self._ending_tags: tuple[TableSettings, str] | None = None
         """The settings and time control the game being replaced was played under, when
         a start command changes them before the new game begins."""
-        self._family: bool | None = None
-        self._link = Link.UNKNOWN
-        self._clock = ClockKeeper(control)
-        self._record: list[MoveEntry] = []
-        self._recognizer = self._new_recognizer()
-        self._arbiter = Arbiter(self._rules, self)
         self._change_log = ChangeLog()
         """What admin commands changed in the game under way (cleared when it is replaced)."""
         self._reset_game()
@@ -206,14 +240,16 @@ class Table:
     def feed(self, event: BoardEvent) -> list[TableEvent]:
         """Process one driver event; returns what it caused (the event itself first)."""
         t = event.time
+        if self._awaiting is None:
+            if type(event) is ClockUpdate:
+                return self._clock_report(event)
+            if type(event) is SquareChanged:
+                return self._square_change(event)
+            if type(event) is LeverMoved:
+                return self._lever_moved(event)
         out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
         had_clock = clock.present
-        if self._awaiting is None:
-            if type(event) is ClockUpdate:
-                return self._clock_report(event, out, had_clock)
-            if type(event) is SquareChanged:
-                return self._square_change(event, out)
         if isinstance(event, SquareChanged):
             self._board.set_square(event.square, event.piece)
         elif isinstance(event, BoardSnapshot):
@@ -244,14 +280,14 @@ class Table:
             out += self._on_clock_update(event)
         return out
 
-    def _clock_report(
-        self, event: ClockUpdate, out: list[TableEvent], had_clock: bool
-    ) -> list[TableEvent]:
+    def _clock_report(self, event: ClockUpdate) -> list[TableEvent]:
         """:meth:`feed` of a clock report while no start is awaited (most inputs: one a
         second from every running clock), the steps of the general path it takes only."""
         t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
         clock = self._clock
-        clock.seen(event)
+        had_clock = clock.present
+        clock.lever_high = event.lever_high  # clock.seen(event)
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         clock.present = True
@@ -260,23 +296,56 @@ class Table:
             for item in got:
                 out += self._recognized(item, None)
         # _clock_learned, then _on_clock_update, with the phase and the control read once
-        playing = self._phase is Phase.PLAYING and clock.control.timed
-        if playing and not self._record and clock.first_report(t, had_clock):
+        playing = clock.timed and self._phase is Phase.PLAYING
+        if (
+            playing
+            and not self._record
+            and not (had_clock and clock.white_side is not None)  # (first_report's own test)
+            and clock.first_report(t, had_clock)
+        ):
             return out
-        for color in clock.read(event, playing):
-            out += self._apply(self._arbiter.on_flag(t, color), t)
+        if clock.white_side is not None:  # else the report tells nothing of the game's times
+            for color in clock.read(event, playing):
+                out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
-    def _square_change(self, event: SquareChanged, out: list[TableEvent]) -> list[TableEvent]:
+    def _square_change(self, event: SquareChanged) -> list[TableEvent]:
         """:meth:`feed` of a square change while no start is awaited, the steps of the
         general path it takes only (a square change says nothing of the clock)."""
+        t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
         self._board.set_square(event.square, event.piece)
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
         recognizer = self._recognizer
-        got = recognizer.tick(event.time) + recognizer.feed(event)
+        got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
             out += self._recognized(item, None)
+        return out
+
+    def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
+        """:meth:`feed` of a lever press while no start is awaited, the steps of the general
+        path it takes only (a lever press keeps the link up and says the clock is there)."""
+        t = event.time
+        out = [TableEvent(t, "board", event_to_json(event))]
+        if self._link is Link.UNKNOWN:
+            self._link = Link.UP
+        recognizer = self._recognizer
+        got = recognizer.tick(t) + recognizer.feed(event)
+        completed: list[MoveEvent] = []  # the moves the press completed
+        for item in got:
+            if isinstance(item, MoveEvent) and item.final:
+                completed.append(item)
+        clock = self._clock
+        finals = [item.side for item in completed] if completed else []
+        first = None
+        if clock.white_side is None and not finals and not self._record:
+            first = self._first_mover_on_board()
+        pressed = clock.lever(event.high, finals, not self._record, first)
+        for item in got:
+            out += self._recognized(item, pressed)
+        if pressed is not None and self._phase is Phase.PLAYING:
+            out += self._pressed(t, completed, pressed)
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -316,7 +385,8 @@ class Table:
             fallen = clock.flag_fallen(now)
             if fallen is not None:
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
-        clock.tick(now)
+        if clock.text_until is not None:  # most ticks: no text on the clock to end
+            clock.tick(now)
         return out
 
     def admin(self, command: str, args: Mapping[str, Any], now: float) -> list[TableEvent]:
@@ -342,7 +412,8 @@ class Table:
         """The clock commands issued since the last call: the settings (set-and-run, the
         last one wins) first, then texts and the rest, each oldest first -- so that a text
         is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
-        return self._clock.take_orders()
+        clock = self._clock
+        return clock.take_orders() if clock.orders else []  # asked after every input
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -527,7 +598,7 @@ class Table:
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
         self._position_version += 1
         self._phase = Phase.SETUP
-        self._game: VariantGame | None = None
+        self._game = None
         self._start: StartPosition | None = None
         self._date: str | None = None
         """The PGN's ``Date``: the day the game began, if known."""
@@ -538,7 +609,7 @@ class Table:
         self._irregularities: list[dict[str, Any]] = []
         self._mismatch: tuple[str, ...] = ()
         self._restarting = False
-        self._complete_next: dict[Color, bool] = {}
+        self._complete_next = {}
         self._reason_source = ""
         self._announced: tuple[object, str] | None = None
         self._arbiter.reset()
@@ -579,6 +650,22 @@ class Table:
             self._clock.text(key[1], 0.0, t)
 
     def _recognized(self, item: RecognizerEvent, pressed: Color | None) -> list[TableEvent]:
+        # the recogniser's most frequent events in a game first, their data built straight
+        if self._game is not None:
+            kind = type(item)
+            if kind is Lift or kind is Place:
+                on: Any = item  # a Lift or a Place
+                t, square, piece = on.time, on.square, on.piece
+                if kind is Lift:
+                    event = TableEvent(t, "lift", square_data(square, piece))
+                    ruled = self._arbiter.on_lift(t, square, piece)
+                else:
+                    event = TableEvent(t, "place", square_data(square, piece))
+                    ruled = self._arbiter.on_place(t, square, piece)
+                return [event, *self._apply(ruled, t)] if ruled else [event]
+            if kind is MoveEvent:
+                move: Any = item
+                return self._on_move(move, move_data(move), pressed)
         t = item.time
         data = event_data(item)
         if isinstance(item, NewGame):
@@ -619,60 +706,66 @@ class Table:
         t = item.time
         game = self._game
         assert game is not None
-        ply = self._ply(item.ply)
+        ply = self._offset + item.ply  # self._ply(item.ply)
         data["ply"] = ply
-        out: list[TableEvent] = []
+        record = self._record
         if not item.final:
-            if self._phase is not Phase.PLAYING or len(self._record) >= ply:
-                return out
+            if self._phase is not Phase.PLAYING or len(record) >= ply:
+                return []
             action = legal_action(game, item.uci)
             if action is None:
-                return out
-            before = game.squares
-            self._arbiter.before_action(t, ply, action, game.legal_actions, before)
-            note = game.record_note()
+                return []
+            arbiter = self._arbiter
+            arbiter.before_action(t, ply, action, game.legal_actions, game.squares)
+            hooks = _variant_hooks(game)
+            note = game.record_note() if hooks.record_note else None
             scores = game.apply(action.action)
             self._position_version += 1
             entry = MoveEntry(ply, item.number, item.side, item.uci, item.san,
                               alternatives=item.alternatives)  # fmt: skip
             if note:
                 entry.notes.append(note)
-            entry.scores = scores_json(scores)
-            self._record.append(entry)
-            if self._clock.keeps_time:  # a part of several actions keeps its clock
-                entry.clock = self._clock.moved(item.side, game.sides_to_act(), t)
-            out.append(TableEvent(t, "move", data))
-            self._announce(t)
+            if scores:
+                entry.scores = scores_json(scores)
+            record.append(entry)
+            clock = self._clock
+            if clock.timed and not clock.present:  # keeps time: a part of several actions
+                entry.clock = clock.moved(item.side, game.sides_to_act(), t)  # keeps its clock
+            out = [TableEvent(t, "move", data)]
+            if hooks.clock_text:
+                self._announce(t)
             if scores:
                 out.append(TableEvent(t, "score", {"ply": ply, "scores": list(entry.scores),
                                                     "totals": self._scores()}))  # fmt: skip
                 totals = self._scores()
-                self._clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
-            ruled = self._arbiter.on_action(t, ply, item.side, False)
+                clock.text(f"{totals['white']}-{totals['black']}", 0.0, t)
+            ruled = arbiter.on_action(t, ply, item.side, False)
             if ruled:
                 out += self._apply(ruled, t)
-            if self._complete_next.pop(item.side, False):
+            if self._complete_next and self._complete_next.pop(item.side, False):
                 out += self._finalise(entry, t, data | {"final": True})
             return out
-        if ply > len(self._record):
-            return out
-        entry = self._record[ply - 1]
+        if ply > len(record):
+            return []
+        entry = record[ply - 1]
         if entry.final:
-            return out
+            return []
         if entry.uci == item.uci and entry.alternatives != item.alternatives:
             entry.alternatives = item.alternatives  # more were found as the move went on
         return self._finalise(entry, t, data)
 
     def _finalise(self, entry: MoveEntry, t: float, data: dict[str, Any]) -> list[TableEvent]:
-        entry.final = True
         clock = self._clock
-        if entry.clock is None and clock.control.timed:
-            entry.clock = clock.remaining(entry.side, t)
-        if clock.keeps_time:
-            moves = sum(1 for e in self._record if e.side == entry.side and e.final)
-            clock.completed(entry.side, moves, t)
+        side = entry.side
+        if entry.clock is None and clock.timed:
+            entry.finish(clock.clocks.remaining(side, t))
+        else:
+            entry.finish()
+        if clock.timed and not clock.present:  # keeps time
+            moves = sum(1 for e in self._record if e.side == side and e.final)
+            clock.completed(side, moves, t)
         out = [TableEvent(t, "move", data)]
-        ruled = self._arbiter.on_action(t, entry.ply, entry.side, True)
+        ruled = self._arbiter.on_action(t, entry.ply, side, True)
         if ruled:
             out += self._apply(ruled, t)
         return out
@@ -766,7 +859,7 @@ class Table:
             if last is not None and not last.final and ruling.reason in ("checkmate", "stalemate"):
                 # FIDE 5.1.1 / 5.2.1: the move ended the game before the clock was pressed.
                 last.final = True
-                if self._clock.control.timed:
+                if self._clock.timed:
                     last.clock = max(0.0, self._clock.remaining(last.side, t))
             return self._end(ruling.result, ruling.reason or "", t, "arbiter")
         if kind == "penalty-time":
@@ -793,7 +886,7 @@ class Table:
         entry = MoveEntry(len(self._record) + 1, game.move_number(), side, ruling.uci,
                           long_algebraic(game.squares, ruling.uci), final=True, illegal=True,
                           fen_after=ruling.fen, article=ruling.article)  # fmt: skip
-        if self._clock.control.timed:
+        if self._clock.timed:
             entry.clock = self._clock.remaining(side, t)
         self._record.append(entry)
         board = chess.Board(ruling.fen, chess960=game.variant.chess960)
@@ -827,32 +920,37 @@ class Table:
     def _on_lever(
         self, event: LeverMoved, got: list[RecognizerEvent], presser: Color | None
     ) -> list[TableEvent]:
-        t = event.time
-        out: list[TableEvent] = []
         if presser is None or self._phase is not Phase.PLAYING:
-            return out
-        pressed = [e for e in got if isinstance(e, MoveEvent) and e.final and e.side == presser]
-        completed = bool(pressed)
+            return []
+        completed = [e for e in got if isinstance(e, MoveEvent) and e.final]
+        return self._pressed(event.time, completed, presser)
+
+    def _pressed(self, t: float, completed: list[MoveEvent], presser: Color) -> list[TableEvent]:
+        """``presser`` pressed the clock at ``t`` in a game under way (``completed``: the
+        moves the press completed): the clocks, the record's times, the arbiter."""
+        pressed = [e for e in completed if e.side == presser] if completed else completed
         game = self._game
         part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
         # the increment or bonus due depends on the moves made only under periods of moves
-        counted = self._clock.control.counts_moves
-        moves = sum(1 for e in self._record if e.side == presser and e.final) if counted else 0
-        shown = self._clock.pressed(presser, completed, part_done, moves, t)
+        clock = self._clock
+        record = self._record
+        counted = clock.counts_moves
+        moves = sum(1 for e in record if e.side == presser and e.final) if counted else 0
+        shown = clock.pressed(presser, bool(pressed), part_done, moves, t)
+        offset = self._offset
         for item in pressed:
-            ply = self._ply(item.ply)
-            if ply <= len(self._record):
-                self._record[ply - 1].clock = shown
-        ruled = self._arbiter.on_press(t, presser, completed)
-        if ruled:
-            out += self._apply(ruled, t)
-        out.append(self._clock_event(t))
+            ply = offset + item.ply
+            if ply <= len(record):
+                record[ply - 1].clock = shown
+        ruled = self._arbiter.on_press(t, presser, bool(pressed))
+        out = self._apply(ruled, t) if ruled else []
+        out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
         return out
 
     def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:
         t = event.time
         out: list[TableEvent] = []
-        playing = self._phase is Phase.PLAYING and self._clock.control.timed
+        playing = self._phase is Phase.PLAYING and self._clock.timed
         for color in self._clock.read(event, playing):
             out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
@@ -861,7 +959,7 @@ class Table:
         """Before the first move of a timed game, a clock reported its times for the first
         time (see :meth:`ClockKeeper.first_report`).  True if the keeper set the clock:
         the report predates the order, so the table keeps its own times."""
-        if self._phase is not Phase.PLAYING or self._record or not self._clock.control.timed:
+        if self._phase is not Phase.PLAYING or self._record or not self._clock.timed:
             return False
         return self._clock.first_report(t, had_clock)
 

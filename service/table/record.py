@@ -5,7 +5,7 @@ rule allows)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import chess
@@ -70,28 +70,35 @@ class MoveEntry:
         article: str = "",
         alternatives: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        # the fields set straight (a move is made many times a second in a hall: the
+        # the slots set straight (a move is made many times a second in a hall: the
         # :meth:`__setattr__` below would run once a field for nothing to drop)
-        put = object.__setattr__
-        put(self, "ply", ply)
-        put(self, "number", number)
-        put(self, "side", side)
-        put(self, "uci", uci)
-        put(self, "san", san)
-        put(self, "final", final)
-        put(self, "clock", clock)
-        put(self, "scores", scores)
-        put(self, "illegal", illegal)
-        put(self, "notes", [] if notes is None else notes)
-        put(self, "fen_after", fen_after)
-        put(self, "article", article)
-        put(self, "alternatives", alternatives)
-        put(self, "_json", None)
+        _ME_PLY(self, ply)
+        _ME_NUMBER(self, number)
+        _ME_SIDE(self, side)
+        _ME_UCI(self, uci)
+        _ME_SAN(self, san)
+        _ME_FINAL(self, final)
+        _ME_CLOCK(self, clock)
+        _ME_SCORES(self, scores)
+        _ME_ILLEGAL(self, illegal)
+        _ME_NOTES(self, [] if notes is None else notes)
+        _ME_FEN_AFTER(self, fen_after)
+        _ME_ARTICLE(self, article)
+        _ME_ALTERNATIVES(self, alternatives)
+        _ME_JSON(self, None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         if name != "_json":
             object.__setattr__(self, "_json", None)
+
+    def finish(self, clock: float | None = None) -> None:
+        """The move is completed (``clock``: the time it shows, if given): ``final``
+        (and ``clock``) set in one step."""
+        _ME_FINAL(self, True)
+        if clock is not None:
+            _ME_CLOCK(self, clock)
+        _ME_JSON(self, None)
 
     def to_json(self) -> dict[str, Any]:
         """The move as the web and the log show it.  Built once per change of the entry and
@@ -115,6 +122,12 @@ class MoveEntry:
             **({"illegal": True} if self.illegal else {}),
             **alternatives_json(self.alternatives),
         }
+
+
+(
+    _ME_PLY, _ME_NUMBER, _ME_SIDE, _ME_UCI, _ME_SAN, _ME_FINAL, _ME_CLOCK, _ME_SCORES,
+    _ME_ILLEGAL, _ME_NOTES, _ME_FEN_AFTER, _ME_ARTICLE, _ME_ALTERNATIVES, _ME_JSON,
+) = (MoveEntry.__dict__[f.name].__set__ for f in fields(MoveEntry))  # fmt: skip
 
 
 def side_name(color: Color | None) -> str | None:

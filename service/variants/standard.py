@@ -589,6 +589,17 @@ class ChessGame(VariantGame):
             board.pop()
 
     def apply(self, action: Action) -> list[ScoreEvent]:
+        if self._flagged is None:
+            # made from here before (the table's game follows its recogniser's, which made
+            # it first): it was legal then, so it is now, and its position is known
+            line = self._line
+            for done, after in line[-1].children:
+                if done is action:
+                    self._unmade.append(to_chess_move(action))
+                    line.append(after)
+                    if len(line) > 3:  # as _push
+                        line[-4].forget(keep=line[-3])
+                    return []
         self._push(action, self._checked_move(action))
         return []
 
