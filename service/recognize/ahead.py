@@ -72,14 +72,59 @@ def between(origin: int, target: int) -> tuple[int, ...]:
     return tuple(range(origin + step, target, step)) if step else ()
 
 
-def flips(action: LegalAction, occupied: int) -> int:
-    """The squares (a bit mask) whose occupancy ``action`` changes from ``occupied``."""
-    mask = 0
+_Bits = tuple[LegalAction, int, int, int, tuple[int, ...]]
+_BITS: dict[int, _Bits] = {}
+""":func:`_bits` of the actions seen, by ``id`` (the entry holds the action, so the ``id``
+stays its own; a chess variant makes one :class:`LegalAction` per move and the pieces on its
+squares, so few are ever made)."""
+_BITS_MOST = 1 << 14
+
+
+def _bits(action: LegalAction) -> _Bits:
+    """``action`` with the squares (bit masks) it sets a piece down on, it empties and it
+    sets a white piece down on, and the squares it empties in the order of its changes."""
+    known = _BITS.get(id(action))
+    if known is not None and known[0] is action:
+        return known
+    filled = emptied = whites = 0
+    empties = []
     for square, symbol in action.changes:
         bit = 1 << square
-        if bool(symbol) != bool(occupied & bit):
-            mask |= bit
-    return mask
+        if symbol:
+            filled |= bit
+            if symbol.isupper():
+                whites |= bit
+        else:
+            emptied |= bit
+            empties.append(square)
+    if len(_BITS) >= _BITS_MOST:
+        _BITS.clear()
+    known = _BITS[id(action)] = (action, filled, emptied, whites, tuple(empties))
+    return known
+
+
+_MASKS: dict[int, tuple[Sequence[str], int, int]] = {}
+""":func:`_masks` of the square maps seen, by ``id`` (the entry holds the map)."""
+_MASKS_MOST = 1 << 10
+
+
+def _masks(squares: Sequence[str]) -> tuple[int, int]:
+    """The squares (bit masks) of ``squares`` that hold a piece, and a white piece (kept
+    for a tuple: the positions and views of a game are)."""
+    known = _MASKS.get(id(squares))
+    if known is not None and known[0] is squares:
+        return known[1], known[2]
+    occupied = white = 0
+    for square, symbol in enumerate(squares):
+        if symbol:
+            occupied |= 1 << square
+            if symbol.isupper():
+                white |= 1 << square
+    if type(squares) is tuple:
+        if len(_MASKS) >= _MASKS_MOST:
+            _MASKS.clear()
+        _MASKS[id(squares)] = (squares, occupied, white)
+    return occupied, white
 
 
 def search(
@@ -117,15 +162,12 @@ def search(
     if not sides:
         return found
     turns = len(sides) == 1  # one side at a time: its actions leave its own squares
-    white = 0
-    for square, symbol in enumerate(game.squares):
-        if symbol and symbol.isupper():
-            white |= 1 << square
+    white = _masks(game.squares)[1]
 
-    def started(action: LegalAction, when: Mapping[int, float] | None) -> float | None:
+    def started(empties: tuple[int, ...], when: Mapping[int, float] | None) -> float | None:
         if when is None:
             return None
-        times = [when[sq] for sq, symbol in action.changes if not symbol and sq in when]
+        times = [when[sq] for sq in empties if sq in when]
         return min(times) if times else None
 
     def starts(occupancy: int, todo: int, left: int, side: bool, whites: int, spare: int) -> int:
@@ -154,34 +196,28 @@ def search(
         seen: set[str] = set()
         for square in chess.scan_forward(squares):
             for action in game.actions_changing(square):
-                if action.uci in seen or (not path and action == not_first):
+                uci = action.uci
+                if uci in seen or (not path and action == not_first):
                     continue
-                seen.add(action.uci)
-                mask = flips(action, occupancy)
+                seen.add(uci)
+                _, filled, emptied, set_white, empties = _bits(action)
+                mask = (filled & ~occupancy) | (emptied & occupancy)
                 if not mask or mask & ~todo & ~spare:
                     continue
-                start = started(action, lifted)
+                start = started(empties, lifted)
                 if start is not None and start <= since + slack:
                     continue  # a reply starts once the move it answers was made
-                earliest = started(action, first_lifted)
+                earliest = started(empties, first_lifted)
                 if earliest is None:
                     earliest = start
                 rest = todo ^ mask
                 if not rest:
-                    if len(path) + 1 >= shortest and (
-                        placed is None
-                        or any(sq == placed and symbol for sq, symbol in action.changes)
-                    ):
+                    if len(path) + 1 >= shortest and (placed is None or filled >> placed & 1):
                         found.append((*path, action))
                     continue
                 if left == 1:
                     continue
-                after = whites
-                for changed, symbol in action.changes:
-                    if symbol and symbol.isupper():
-                        after |= 1 << changed
-                    else:
-                        after &= ~(1 << changed)
+                after = (whites & ~(filled | emptied)) | set_white
                 left_spare = spare & ~(mask & ~todo)
                 next_squares = starts(
                     occupancy ^ mask, rest, left - 1, not action.side, after, left_spare
@@ -347,10 +383,7 @@ def readings(
     Without ``promotions`` (the board stood still, no clock pressed: a move need not be
     complete), no sequence ends with a promotion whose square was not set down since (a
     capture read swept: the pawn may be held while the new piece is fetched)."""
-    occupied = 0
-    for square in range(64):
-        if view[square]:
-            occupied |= 1 << square
+    occupied = _masks(view)[0]
     todo = 0
     for square in differ:
         todo |= 1 << square

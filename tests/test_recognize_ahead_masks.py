@@ -1,0 +1,56 @@
+"""Reading ahead's bit masks of an action and of a square map (kept per object) say what
+the actions' changes and the squares say, in positions with captures, castling, en passant
+and promotions."""
+
+from __future__ import annotations
+
+import chess
+
+from service.recognize.ahead import _bits, _masks
+from service.variants import StartPosition, get_variant
+
+FENS = (
+    chess.STARTING_FEN,
+    "r3k2r/pPpp1ppp/8/3Pp3/8/8/P1PP1PPP/R3K2R w KQkq e6 0 1",  # castling, ep, promotion
+    "4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+)
+
+
+def test_action_masks_match_its_changes() -> None:
+    variant = get_variant("standard")
+    for fen in FENS:
+        game = variant.new_game(StartPosition("standard", fen, _squares(fen)))
+        squares = game.squares
+        occupied, _ = _masks(squares)
+        for la in game.legal_actions():
+            same, filled, emptied, whites, empties = _bits(la)
+            assert same is la
+            assert _bits(la) is _bits(la)
+            flips = 0
+            for square, symbol in la.changes:
+                assert bool(filled >> square & 1) == bool(symbol)
+                assert bool(emptied >> square & 1) == (not symbol)
+                assert bool(whites >> square & 1) == (bool(symbol) and symbol.isupper())
+                if bool(symbol) != bool(occupied >> square & 1):
+                    flips |= 1 << square
+            assert (filled & ~occupied) | (emptied & occupied) == flips
+            assert empties == tuple(sq for sq, symbol in la.changes if not symbol)
+
+
+def test_square_map_masks() -> None:
+    squares = _squares("4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1")
+    occupied, white = _masks(squares)
+    assert occupied == sum(1 << sq for sq, symbol in enumerate(squares) if symbol)
+    assert white == sum(1 << sq for sq, symbol in enumerate(squares) if symbol.isupper())
+    assert _masks(squares) == (occupied, white)  # kept, the same
+    listed = list(squares)
+    assert _masks(listed) == (occupied, white)
+    listed[4] = ""  # a list may change under the same id: never kept
+    assert _masks(listed) == (occupied & ~(1 << 4), white & ~(1 << 4))
+
+
+def _squares(fen: str) -> tuple[str, ...]:
+    board = chess.Board(fen)
+    return tuple(
+        "" if (piece := board.piece_at(sq)) is None else piece.symbol() for sq in chess.SQUARES
+    )
