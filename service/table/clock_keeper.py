@@ -92,6 +92,11 @@ def result_text(result: str) -> str:
     return result if result != "1/2-1/2" else "DRAW"
 
 
+_Shown = tuple[float, float, Color | None, float, float, dict[str, object]]
+"""A clock snapshot with the clock state (white, black, running, as of) and time it was
+taken at."""
+
+
 class ClockKeeper:
     """The times of one game and the orders for the board's clock (see the module docs).
 
@@ -99,7 +104,7 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
-    __slots__ = ("_control", "_flat", "clocks", "counts_moves", "lever_high", "orders",
+    __slots__ = ("_control", "_flat", "_shown", "clocks", "counts_moves", "lever_high", "orders",
                  "present", "text_until", "timed", "white_side")  # fmt: skip
 
     def __init__(self, control: TimeControl) -> None:
@@ -118,6 +123,8 @@ class ClockKeeper:
         self.lever_high: Side | None = None
         self.orders: list[ClockOrder] = []
         """Orders issued and not taken yet (:meth:`take_orders`), oldest first."""
+        self._shown: _Shown | None = None
+        """The last :meth:`shown` snapshot, with the clock state and time it was taken at."""
         self.text_until: float | None = None
         """When a text shown on the clock is due to go (None: none is): :meth:`tick`."""
 
@@ -172,6 +179,21 @@ class ClockKeeper:
 
     def snapshot(self, t: float) -> dict[str, object]:
         return self.clocks.snapshot(t)
+
+    def shown(self, t: float) -> dict[str, object]:
+        """:meth:`snapshot` as the table's summary and state show it: taken once per clock
+        state and time, and shared (treat it as read-only)."""
+        clocks = self.clocks
+        kept = self._shown
+        if (  # by identity: the same objects are the same values of the same types
+            kept is None or kept[4] is not t or kept[3] is not clocks.as_of
+            or kept[0] is not clocks.white or kept[1] is not clocks.black
+            or kept[2] is not clocks.running
+        ):  # fmt: skip
+            kept = self._shown = (
+                clocks.white, clocks.black, clocks.running, clocks.as_of, t, clocks.snapshot(t)
+            )  # fmt: skip
+        return kept[5]
 
     def moved(self, side: Color, next_sides: Collection[Color], t: float) -> float | None:
         """``side`` made an action at ``t`` (the game's sides to act are ``next_sides``
