@@ -5,16 +5,19 @@ reads, as JSON byte for byte, as a summary written from nothing."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 from test_table_helpers import Hands
 
+from dgt.protocol.constants import Piece
 from service.table import Table, TableSettings, placement_fen
 from service.table.game import Phase
 from service.table.record import move_squares
 from service.table.settings import details_summary, next_players_shown
-from service.table.views import set_right
+from service.table.views import BoardView, SetRightMemo, set_right
+from service.variants import get_variant
 
 
 def _set_right_fresh(table: Any) -> list[dict[str, str]]:
@@ -133,3 +136,23 @@ def test_the_summary_of_a_presence_only_board() -> None:
     for step in _steps(hands)[:10]:
         step()
         same_json(hands.table)
+
+
+def test_squares_to_set_right_follow_the_board_square_by_square() -> None:
+    rng = random.Random(20)
+    pieces = [Piece.EMPTY, Piece.EMPTY, Piece.WPAWN, Piece.BKNIGHT, Piece.WKING, Piece.BQUEEN]
+    start = get_variant("standard").start_positions()[0].squares
+    for rotated, loose in ((False, False), (True, True)):
+        board = BoardView()
+        memo = SetRightMemo()
+        board.snapshot([Piece.EMPTY] * 64)
+        for n in range(400):
+            if n % 50 == 0:
+                board.physical(rotated)  # a board read whole: no step to follow
+            board.set_square(rng.randrange(64), rng.choice(pieces))
+            cells = board.physical(rotated)
+            if rng.random() < 0.7:  # the summary is not asked after every change
+                got = memo.squares(
+                    (board.version, rotated), start, cells, loose=loose, step=board.last_step
+                )
+                assert got == set_right(start, cells, loose=loose)

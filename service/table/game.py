@@ -1126,14 +1126,15 @@ class Table:
         rotated = bool(self._recognizer.rotated)
         cells = self._board.physical(rotated)
         key = (self._board.version, rotated, self._position_version, self._phase)
+        step = self._board.last_step
         if self._awaiting is not None:
-            return self._set_right.squares(key, self._awaiting.squares, cells)
+            return self._set_right.squares(key, self._awaiting.squares, cells, step=step)
         if self._phase is Phase.PLAYING and self._game is not None:
-            return self._set_right.squares(key, self._game.squares, cells)
+            return self._set_right.squares(key, self._game.squares, cells, step=step)
         if self._phase is Phase.SETUP and self._start is None:
             starts = self._variant.start_positions()
             want = starts[0].squares
-            return self._set_right.squares(key, want, cells, loose=len(starts) > 1)
+            return self._set_right.squares(key, want, cells, loose=len(starts) > 1, step=step)
         return []
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
