@@ -13,11 +13,14 @@ from test_table_helpers import Hands
 
 from dgt.protocol.constants import Piece
 from service.table import Table, TableSettings, placement_fen
+from service.table.clock_keeper import ClockKeeper
 from service.table.game import Phase
 from service.table.record import move_squares
 from service.table.settings import details_summary, next_players_shown
 from service.table.views import BoardView, SetRightMemo, set_right
+from service.time_control import TimeControl
 from service.variants import get_variant
+from service.variants.base import BLACK, WHITE
 
 
 def _set_right_fresh(table: Any) -> list[dict[str, str]]:
@@ -156,3 +159,25 @@ def test_squares_to_set_right_follow_the_board_square_by_square() -> None:
                     (board.version, rotated), start, cells, loose=loose, step=board.last_step
                 )
                 assert got == set_right(start, cells, loose=loose)
+
+
+def test_the_clocks_shown_read_as_a_snapshot_taken_anew() -> None:
+    rng = random.Random(7)
+    keeper = ClockKeeper(TimeControl.parse("5+3"))
+    times: list[float] = [0.0, 1, 2.5, 300.0, 299.999, 0.0004, -1.0, 0]
+    t = 0.0
+    for _ in range(3000):
+        clocks = keeper.clocks
+        step = rng.random()
+        if step < 0.2:
+            clocks.white = rng.choice(times)
+        elif step < 0.4:
+            clocks.black = rng.choice(times)
+        elif step < 0.6:
+            clocks.running = rng.choice([None, WHITE, BLACK])
+        elif step < 0.7:
+            clocks.as_of = t
+        t = rng.choice([t, t + rng.random(), t - 0.5, float(int(t))])
+        want = json.dumps(clocks.snapshot(t))
+        assert json.dumps(keeper.shown(t)) == want
+        assert json.dumps(keeper.shown(clocks.as_of)) == json.dumps(clocks.snapshot(clocks.as_of))

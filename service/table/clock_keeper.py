@@ -181,19 +181,46 @@ class ClockKeeper:
         return self.clocks.snapshot(t)
 
     def shown(self, t: float) -> dict[str, object]:
-        """:meth:`snapshot` as the table's summary and state show it: taken once per clock
-        state and time, and shared (treat it as read-only)."""
+        """:meth:`snapshot` as the table's summary shows it: taken once per clock state and
+        time, and shared (treat it as read-only); the side whose time stands keeps its
+        rounded time from the snapshot before."""
         clocks = self.clocks
+        white, black, running, as_of = clocks.white, clocks.black, clocks.running, clocks.as_of
         kept = self._shown
         if (  # by identity: the same objects are the same values of the same types
-            kept is None or kept[4] is not t or kept[3] is not clocks.as_of
-            or kept[0] is not clocks.white or kept[1] is not clocks.black
-            or kept[2] is not clocks.running
+            kept is not None and kept[4] is t and kept[3] is as_of and kept[2] is running
+            and kept[0] is white and kept[1] is black
         ):  # fmt: skip
-            kept = self._shown = (
-                clocks.white, clocks.black, clocks.running, clocks.as_of, t, clocks.snapshot(t)
-            )  # fmt: skip
-        return kept[5]
+            return kept[5]
+        # clocks.snapshot(t), the time of a side that ran neither then nor now rounded once
+        white_runs = running is not None and running == WHITE
+        black_runs = running is not None and not white_runs
+        spent = 0.0
+        if running is not None:
+            spent = t - as_of
+            if not spent > 0.0:
+                spent = 0.0
+        ran = None if kept is None else kept[2]
+        ran_white = ran is not None and ran == WHITE
+        ran_black = ran is not None and not ran_white
+        if kept is not None and kept[1] is black and not black_runs and not ran_black:
+            shown_black = kept[5]["black"]
+        else:
+            left = black - spent if black_runs else black
+            shown_black = round(left if left > 0.0 else 0.0, 3)
+        if kept is not None and kept[0] is white and not white_runs and not ran_white:
+            shown_white = kept[5]["white"]
+        else:
+            left = white - spent if white_runs else white
+            shown_white = round(left if left > 0.0 else 0.0, 3)
+        shown: dict[str, object] = {
+            "white": shown_white,
+            "black": shown_black,
+            "running": None if running is None else ("white" if running else "black"),
+            "as_of": t,
+        }
+        self._shown = (white, black, running, as_of, t, shown)
+        return shown
 
     def moved(self, side: Color, next_sides: Collection[Color], t: float) -> float | None:
         """``side`` made an action at ``t`` (the game's sides to act are ``next_sides``
