@@ -152,6 +152,10 @@ class Arbiter:
     def open_claims(self) -> list[Claim]:
         return self.claims.open_claims()
 
+    def open_count(self) -> int:
+        """How many claims are open."""
+        return self.claims.open_count()
+
     def obligations(self) -> dict[str, str]:
         """Squares whose piece a side must move (FIDE 4.3, 7.5.1)."""
         return {("white" if c else "black"): _name(sq) for c, sq in self._must_move.items()}

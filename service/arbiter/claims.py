@@ -113,3 +113,7 @@ class ClaimBook:
 
     def open_claims(self) -> list[Claim]:
         return [entry.claim for entry in self._open.values()]
+
+    def open_count(self) -> int:
+        """How many claims are open (``len(open_claims())`` without the list)."""
+        return len(self._open)

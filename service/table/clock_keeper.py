@@ -92,6 +92,11 @@ def result_text(result: str) -> str:
     return result if result != "1/2-1/2" else "DRAW"
 
 
+_Shown = tuple[float, float, Color | None, float, float, dict[str, object]]
+"""A clock snapshot with the clock state (white, black, running, as of) and time it was
+taken at."""
+
+
 class ClockKeeper:
     """The times of one game and the orders for the board's clock (see the module docs).
 
@@ -99,7 +104,7 @@ class ClockKeeper:
     keeper follows its reports); ``white_side``: the side of the clock that is White's,
     once known; ``lever_high``: the side whose lever is up, as last reported."""
 
-    __slots__ = ("_control", "_flat", "clocks", "counts_moves", "lever_high", "orders",
+    __slots__ = ("_control", "_flat", "_shown", "clocks", "counts_moves", "lever_high", "orders",
                  "present", "text_until", "timed", "white_side")  # fmt: skip
 
     def __init__(self, control: TimeControl) -> None:
@@ -118,6 +123,8 @@ class ClockKeeper:
         self.lever_high: Side | None = None
         self.orders: list[ClockOrder] = []
         """Orders issued and not taken yet (:meth:`take_orders`), oldest first."""
+        self._shown: _Shown | None = None
+        """The last :meth:`shown` snapshot, with the clock state and time it was taken at."""
         self.text_until: float | None = None
         """When a text shown on the clock is due to go (None: none is): :meth:`tick`."""
 
@@ -172,6 +179,48 @@ class ClockKeeper:
 
     def snapshot(self, t: float) -> dict[str, object]:
         return self.clocks.snapshot(t)
+
+    def shown(self, t: float) -> dict[str, object]:
+        """:meth:`snapshot` as the table's summary shows it: taken once per clock state and
+        time, and shared (treat it as read-only); the side whose time stands keeps its
+        rounded time from the snapshot before."""
+        clocks = self.clocks
+        white, black, running, as_of = clocks.white, clocks.black, clocks.running, clocks.as_of
+        kept = self._shown
+        if (  # by identity: the same objects are the same values of the same types
+            kept is not None and kept[4] is t and kept[3] is as_of and kept[2] is running
+            and kept[0] is white and kept[1] is black
+        ):  # fmt: skip
+            return kept[5]
+        # clocks.snapshot(t), the time of a side that ran neither then nor now rounded once
+        white_runs = running is not None and running == WHITE
+        black_runs = running is not None and not white_runs
+        spent = 0.0
+        if running is not None:
+            spent = t - as_of
+            if not spent > 0.0:
+                spent = 0.0
+        ran = None if kept is None else kept[2]
+        ran_white = ran is not None and ran == WHITE
+        ran_black = ran is not None and not ran_white
+        if kept is not None and kept[1] is black and not black_runs and not ran_black:
+            shown_black = kept[5]["black"]
+        else:
+            left = black - spent if black_runs else black
+            shown_black = round(left if left > 0.0 else 0.0, 3)
+        if kept is not None and kept[0] is white and not white_runs and not ran_white:
+            shown_white = kept[5]["white"]
+        else:
+            left = white - spent if white_runs else white
+            shown_white = round(left if left > 0.0 else 0.0, 3)
+        shown: dict[str, object] = {
+            "white": shown_white,
+            "black": shown_black,
+            "running": None if running is None else ("white" if running else "black"),
+            "as_of": t,
+        }
+        self._shown = (white, black, running, as_of, t, shown)
+        return shown
 
     def moved(self, side: Color, next_sides: Collection[Color], t: float) -> float | None:
         """``side`` made an action at ``t`` (the game's sides to act are ``next_sides``

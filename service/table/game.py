@@ -197,7 +197,10 @@ class Table:
         self._fen = FenMemo()
         self._settings_json = SettingsMemo()
         self._set_right = SetRightMemo()
-        self._last_move_kept: tuple[MoveEntry, str, tuple[str | None, str | None]] | None = None
+        self._last_move_kept: tuple[MoveEntry, str, str, dict[str, Any]] | None = None
+        self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
+        """The summary's last part (the details, the next players) and the settings and
+        next players it was written from."""
         self._details_kept: tuple[TableSettings, dict[str, dict[str, str]]] | None = None
         self._starts_by_squares: tuple[Variant, dict[SquareMap, StartPosition]] | None = None
         self._pgn_memo = PgnMemo()
@@ -517,43 +520,61 @@ class Table:
     def summary(self, now: float | None = None) -> dict[str, Any]:
         """What the overview shows of the table: :meth:`state` without the move list, the
         claims, the obligations and the settings (the players, round, event and variant
-        instead, and the number of moves, open claims and irregularities)."""
-        as_of = self._clock.clocks.as_of if now is None else now
-        s = self.settings
-        return {
+        instead, and the number of moves, open claims and irregularities).  Asked at every
+        update the table publishes, so each part is kept until what it is written from
+        changes (the parts are shared between summaries: treat them as read-only)."""
+        clock = self._clock
+        recognizer = self._recognizer
+        rotated = bool(recognizer.rotated)
+        settings = self.settings
+        kept = self._summary_kept
+        if kept is None or kept[0] is not settings or kept[1] is not self._next_players:
+            kept = self._summary_kept = (
+                settings, self._next_players,
+                {**self._details(), **next_players_shown(self._next_players)},
+            )  # fmt: skip
+        out = {
             "id": self.id,
             "phase": self._phase,
-            "fen": self.fen(),
-            "board": self._placement(),
-            "orientation": "black" if self._recognizer.rotated else "white",
+            "fen": self._fen.fen(self._position_version, self._game),
+            "board": self._board.placement(
+                rotated, self._game, self._position_version, bool(recognizer.presence_only)
+            ),
+            "orientation": "black" if rotated else "white",
             "last_move": self._last_move(),
-            "clocks": self._clock.snapshot(as_of),
+            "clocks": clock.shown(clock.clocks.as_of if now is None else now),
             "scores": self._scores(),
             "result": self._result,
             "reason": self._reason,
             "link": self._link,
-            "white": s.white,
-            "black": s.black,
-            "round": s.round,
-            "event": s.event,
-            "variant": s.variant,
+            "white": settings.white,
+            "black": settings.black,
+            "round": settings.round,
+            "event": settings.event,
+            "variant": settings.variant,
             "ply": len(self._record),
-            "claims": len(self._arbiter.open_claims()),
+            "claims": self._arbiter.open_count(),
             "irregularities": len(self._irregularities),
             "set_right": self._squares_to_set_right(),
-            **self._details(),
-            **next_players_shown(self._next_players),
         }
+        tail = kept[2]
+        if tail:
+            out.update(tail)
+        return out
 
     def _last_move(self) -> dict[str, Any] | None:
-        last = self._record[-1] if self._record else None
-        if last is None:
+        """The last move shown (``from``, ``to``, ``uci``, ``san``), written once per move
+        and shared (treat it as read-only)."""
+        record = self._record
+        if not record:
             return None
-        kept = self._last_move_kept  # the squares of the same move, read once
-        if kept is None or kept[0] is not last or kept[1] != last.uci:
-            kept = self._last_move_kept = (last, last.uci, move_squares(last.uci))
-        origin, target = kept[2]
-        return {"from": origin, "to": target, "uci": last.uci, "san": last.san}
+        last = record[-1]
+        kept = self._last_move_kept
+        if kept is None or kept[0] is not last or kept[1] != last.uci or kept[2] != last.san:
+            origin, target = move_squares(last.uci)
+            shown = {"from": origin, "to": target, "uci": last.uci, "san": last.san}
+            kept = self._last_move_kept = (last, last.uci, last.san, shown)
+        return kept[3]
 
     def _details(self) -> dict[str, dict[str, str]]:
         """:func:`details_summary` of the settings, once per settings object (the summary's
@@ -1105,14 +1126,15 @@ class Table:
         rotated = bool(self._recognizer.rotated)
         cells = self._board.physical(rotated)
         key = (self._board.version, rotated, self._position_version, self._phase)
+        step = self._board.last_step
         if self._awaiting is not None:
-            return self._set_right.squares(key, self._awaiting.squares, cells)
+            return self._set_right.squares(key, self._awaiting.squares, cells, step=step)
         if self._phase is Phase.PLAYING and self._game is not None:
-            return self._set_right.squares(key, self._game.squares, cells)
+            return self._set_right.squares(key, self._game.squares, cells, step=step)
         if self._phase is Phase.SETUP and self._start is None:
             starts = self._variant.start_positions()
             want = starts[0].squares
-            return self._set_right.squares(key, want, cells, loose=len(starts) > 1)
+            return self._set_right.squares(key, want, cells, loose=len(starts) > 1, step=step)
         return []
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:

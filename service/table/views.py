@@ -9,6 +9,7 @@ changes one or two ranks of the placement, and only those are written again.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import operator
@@ -143,6 +144,9 @@ class BoardView:
         """The cells :meth:`placement` last wrote, and each rank's text (eighth first)."""
         self._identified: tuple[tuple[int, int, SquareMap], str] | None = None
         """A presence-only board's placement, by the board and position it shows."""
+        self.last_step: tuple[SquareMap, SquareMap, int] | None = None
+        """The cells (game frame) before and after the last :meth:`set_square` that followed
+        them one square on, and that square's index in them (None: not known)."""
 
     def snapshot(self, squares: Sequence[Piece]) -> None:
         """The board reported all its squares."""
@@ -173,6 +177,7 @@ class BoardView:
         index = 63 - square if rotated else square
         cells = (*before[:index], _CELL_OF[piece], *before[index + 1 :])
         self._physical = (self.version, rotated, cells, None)
+        self.last_step = (before, cells, index)
         last = self._rows
         if last is not None and last[0] is before:
             rank = index & ~7
@@ -251,19 +256,70 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
 
 class SetRightMemo:
     """:func:`set_right`, written once per change of the board or the wanted position
-    (``key``: what the caller's wanted position and board are versions of)."""
+    (``key``: what the caller's wanted position and board are versions of).  When the
+    board moved on by one square since the last one written (``step``, from
+    :attr:`BoardView.last_step`) and the wanted position is the same, only that square is
+    looked at again."""
 
     def __init__(self) -> None:
         self._kept: tuple[object, list[dict[str, str]]] | None = None
+        self._written: tuple[SquareMap, SquareMap, bool, tuple[int, ...]] | None = None
+        """The wanted position and the board last written from, ``loose``, and the squares
+        of the entries written (in their order)."""
 
     def squares(
-        self, key: object, want: SquareMap, have: SquareMap, *, loose: bool = False
+        self,
+        key: object,
+        want: SquareMap,
+        have: SquareMap,
+        *,
+        loose: bool = False,
+        step: tuple[SquareMap, SquareMap, int] | None = None,
     ) -> list[dict[str, str]]:
         """A fresh list (callers may change it; its entries are shared)."""
         kept = self._kept
         if kept is None or kept[0] != key:
-            kept = self._kept = (key, set_right(want, have, loose=loose))
+            written = self._written
+            if (
+                written is not None and step is not None and step[1] is have
+                and step[0] is written[1] and written[0] is want and written[2] == loose
+            ):  # fmt: skip
+                entries, indices = _one_square_on(kept, written[3], want, have, step[2], loose)
+            else:
+                entries = set_right(want, have, loose=loose)
+                names = _SQUARE_INDEX
+                indices = tuple(names[entry["square"]] for entry in entries)
+            kept = self._kept = (key, entries)
+            self._written = (want, have, loose, indices)
         return list(kept[1])
+
+
+_SQUARE_INDEX = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+
+
+def _one_square_on(
+    kept: tuple[object, list[dict[str, str]]] | None,
+    indices: tuple[int, ...],
+    want: SquareMap,
+    have: SquareMap,
+    square: int,
+    loose: bool,
+) -> tuple[list[dict[str, str]], tuple[int, ...]]:
+    """:func:`set_right` of ``want`` and ``have`` from the entries written for a board that
+    differed from ``have`` on ``square`` only (their squares: ``indices``)."""
+    assert kept is not None
+    entries = kept[1]
+    if square in indices:
+        at = indices.index(square)
+        entries = entries[:at] + entries[at + 1 :]
+        indices = indices[:at] + indices[at + 1 :]
+    w, h = want[square], have[square]
+    if w != h and not _holds(w, h, loose):
+        at = bisect.bisect(indices, square)
+        entry = {"square": chess.SQUARE_NAMES[square], "want": w, "have": h}
+        entries = [*entries[:at], entry, *entries[at:]]
+        indices = (*indices[:at], square, *indices[at:])
+    return entries, indices
 
 
 _CASTLING_LOST = {chess.A1: "Q", chess.H1: "K", chess.A8: "q", chess.H8: "k"}
