@@ -165,7 +165,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
 from typing import NamedTuple
@@ -383,30 +383,34 @@ def _seen(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
     return candidate
 
 
-@dataclass(slots=True)
 class _Node:
-    """The game's position after ``ply`` actions."""
+    """The game's position after ``ply`` actions (a plain class: one is made for every
+    action)."""
 
-    ply: int
-    squares: SquareMap
-    view: SquareMap  # what the board reads for it
-    candidates: dict[int, _Index] | None = None  # by a square they change (None: none yet)
-    count: int = 0  # occupied squares
+    __slots__ = ("candidates", "count", "ply", "squares", "view")
 
-    def __post_init__(self) -> None:
-        self.count = len(self.view) - self.view.count(EMPTY)
+    def __init__(self, ply: int, squares: SquareMap, view: SquareMap) -> None:
+        self.ply = ply
+        self.squares = squares
+        self.view = view  # what the board reads for it
+        # the candidates by a square they change (None: none yet)
+        self.candidates: dict[int, _Index] | None = None
+        self.count = len(view) - view.count(EMPTY)  # occupied squares
 
 
-@dataclass(slots=True)
 class _Ref:
-    """A position the board is compared with, and how the board differs from it."""
+    """A position the board is compared with, and how the board differs from it (a plain
+    class: one is made for every action, and a dataclass's default factories cost more)."""
 
-    node: _Node
-    diff: dict[int, None]  # ordered set of squares whose reading differs
-    first_lift: dict[int, float] = field(default_factory=dict)  # times, since created
-    last_place: dict[int, float] = field(default_factory=dict)
-    last_lift: dict[int, float] = field(default_factory=dict)  # flickers left out
-    lift_before: dict[int, float] = field(default_factory=dict)  # to undo a flicker's
+    __slots__ = ("diff", "first_lift", "last_lift", "last_place", "lift_before", "node")
+
+    def __init__(self, node: _Node, diff: dict[int, None]) -> None:
+        self.node = node
+        self.diff = diff  # ordered set of squares whose reading differs
+        self.first_lift: dict[int, float] = {}  # times, since created
+        self.last_place: dict[int, float] = {}
+        self.last_lift: dict[int, float] = {}  # flickers left out
+        self.lift_before: dict[int, float] = {}  # to undo a flicker's
 
 
 @dataclass(slots=True)
