@@ -1124,13 +1124,16 @@ class Recognizer:
             self._advance(matches[0].action, time, out, _alternatives(matches), settled=True)
             self._played[-1].unseen = _unseen(matches, unordered)
             return
-        found = self._find_start()
+        found = self._find_start() if self._occupied == 32 else None
         if found is not None:
             self._begin(found[0], found[1], time, out)
             return
-        if not self.presence_only or self._occupied > top.node.count:
+        if (not self.presence_only or self._occupied > top.node.count) and self._counts.get(
+            self._occupied
+        ):
             # a presence-only board with more pieces than the game has now: captured pieces
-            # came back, which only a takeback does
+            # came back, which only a takeback does (no position of the game with as many
+            # pieces as the board: no takeback)
             ply = self._history_match()
             if ply is not None:
                 self._take_back(ply, time, out)
@@ -2094,7 +2097,8 @@ class Recognizer:
         self._top = _Ref(node, {}) if settled else self._new_ref(node)
         logger.debug("action %s (%s), provisional", played.san, la.uci)
         out.append(self._move_event(time, played, False))
-        self._explained(time, out)
+        if self._reported:
+            self._explained(time, out)
 
     def _replace(
         self,
