@@ -166,10 +166,10 @@ square, or both kings on the centre squares (see :data:`CENTRE`).
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 from typing import NamedTuple
 
 import chess
@@ -271,6 +271,7 @@ REREAD_NODES = 96
 REREAD_AHEAD = 3
 """The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
+_NEVER = float("-inf")
 _FEW_SQUARES = 8
 """A mismatch over more squares than this compares the board with every legal action rather
 than with those changing a differing square (one query per square)."""
@@ -355,54 +356,63 @@ def _candidate(
     )
 
 
-_SEEN: tuple[dict[int, tuple[LegalAction, SquareMap, _Candidate]], ...] = ({}, {})
+_Before = Callable[[SquareMap], object]
+"""Reads the squares an action changes off a view (an ``operator.itemgetter``)."""
+_SEEN: tuple[dict[int, tuple[LegalAction, _Before, object, _Candidate]], ...] = ({}, {})
 """:func:`_candidate` of legal actions already seen, per board family (presence-only
 second), by the action's ``id`` (the entry holds the action, so the ``id`` stays its own)
-with the readings before it of the squares it changes.  A chess variant makes one
-:class:`LegalAction` per move and the pieces on its squares, so the tables of a hall
-share most of them."""
+with the readings before it of the squares it changes (and the getter that reads them).  A
+chess variant makes one :class:`LegalAction` per move and the pieces on its squares, so the
+tables of a hall share most of them."""
 _SEEN_MOST = 1 << 14
 
 
 def _seen(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
     """:func:`_candidate` of ``la`` for a board that reads the model's symbols as they
     are, made once per action and readings before it."""
-    before = tuple([view[sq] for sq, _ in la.changes])
     seen = _SEEN[presence]
     known = seen.get(id(la))
-    if known is not None and known[0] is la and known[1] == before:
-        return known[2]
+    if known is not None and known[0] is la:
+        before = known[1]
+        if before(view) == known[2]:
+            return known[3]
+    else:
+        before = itemgetter(*[sq for sq, _ in la.changes])
     candidate = _candidate(la, view, presence)
     if len(seen) >= _SEEN_MOST:
         seen.clear()
-    seen[id(la)] = (la, before, candidate)
+    seen[id(la)] = (la, before, before(view), candidate)
     return candidate
 
 
-@dataclass(slots=True)
 class _Node:
-    """The game's position after ``ply`` actions."""
+    """The game's position after ``ply`` actions (a plain class: one is made for every
+    action)."""
 
-    ply: int
-    squares: SquareMap
-    view: SquareMap  # what the board reads for it
-    candidates: dict[int, _Index] | None = None  # by a square they change (None: none yet)
-    count: int = 0  # occupied squares
+    __slots__ = ("candidates", "count", "ply", "squares", "view")
 
-    def __post_init__(self) -> None:
-        self.count = len(self.view) - self.view.count(EMPTY)
+    def __init__(self, ply: int, squares: SquareMap, view: SquareMap) -> None:
+        self.ply = ply
+        self.squares = squares
+        self.view = view  # what the board reads for it
+        # the candidates by a square they change (None: none yet)
+        self.candidates: dict[int, _Index] | None = None
+        self.count = len(view) - view.count(EMPTY)  # occupied squares
 
 
-@dataclass(slots=True)
 class _Ref:
-    """A position the board is compared with, and how the board differs from it."""
+    """A position the board is compared with, and how the board differs from it (a plain
+    class: one is made for every action, and a dataclass's default factories cost more)."""
 
-    node: _Node
-    diff: dict[int, None]  # ordered set of squares whose reading differs
-    first_lift: dict[int, float] = field(default_factory=dict)  # times, since created
-    last_place: dict[int, float] = field(default_factory=dict)
-    last_lift: dict[int, float] = field(default_factory=dict)  # flickers left out
-    lift_before: dict[int, float] = field(default_factory=dict)  # to undo a flicker's
+    __slots__ = ("diff", "first_lift", "last_lift", "last_place", "lift_before", "node")
+
+    def __init__(self, node: _Node, diff: dict[int, None]) -> None:
+        self.node = node
+        self.diff = diff  # ordered set of squares whose reading differs
+        self.first_lift: dict[int, float] = {}  # times, since created
+        self.last_place: dict[int, float] = {}
+        self.last_lift: dict[int, float] = {}  # flickers left out
+        self.lift_before: dict[int, float] = {}  # to undo a flicker's
 
 
 @dataclass(slots=True)
@@ -435,7 +445,10 @@ class _Played:
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
     """``(uci, san)`` of the other actions the board read the same as ``played``."""
-    return tuple((la.uci, san) for la, san in played.alternatives)
+    alternatives = played.alternatives
+    if not alternatives:
+        return ()
+    return tuple([(la.uci, san) for la, san in alternatives])
 
 
 def _other_capture(action: Action, other: LegalAction) -> bool:
@@ -588,6 +601,19 @@ def _reading(piece: Piece, presence_only: bool) -> str:
     return piece.symbol
 
 
+def _readings(presence_only: bool) -> tuple[str, ...]:
+    """:func:`_reading` of every piece, by its value (a lookup per square change)."""
+    table = [UNREADABLE] * (max(Piece) + 1)
+    for piece in Piece:
+        table[piece] = _reading(piece, presence_only)
+    return tuple(table)
+
+
+_READINGS = (_readings(False), _readings(True))
+"""What each piece reads as, by the piece's value: on a piece-identity board, then on a
+presence-only one."""
+
+
 class Recognizer:
     """Turns :mod:`dgt.events` board events into :mod:`service.recognize.events`.
 
@@ -629,8 +655,7 @@ class Recognizer:
         self._game: VariantGame | None = None
         self._nodes: list[_Node] = []
         self._played: list[_Played] = []
-        self._views: dict[SquareMap, tuple[int, ...]] = {}  # plies by view (most: one)
-        self._counts: Counter[int] = Counter()  # pieces per node: spares most view lookups
+        self._counts: dict[int, int] = {}  # nodes by pieces: spares most view comparisons
         self._top: _Ref | None = None
         self._prev: _Ref | None = None
         self._sure: _Ref | None = None  # the position the last reading ahead started from
@@ -648,6 +673,9 @@ class Recognizer:
     def feed(self, event: BoardEvent) -> list[RecognizerEvent]:
         """Process one board event; returns what it caused (often nothing)."""
         out: list[RecognizerEvent] = []
+        if type(event) is SquareChanged and self._pending is None:  # most changes
+            self._on_square(event.time, event.square, event.piece, out)
+            return out
         if isinstance(event, ClockUpdate) and self._pending is None:
             # the clock's report about once a second: most events, and nothing to decide
             if event.running:
@@ -908,7 +936,7 @@ class Recognizer:
         board was read) and the board turns out presence-only: what the board reads for
         each position of the game is worked out again."""
         nodes = self._nodes
-        self._nodes, self._views, self._counts = [], {}, Counter()
+        self._nodes, self._counts = [], {}
         for node in nodes:
             self._push_node(_Node(node.ply, node.squares, self._view(node.squares)))
         self._top = self._new_ref(self._nodes[-1])
@@ -917,15 +945,17 @@ class Recognizer:
     def _on_square(
         self, time: float, square: int, piece: Piece, out: list[RecognizerEvent]
     ) -> None:
-        self._decide_family(piece)
+        if self.presence_only is None:
+            self._decide_family(piece)
         if self.rotated:
             square = 63 - square
-        new = _reading(piece, bool(self.presence_only))
+        new = _READINGS[bool(self.presence_only)][piece]
         old = self._board[square]
         if new == old:
             return
         if old and old != UNREADABLE:
-            out.append(Lift(time, square, self._known_piece(square, old)))
+            known = self._known_piece(square, old) if old == OCCUPIED else old
+            out.append(Lift(time, square, known))
         if new and new != UNREADABLE:
             out.append(Place(time, square, new))
         self._set(square, new, time)
@@ -994,26 +1024,36 @@ class Recognizer:
     def _set(self, square: int, reading: str, time: float) -> None:
         board = self._board
         before = board[square]
-        lifted = self._lifted_at.get(square, float("-inf"))
-        flicker = before == EMPTY and time - lifted <= FLICKER
+        lifted = _NEVER
+        flicker = False
+        if before == EMPTY:
+            lifted = self._lifted_at.get(square, _NEVER)
+            flicker = time - lifted <= FLICKER
         board[square] = reading
-        self._occupied += bool(reading and reading != UNREADABLE) - bool(
-            before and before != UNREADABLE
+        self._occupied += (reading != EMPTY and reading != UNREADABLE) - (
+            before != EMPTY and before != UNREADABLE
         )
+        lifting = reading == EMPTY
+        if lifting:
+            self._lifted_at[square] = time
         top, prev, sure = self._top, self._prev, self._sure
-        for ref in (top, prev, None if sure is top or sure is prev else sure):
+        if top is None:
+            return  # no game yet: nothing to compare with
+        refs = (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
+        for ref in refs:
             if ref is None:
                 continue
             if reading == ref.node.view[square]:
                 ref.diff.pop(square, None)
             else:
                 ref.diff[square] = None
-            if reading == EMPTY:
+            if lifting:
                 ref.first_lift.setdefault(square, time)
-                earlier = ref.last_lift.get(square)
+                last_lift = ref.last_lift
+                earlier = last_lift.get(square)
                 if earlier is not None:
                     ref.lift_before[square] = earlier
-                ref.last_lift[square] = time
+                last_lift[square] = time
             elif flicker and ref.last_lift.get(square) == lifted:
                 # a flicker is no handling
                 earlier = ref.lift_before.pop(square, None)
@@ -1027,8 +1067,6 @@ class Recognizer:
                     ref.last_place[square] = time
             else:
                 ref.last_place[square] = time
-        if reading == EMPTY:
-            self._lifted_at[square] = time
 
     # -- analysis ----------------------------------------------------------------------------
 
@@ -1084,16 +1122,19 @@ class Recognizer:
         unordered: list[_Candidate] = []
         matches = self._matches(top, unordered)
         if matches:
-            self._advance(matches[0].action, time, out, _alternatives(matches))
+            self._advance(matches[0].action, time, out, _alternatives(matches), settled=True)
             self._played[-1].unseen = _unseen(matches, unordered)
             return
-        found = self._find_start()
+        found = self._find_start() if self._occupied == 32 else None
         if found is not None:
             self._begin(found[0], found[1], time, out)
             return
-        if not self.presence_only or self._occupied > top.node.count:
+        if (not self.presence_only or self._occupied > top.node.count) and self._counts.get(
+            self._occupied
+        ):
             # a presence-only board with more pieces than the game has now: captured pieces
-            # came back, which only a takeback does
+            # came back, which only a takeback does (no position of the game with as many
+            # pieces as the board: no takeback)
             ply = self._history_match()
             if ply is not None:
                 self._take_back(ply, time, out)
@@ -1567,7 +1608,12 @@ class Recognizer:
             pool = swaps
         found: list[_Candidate] = []
         for candidate in pool:
-            if any(board[sq] != reading for sq, reading in candidate.readings):
+            fits = True
+            for sq, reading in candidate.readings:
+                if board[sq] != reading:
+                    fits = False
+                    break
+            if not fits:
                 continue
             if candidate.same and not self._order_fits(ref, candidate):
                 if unordered is not None:
@@ -1926,11 +1972,16 @@ class Recognizer:
         if type(game).board_symbol is not VariantGame.board_symbol:
             reads = game.board_symbol  # stand-in pieces for a variant's new kinds
         result: _Index = {}
+        seen = _SEEN[presence]
         for la in actions:
             if not la.changes:  # a decision (a Choice): the table enters it, never the board
                 continue
             if reads is str:
-                candidate = _seen(la, view, presence)
+                known_la = seen.get(id(la))  # _seen, its common case inline
+                if known_la is not None and known_la[0] is la and known_la[1](view) == known_la[2]:
+                    candidate = known_la[3]
+                else:
+                    candidate = _seen(la, view, presence)
             else:
                 candidate = _candidate(la, view, presence, reads)
             same_key = result.get(candidate.key)
@@ -1977,17 +2028,17 @@ class Recognizer:
         return {occupancy(classical.squares): classical, occupancy(t20.squares): t20}
 
     def _history_match(self) -> int | None:
-        if not self._counts[self._occupied]:
+        """The latest ply, two or more actions back, whose position the board shows."""
+        occupied = self._occupied
+        if not self._counts.get(occupied):
             return None  # no position of the game has as many pieces as the board
-        plies = self._views.get(tuple(self._board))
-        if not plies:
-            return None
-        limit = len(self._played) - 2
-        best = None
-        for ply in plies:
-            if ply <= limit and (best is None or ply > best):
-                best = ply
-        return best
+        board = tuple(self._board)
+        nodes = self._nodes
+        for index in range(len(self._played) - 2, -1, -1):
+            node = nodes[index]
+            if node.count == occupied and node.view == board:
+                return node.ply
+        return None
 
     # -- changes to the game -------------------------------------------------------------
 
@@ -2006,18 +2057,12 @@ class Recognizer:
             # older ones are made again should a takeback return there
             self._nodes[-2].candidates = None
         self._nodes.append(node)
-        views = self._views
-        views[node.view] = (*views.get(node.view, ()), node.ply)
-        self._counts[node.count] += 1
+        counts = self._counts
+        counts[node.count] = counts.get(node.count, 0) + 1
 
     def _pop_node(self) -> None:
         node = self._nodes.pop()
-        self._counts[node.count] -= 1
-        plies = self._views[node.view]
-        if len(plies) == 1:
-            del self._views[node.view]
-        else:  # a ply is there once
-            self._views[node.view] = tuple([ply for ply in plies if ply != node.ply])
+        self._counts[node.count] -= 1  # (pushed before: its count is there)
 
     def _new_ref(self, node: _Node) -> _Ref:
         board = self._board
@@ -2032,7 +2077,7 @@ class Recognizer:
         assert game is not None
         number = game.move_number()
         san = game.san(la.action)
-        named = tuple((other, game.san(other.action)) for other in alternatives)
+        named = tuple([(other, game.san(other.action)) for other in alternatives])
         scores = tuple(game.apply(la.action))
         played = _Played(la, san, number, scores, alternatives=named)
         self._played.append(played)
@@ -2062,16 +2107,22 @@ class Recognizer:
         time: float,
         out: list[RecognizerEvent],
         alternatives: tuple[LegalAction, ...] = (),
+        *,
+        settled: bool = False,
     ) -> None:
-        """A new action from the top position (``alternatives``: see :meth:`_apply`)."""
+        """A new action from the top position (``alternatives``: see :meth:`_apply`;
+        ``settled``: the board reads exactly as the action leaves it, as it does when
+        :meth:`_matches` found the action from the top position)."""
         if self._played and not self._played[-1].final:
             self._finalise(time, out)
         played = self._apply(la, alternatives)
         self._prev = self._top
-        self._top = self._new_ref(self._nodes[-1])
+        node = self._nodes[-1]
+        self._top = _Ref(node, {}) if settled else self._new_ref(node)
         logger.debug("action %s (%s), provisional", played.san, la.uci)
         out.append(self._move_event(time, played, False))
-        self._explained(time, out)
+        if self._reported:
+            self._explained(time, out)
 
     def _replace(
         self,
@@ -2737,8 +2788,7 @@ class Recognizer:
         self._game = variant.new_game(start)
         self._played = []
         self._nodes = []
-        self._views = {}
-        self._counts = Counter()
+        self._counts = {}
         squares = self._game.squares
         self._push_node(_Node(0, squares, self._view(squares)))
         self._top = self._new_ref(self._nodes[0])
