@@ -65,6 +65,13 @@ service's process then holds only the service and the spectator (still charged t
 bench), its memory growth is the service's alone, and the child's CPU share is printed
 apart.  The replays in the child do not set the players through the admin API (the child
 has no hall); everything else is the same load.
+
+A hall too big for the core cannot keep up with its boards: the backlog grows, each turn of
+the event loop takes longer than the last, and the bench's own timers (the end of the
+warm-up, of the window) would come back only after minutes or never.  A watch thread
+(:class:`LoopWatch`) then ends the run: when the loop is :data:`OVERLOAD_LATE` seconds late
+for the bench, it prints the inputs per second the service handled meanwhile and their CPU,
+stops the child processes and exits with status 3.
 """
 
 from __future__ import annotations
@@ -83,6 +90,7 @@ import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from pathlib import Path
@@ -522,6 +530,68 @@ async def staggered(delay: float, coro: Coroutine[Any, Any, T]) -> T:
     return await coro
 
 
+OVERLOAD_LATE = 60.0
+"""Seconds the event loop may be late for the bench's timer before the run is called
+overloaded and ended (:class:`LoopWatch`)."""
+
+
+class LoopWatch(threading.Thread):
+    """Ends a run whose event loop no longer comes back to the bench (see the module text).
+
+    The loop says when it expects to be back (:meth:`due`, before each of the bench's long
+    sleeps) and that it is (:meth:`back`).  Every second the thread notes the process's CPU
+    time and the inputs the hall's tables counted (plain integers, read as they are); once
+    the loop is :data:`OVERLOAD_LATE` seconds late it prints what the service handled over
+    the last samples, kills ``children`` and ends the process (status 3)."""
+
+    def __init__(self, n: int, hall: Hall, children: list[int]) -> None:
+        super().__init__(name="hall bench overload watch", daemon=True)
+        self.n = n
+        self.hall = hall
+        self.children = children
+        self._due: float | None = None
+        self._phase = ""
+        self._stop = threading.Event()
+        self._samples: collections.deque[tuple[float, float, int]] = collections.deque(maxlen=30)
+
+    def due(self, seconds: float, phase: str) -> None:
+        self._phase = phase
+        self._due = time.monotonic() + seconds
+
+    def back(self) -> None:
+        self._due = None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _inputs(self) -> int:
+        return sum(runner.inputs for runner in list(self.hall.runners.values()))
+
+    def run(self) -> None:
+        while not self._stop.wait(1.0):
+            now = time.monotonic()
+            self._samples.append((now, cpu_seconds(), self._inputs()))
+            due = self._due
+            if due is None or now - due < OVERLOAD_LATE:
+                continue
+            (t0, cpu0, in0), (t1, cpu1, in1) = self._samples[0], self._samples[-1]
+            handled = (in1 - in0) / max(t1 - t0, 1e-9)
+            cpu = (cpu1 - cpu0) / max(t1 - t0, 1e-9)
+            each = (cpu1 - cpu0) / max(in1 - in0, 1) * 1e6
+            print(
+                f"N={self.n}: overloaded: the event loop is {now - due:.0f} s late for the "
+                f"end of the {self._phase} (the service cannot keep up with its boards); over "
+                f"the last {t1 - t0:.0f} s it handled {handled:,.0f} inputs/s at "
+                f"{cpu * 100:.0f}% CPU ({each:.0f} us per input, the bench's spectator "
+                "included); no latency figures: ending the run",
+                flush=True,
+            )
+            for pid in self.children:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, 9)
+            os._exit(3)
+
+
 def boards_apart(n: int, args: argparse.Namespace) -> bool:
     """Whether the boards of a hall of ``n`` tables run in a process of their own."""
     if args.boards_process is None:
@@ -613,8 +683,13 @@ async def _measure(
         if boards is not None:
             boards.go()
         watch = GcWatch()
+        children = [p.process.pid for p in (boards, outside) if p is not None]
+        overload = LoopWatch(n, hall, children)
+        overload.start()
         try:
+            overload.due(args.warmup, "warm-up")
             await asyncio.sleep(args.warmup)
+            overload.back()
             phase("warmed up")
             spectator.measuring = True
             if outside is not None:
@@ -628,7 +703,9 @@ async def _measure(
                 meter.reset()
                 meter.on = True
             cpu0, wall0, bench0 = cpu_seconds(), time.monotonic(), split.bench
+            overload.due(args.duration, "window")
             await asyncio.sleep(args.duration)
+            overload.back()
             cpu1, wall1, bench1 = cpu_seconds(), time.monotonic(), split.bench
             if meter is not None:
                 meter.on = False
@@ -646,6 +723,7 @@ async def _measure(
             if args.memory:
                 memory = where_memory_goes(n, hall, server, runners, rss_before, rss_at, traced)
         finally:
+            overload.stop()
             with contextlib.suppress(ValueError):
                 watch.__exit__()
             others = [*players] if follower is None else [*players, follower]
