@@ -78,6 +78,11 @@ def read_valid_times(r: bytes) -> tuple[int, int, int, bool, bool] | None:
         and any(r)
     ):
         return None
+    return read_times(r)
+
+
+def read_times(r: bytes) -> tuple[int, int, int, bool, bool]:
+    """:meth:`ClockTimes.read` of the 7 bytes ``r`` of a times frame."""
     return (
         _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
         _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
@@ -149,14 +154,7 @@ class ClockTimes:
     def read(self) -> tuple[int, int, int, bool, bool]:
         """``(left, right, status, left_flag, right_flag)`` in one call: what a host takes
         from every frame (the properties read one each)."""
-        r = self.raw
-        return (
-            _HOURS_3600[r[3]] + _BCD[r[4]] * 60 + _BCD[r[5]],
-            _HOURS_3600[r[0]] + _BCD[r[1]] * 60 + _BCD[r[2]],
-            r[6],
-            bool(r[3] & 0x50),
-            bool(r[0] & 0x50),
-        )
+        return read_times(self.raw)
 
     def read_valid(self) -> tuple[int, int, int, bool, bool] | None:
         """:meth:`read` of a frame whose digits are :attr:`valid`, else None: what a host

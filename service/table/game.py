@@ -267,19 +267,11 @@ class Table:
         clock.present = clock_present_after(clock.present, event)
         if self._awaiting is not None:
             return out + self._while_awaiting(event)
+        # a lever press never comes here: with no start awaited it takes _lever_moved
         got = self._recognizer.tick(t) + self._recognizer.feed(event)
-        pressed: Color | None = None
-        if isinstance(event, LeverMoved):
-            finals = [e.side for e in got if isinstance(e, MoveEvent) and e.final]
-            first = None
-            if clock.white_side is None and not finals and not self._record:
-                first = self._first_mover_on_board()
-            pressed = clock.lever(event.high, finals, not self._record, first)
         for item in got:
-            out += self._recognized(item, pressed)
-        if isinstance(event, LeverMoved):
-            out += self._on_lever(event, got, pressed)
-        elif isinstance(event, ClockUpdate) and not self._clock_learned(t, had_clock):
+            out += self._recognized(item, None)
+        if isinstance(event, ClockUpdate) and not self._clock_learned(t, had_clock):
             out += self._on_clock_update(event)
         return out
 
@@ -937,14 +929,6 @@ class Table:
         return out
 
     # -- internals: the clock ------------------------------------------------------------------
-
-    def _on_lever(
-        self, event: LeverMoved, got: list[RecognizerEvent], presser: Color | None
-    ) -> list[TableEvent]:
-        if presser is None or self._phase is not Phase.PLAYING:
-            return []
-        completed = [e for e in got if isinstance(e, MoveEvent) and e.final]
-        return self._pressed(event.time, completed, presser)
 
     def _pressed(self, t: float, completed: list[MoveEvent], presser: Color) -> list[TableEvent]:
         """``presser`` pressed the clock at ``t`` in a game under way (``completed``: the
