@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from service.hall import Update
-from service.json_text import dumps
+from service.json_text import ORJSON_OPTIONS, dumps
 from service.table.settings import DETAIL_KEYS
 from service.web.source import HallSource
 from service.web.start_fen import StartFens
@@ -78,14 +78,13 @@ class Event(bytes, Enum):
 
 _END = b"\n\n"
 _STATE = Event.STATE.value
-_OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 def json_bytes(value: Any) -> bytes:
     """:func:`service.json_text.dumps` as UTF-8 bytes (orjson's own bytes where it can; a
     character UTF-8 cannot write, a lone surrogate, is replaced)."""
     try:
-        return orjson.dumps(value, option=_OPTIONS)
+        return orjson.dumps(value, option=ORJSON_OPTIONS)
     except TypeError:
         return dumps(value).encode("utf-8", "replace")
 
