@@ -487,11 +487,7 @@ class Hall:
             and (not rest or all(o.get("type") in _CLOCK_ONLY for o in rest))
             and table.quiet_clock(bool(data["running"]), received)
         ):
-            table.note_outputs(rest)
-            if self._hold_clock_orders(table):
-                self._schedule_flush()
-            elif self.store.pending:
-                self._schedule_flush(QUIET_COMMIT_DELAY)
+            self._queue_quiet(table, rest)
             return
         outs = [produced[0].to_json(), *rest]
         self._queue(table, outs, received)
@@ -569,20 +565,15 @@ class Hall:
         *,
         publish: bool = True,
     ) -> None:
+        if outs and not publish:
+            self._queue_quiet(runner, outs)
+            return
         runner.note_outputs(outs)
-        held = self._hold_clock_orders(runner)
         if not outs:
-            if held:
+            if self._hold_clock_orders(runner):
                 self._schedule_flush()
             return
-        if not publish:
-            # Logged (committed with the next commit, at the latest after
-            # QUIET_COMMIT_DELAY) but not pushed on its own.
-            if held:
-                self._schedule_flush()
-            elif self.store.pending:
-                self._schedule_flush(QUIET_COMMIT_DELAY)
-            return
+        self._hold_clock_orders(runner)
         runner.clock_published = time.monotonic()
         batch = self._batches.get(runner.id)
         if batch is None:
@@ -591,6 +582,15 @@ class Hall:
         if source is not None and (batch.source_time is None or source < batch.source_time):
             batch.source_time = source
         self._schedule_flush()
+
+    def _queue_quiet(self, runner: HallTable, outs: list[dict[str, Any]]) -> None:
+        """:meth:`_queue` of rows shown to nobody: logged (committed with the next commit, at
+        the latest after :data:`QUIET_COMMIT_DELAY`) but not pushed on their own."""
+        runner.note_outputs(outs)
+        if self._hold_clock_orders(runner):
+            self._schedule_flush()
+        elif self.store.pending:
+            self._schedule_flush(QUIET_COMMIT_DELAY)
 
     def _schedule_flush(self, delay: float = 0.0) -> None:
         """Have the queue committed (and published) ``delay`` seconds from now, on a later

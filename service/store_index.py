@@ -24,6 +24,7 @@ from the log), and older code opening a database of this layout builds its index
 from __future__ import annotations
 
 import bisect
+import itertools
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -155,18 +156,7 @@ class TableIndex:
         """A commit went through: the tables ``indexed`` by its :meth:`write_due` are no
         longer waiting, and its own rows (of ``tables``, in order, numbered from
         ``first``) wait now."""
-        waiting = self._waiting
-        for table_id in indexed:
-            del waiting[table_id]
-        now = self._clock()
-        seq = first
-        for table_id in tables:
-            entry = waiting.get(table_id)
-            if entry is None:
-                waiting[table_id] = (now, [seq])
-            else:
-                entry[1].append(seq)
-            seq += 1
+        self.committed_rows(indexed, zip(tables, itertools.count(first)))
 
     def committed_rows(self, indexed: Sequence[str], rows: Iterable[tuple[str, int]]) -> None:
         """:meth:`committed` for rows whose numbers are not consecutive (``(table_id,
