@@ -23,9 +23,12 @@ class SwallowingSubscription:
     def __init__(self) -> None:
         self.fetches = 0
         self.swallowed = 0
+        self.fetched_twice = asyncio.Event()
 
-    async def fetch(self, batch: int, timeout: float) -> list[Any]:
+    async def fetch(self, batch: int, timeout: float) -> list[Any]:  # noqa: ASYNC109 (nats-py's signature)
         self.fetches += 1
+        if self.fetches == 2:
+            self.fetched_twice.set()
         try:
             await asyncio.sleep(0.02)
         except asyncio.CancelledError:
@@ -56,8 +59,7 @@ async def test_a_cancel_the_client_swallowed_still_ends_the_reader(tmp_path: Pat
         client = SimpleNamespace(stats={"reconnects": 0})
         aggregator = Aggregator("nats://127.0.0.1:1", central)
         reader = asyncio.create_task(aggregator._read(client, StandInJetStream(sub)))  # type: ignore[arg-type]
-        while sub.fetches < 2:
-            await asyncio.sleep(0.005)
+        await asyncio.wait_for(sub.fetched_twice.wait(), 2.0)
         reader.cancel()
         done, _ = await asyncio.wait({reader}, timeout=2.0)
         if not done:  # the old code loops on: stop it for good before failing
