@@ -5,6 +5,7 @@ and bad-input benches are: they must be zero."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -180,3 +181,52 @@ def test_the_hall_bench_runs_with_its_boards_over_tcp_in_another_process() -> No
     assert re.search(r"^N=20: connected after \d+ s, resident set \+[\d.]+ kB", out, re.M), out
     assert re.search(r"^  owned by one table \(sys.getsizeof .*\): [\d.]+ kB", out, re.M), out
     assert re.search(r"^  garbage cycles held frozen .*: [\d.]+ objects per table", out, re.M), out
+
+
+def test_the_hall_bench_gives_the_service_one_cpu_and_its_children_the_others() -> None:
+    """And reads how long a process waited for a CPU (0 for one that is gone)."""
+    hall_bench = _hall_bench()
+    assert hall_bench.split_cpus({0, 1}) == ({0}, {1})
+    assert hall_bench.split_cpus({2, 5, 3, 7}) == ({2}, {3, 5, 7})
+    assert hall_bench.split_cpus({4}) == ({4}, {4})  # one CPU: shared, as it must be
+    assert hall_bench.cpu_wait_seconds() >= 0.0
+    assert hall_bench.cpu_wait_seconds(2**22 + 12345) == 0.0  # past pid_max: no such process
+
+
+# The service's process pins itself, then starts a child as the bench starts the boards and
+# the spectator (with on_cpus_arguments()); each says where it may run.
+PIN_SCRIPT = """
+import os, subprocess, sys
+sys.path.insert(0, {root!r})
+from bench import hall
+hall.pin_service()
+child = [sys.executable, "-c", {child!r}, *hall.on_cpus_arguments()]
+print(sorted(os.sched_getaffinity(0)), subprocess.run(child, capture_output=True, text=True,
+      check=True).stdout.strip())
+"""
+PIN_CHILD = """
+import os, sys
+sys.path.insert(0, {root!r})
+from bench import hall
+hall.pin(sys.argv[2] if len(sys.argv) > 2 else "")
+print(sorted(os.sched_getaffinity(0)))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs two CPUs to keep apart",
+)
+def test_the_boards_and_the_spectator_do_not_inherit_the_services_cpu() -> None:
+    """Regression: the children pinned themselves to the last CPU of the affinity they
+    inherited, which was the service's one CPU, so all three shared its core."""
+    root = str(BENCH.parent)
+    cpus = sorted(os.sched_getaffinity(0))
+    script = PIN_SCRIPT.format(root=root, child=PIN_CHILD.format(root=root))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    service, child = done.stdout.strip().split("] ")
+    assert service + "]" == str(cpus[:1])
+    assert child == str(cpus[1:])
