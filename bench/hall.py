@@ -90,6 +90,7 @@ import os
 import random
 import re
 import resource
+import signal
 import statistics
 import sys
 import tempfile
@@ -452,6 +453,12 @@ class BoardsProcess:
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.process.pid)
 
+    def pause(self) -> None:
+        """Freezes the boards (SIGSTOP): their connections stay open, nothing more comes."""
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGSTOP)
+
     def cpu_wait_seconds(self) -> float:
         return cpu_wait_seconds(self.process.pid)
 
@@ -783,10 +790,15 @@ async def _measure(
             inputs = sum(runner.inputs for runner in hall.runners.values()) - inputs0
             watch.on = False
             spectator.measuring = False
-            if outside is not None:
-                spectator = await outside.result()
             merged = server.hub.merged - merged_before
             phase("end of window")
+            if boards is not None:
+                # Nothing more to measure: a hall that was behind its boards would otherwise
+                # go on working through their backlog while the spectator's figures come in
+                # and the hall closes (minutes at N = 5,000).
+                boards.pause()
+            if outside is not None:
+                spectator = await outside.result()
             rss_after = rss_at["end of window"]
             rows = store.rows_written
             memory = None
