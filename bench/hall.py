@@ -26,6 +26,9 @@ Reported per N, over a measuring window after a warm-up:
 * service CPU per input: the service's CPU seconds in the window divided by the inputs the
   tables took (board events, ticks that produced something, admin commands), a cost figure
   that other load on the machine disturbs far less than the latency;
+* the share of the window the service's process waited, ready to run, for a CPU that other
+  processes held (``/proc/PID/schedstat``), and the boards process's the same: on a shared
+  machine a run with more than a few percent there measured a core that was not its own;
 * the cycle collector: its share of the window, the full collections in it and the longest
   of their pauses (wall time; see ``service.collector_pacer.CollectorPacer``);
 * updates and moves seen, and how many updates the stream merged for a slow reader;
@@ -87,6 +90,7 @@ import os
 import random
 import re
 import resource
+import signal
 import statistics
 import sys
 import tempfile
@@ -326,7 +330,7 @@ class SpectatorProcess:
     @classmethod
     async def start(cls, url: str) -> SpectatorProcess:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(SCRIPT), "--spectate", url,
+            sys.executable, str(SCRIPT), "--spectate", url, *on_cpus_arguments(),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert process.stdout is not None
@@ -363,8 +367,6 @@ def _say_following() -> None:
 async def spectate(url: str) -> int:
     """The child of :class:`SpectatorProcess`: follow ``url``'s stream, measure between
     ``start`` and ``stop`` on standard input, then print the figures as one JSON line."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -409,6 +411,18 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_wait_seconds(pid: int | str = "self") -> float:
+    """Seconds the main thread of process ``pid`` (an event loop's) spent ready to run but
+    waiting for a CPU that other processes held (Linux ``/proc/PID/schedstat``; 0 where the
+    system does not say, and once the process is gone).  A loop that is late while its
+    process waits this way is late for want of a CPU, not for its own work."""
+    try:
+        with open(f"/proc/{pid}/schedstat", encoding="ascii") as schedstat:
+            return int(schedstat.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 class BoardsProcess:
     """The child process serving the emulated boards on pseudo-terminals (see the module
     docstring): started with the paths it serves, told when to start replaying, killed at
@@ -423,7 +437,7 @@ class BoardsProcess:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(SCRIPT), "--serve-boards", str(n),
             "--seed", str(args.seed), "--speed", str(args.speed), "--stagger", str(args.stagger),
-            "--boards-transport", transport,
+            "--boards-transport", transport, *on_cpus_arguments(),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=PATHS_LINE_LIMIT,
         )  # fmt: skip
         assert process.stdout is not None
@@ -438,6 +452,15 @@ class BoardsProcess:
 
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.process.pid)
+
+    def pause(self) -> None:
+        """Freezes the boards (SIGSTOP): their connections stay open, nothing more comes."""
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGSTOP)
+
+    def cpu_wait_seconds(self) -> float:
+        return cpu_wait_seconds(self.process.pid)
 
     async def stop(self) -> None:
         if self.process.returncode is None:
@@ -472,14 +495,49 @@ def raise_open_files_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+def split_cpus(allowed: set[int]) -> tuple[set[int], set[int]]:
+    """The service's CPU and the CPUs its helper processes (boards, spectator) run on, out of
+    the ``allowed`` ones: the lowest for the service, the rest for the others (the same one
+    when there is only one)."""
+    cpus = sorted(allowed)
+    return {cpus[0]}, set(cpus[1:]) or {cpus[0]}
+
+
+def pin(cpus: str) -> None:
+    """Pins this process to ``cpus`` (``--on-cpus``, a comma-separated list; empty: left
+    where it is)."""
+    if cpus:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            os.sched_setaffinity(0, {int(cpu) for cpu in cpus.split(",")})
+
+
+def on_cpus_arguments() -> list[str]:
+    """``--on-cpus`` for a child of the service's process: the CPUs other than the service's
+    that the bench was started with (:data:`OTHER_CPUS`).  A child asking for its own
+    affinity would only see the service's CPU, which it inherits."""
+    return ["--on-cpus", ",".join(map(str, sorted(OTHER_CPUS)))] if OTHER_CPUS else []
+
+
+OTHER_CPUS: set[int] = set()
+"""The CPUs for the bench's child processes, noted by :func:`pin_service`."""
+
+
+def pin_service() -> None:
+    """Pins this process (the service's) to one CPU and notes the others for its children
+    (:data:`OTHER_CPUS`) first: a child inherits the pin, and asking for its own affinity
+    would find the service's CPU alone (before 2026-11-27 the boards and the spectator
+    took it, and shared the service's core at every N)."""
+    with contextlib.suppress(AttributeError, OSError):
+        service, others = split_cpus(os.sched_getaffinity(0))
+        OTHER_CPUS.update(others)
+        os.sched_setaffinity(0, service)
+
+
 async def serve_boards(n: int, args: argparse.Namespace) -> int:
     """The child of ``--boards-process``: N virtual boards on pseudo-terminals (or TCP
     ports, ``--boards-transport tcp``); prints their paths (or ``socket://`` URLs) as one
     JSON line, waits for ``go`` on stdin, then replays games on every board until stdin
     closes."""
-    with contextlib.suppress(AttributeError, OSError):
-        cpus = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpus[-1]})
     raise_open_files_limit()
     rng = random.Random(args.seed)
     extra = [str(LICHESS_GAMES)]
@@ -530,6 +588,10 @@ async def staggered(delay: float, coro: Coroutine[Any, Any, T]) -> T:
     return await coro
 
 
+STARVED = 0.1
+"""Share of the time a process may wait for its CPU (:func:`cpu_wait_seconds`) before its
+figures are said to be those of a core it did not have to itself."""
+
 OVERLOAD_LATE = 60.0
 """Seconds the event loop may be late for the bench's timer before the run is called
 overloaded and ended (:class:`LoopWatch`)."""
@@ -552,7 +614,9 @@ class LoopWatch(threading.Thread):
         self._due: float | None = None
         self._phase = ""
         self._stop = threading.Event()
-        self._samples: collections.deque[tuple[float, float, int]] = collections.deque(maxlen=30)
+        self._samples: collections.deque[tuple[float, float, float, int]] = collections.deque(
+            maxlen=30
+        )
 
     def due(self, seconds: float, phase: str) -> None:
         self._phase = phase
@@ -570,20 +634,27 @@ class LoopWatch(threading.Thread):
     def run(self) -> None:
         while not self._stop.wait(1.0):
             now = time.monotonic()
-            self._samples.append((now, cpu_seconds(), self._inputs()))
+            self._samples.append((now, cpu_seconds(), cpu_wait_seconds(), self._inputs()))
             due = self._due
             if due is None or now - due < OVERLOAD_LATE:
                 continue
-            (t0, cpu0, in0), (t1, cpu1, in1) = self._samples[0], self._samples[-1]
+            (t0, cpu0, wait0, in0), (t1, cpu1, wait1, in1) = self._samples[0], self._samples[-1]
             handled = (in1 - in0) / max(t1 - t0, 1e-9)
             cpu = (cpu1 - cpu0) / max(t1 - t0, 1e-9)
+            waited = (wait1 - wait0) / max(t1 - t0, 1e-9)
             each = (cpu1 - cpu0) / max(in1 - in0, 1) * 1e6
             print(
                 f"N={self.n}: overloaded: the event loop is {now - due:.0f} s late for the "
-                f"end of the {self._phase} (the service cannot keep up with its boards); over "
-                f"the last {t1 - t0:.0f} s it handled {handled:,.0f} inputs/s at "
-                f"{cpu * 100:.0f}% CPU ({each:.0f} us per input, the bench's spectator "
-                "included); no latency figures: ending the run",
+                f"end of the {self._phase}; over the last {t1 - t0:.0f} s it handled "
+                f"{handled:,.0f} inputs/s at {cpu * 100:.0f}% CPU ({each:.0f} us per input) "
+                f"and waited {waited * 100:.0f}% of the time for its CPU, held by other "
+                f"processes (load average {os.getloadavg()[0]:.1f}): "
+                + (
+                    "the core was not its own, so this says little of the service's limit"
+                    if waited >= STARVED
+                    else "the service cannot keep up with its boards"
+                )
+                + "; no latency figures: ending the run",
                 flush=True,
             )
             for pid in self.children:
@@ -699,24 +770,35 @@ async def _measure(
             inputs0 = sum(runner.inputs for runner in hall.runners.values())
             merged_before = server.hub.merged
             child0 = boards.cpu_seconds() if boards is not None else 0.0
+            child_wait0 = boards.cpu_wait_seconds() if boards is not None else 0.0
             if meter is not None:
                 meter.reset()
                 meter.on = True
-            cpu0, wall0, bench0 = cpu_seconds(), time.monotonic(), split.bench
+            cpu0, wall0, bench0, wait0 = (
+                cpu_seconds(), time.monotonic(), split.bench, cpu_wait_seconds()
+            )  # fmt: skip
             overload.due(args.duration, "window")
             await asyncio.sleep(args.duration)
             overload.back()
-            cpu1, wall1, bench1 = cpu_seconds(), time.monotonic(), split.bench
+            cpu1, wall1, bench1, wait1 = (
+                cpu_seconds(), time.monotonic(), split.bench, cpu_wait_seconds()
+            )  # fmt: skip
             if meter is not None:
                 meter.on = False
             child1 = boards.cpu_seconds() if boards is not None else 0.0
+            child_wait1 = boards.cpu_wait_seconds() if boards is not None else 0.0
             inputs = sum(runner.inputs for runner in hall.runners.values()) - inputs0
             watch.on = False
             spectator.measuring = False
-            if outside is not None:
-                spectator = await outside.result()
             merged = server.hub.merged - merged_before
             phase("end of window")
+            if boards is not None:
+                # Nothing more to measure: a hall that was behind its boards would otherwise
+                # go on working through their backlog while the spectator's figures come in
+                # and the hall closes (minutes at N = 5,000).
+                boards.pause()
+            if outside is not None:
+                spectator = await outside.result()
             rss_after = rss_at["end of window"]
             rows = store.rows_written
             memory = None
@@ -740,6 +822,8 @@ async def _measure(
     lat = [x * 1000 for x in spectator.latencies]
     return {
         "boards_cpu": (child1 - child0) / (wall1 - wall0) if boards is not None else None,
+        "boards_wait": (child_wait1 - child_wait0) / (wall1 - wall0),
+        "cpu_wait": (wait1 - wait0) / (wall1 - wall0),
         "transport": transport,
         "spectator_inside": args.spectator_inside,
         "n": n,
@@ -817,7 +901,8 @@ def bench_part(r: dict[str, Any]) -> str:
     over = "TCP, socket:// URLs" if r["transport"] == "tcp" else "ptys"
     return (
         (f"spectator {r['cpu_bench'] * 100:.0f}%; " if inside else "")
-        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU, boards over {over}"
+        + f"boards process {r['boards_cpu'] * 100:.0f}% of another CPU (waited "
+        f"{r['boards_wait'] * 100:.0f}% for it), boards over {over}"
     )
 
 
@@ -851,7 +936,8 @@ async def main_async(args: argparse.Namespace) -> int:
             f"N={r['n']}: service CPU per input {r['us_per_input']:.0f} us "
             f"({r['inputs'] / r['window']:,.0f} inputs/s); cycle collector "
             f"{r['gc_share'] * 100:.1f}% of the time, {r['gc_full']} full collections, "
-            f"longest {r['gc_longest'] * 1000:.0f} ms; load average {os.getloadavg()[0]:.1f}",
+            f"longest {r['gc_longest'] * 1000:.0f} ms; waited {r['cpu_wait'] * 100:.0f}% of "
+            f"the window for its CPU; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
         if r["memory"] is not None:
@@ -945,16 +1031,17 @@ def main() -> int:
     )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--on-cpus", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.memory = args.memory or args.trace_memory
+    pin(args.on_cpus)
     if args.spectate:
         return event_loop.run(spectate(args.spectate))
     if args.serve_boards:
         return event_loop.run(main_async(args))
     if args.quick:
         args.sizes, args.duration, args.warmup, args.stagger = [20], 4.0, 2.0, 1.0
-    with contextlib.suppress(AttributeError, OSError):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_service()
     raise_open_files_limit()
     return event_loop.run(main_async(args))  # the loop the service runs on
 

@@ -5,6 +5,7 @@ and bad-input benches are: they must be zero."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -180,3 +181,52 @@ def test_the_hall_bench_runs_with_its_boards_over_tcp_in_another_process() -> No
     assert re.search(r"^N=20: connected after \d+ s, resident set \+[\d.]+ kB", out, re.M), out
     assert re.search(r"^  owned by one table \(sys.getsizeof .*\): [\d.]+ kB", out, re.M), out
     assert re.search(r"^  garbage cycles held frozen .*: [\d.]+ objects per table", out, re.M), out
+
+
+def test_the_hall_bench_gives_the_service_one_cpu_and_its_children_the_others() -> None:
+    """And reads how long a process waited for a CPU (0 for one that is gone)."""
+    hall_bench = _hall_bench()
+    assert hall_bench.split_cpus({0, 1}) == ({0}, {1})
+    assert hall_bench.split_cpus({2, 5, 3, 7}) == ({2}, {3, 5, 7})
+    assert hall_bench.split_cpus({4}) == ({4}, {4})  # one CPU: shared, as it must be
+    assert hall_bench.cpu_wait_seconds() >= 0.0
+    assert hall_bench.cpu_wait_seconds(2**22 + 12345) == 0.0  # past pid_max: no such process
+
+
+# The service's process pins itself, then starts the boards process as the bench does; both
+# say where they may run.
+PIN_SCRIPT = """
+import argparse, asyncio, os, sys
+sys.path.insert(0, {root!r})
+from bench import hall
+hall.pin_service()
+
+async def main() -> None:
+    args = argparse.Namespace(seed=1, speed=1.0, stagger=1.0)
+    boards = await hall.BoardsProcess.start(1, args, "tcp")
+    try:
+        print(sorted(os.sched_getaffinity(0)), sorted(os.sched_getaffinity(boards.process.pid)))
+    finally:
+        await boards.stop()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs two CPUs to keep apart",
+)
+def test_the_boards_process_does_not_inherit_the_services_cpu() -> None:
+    """Regression: the boards (and spectator) process pinned itself to the last CPU of the
+    affinity it inherited, which was the service's one CPU, so they shared its core."""
+    cpus = sorted(os.sched_getaffinity(0))
+    done = subprocess.run(
+        [sys.executable, "-c", PIN_SCRIPT.format(root=str(BENCH.parent))],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    service, boards = done.stdout.strip().split("] ")
+    assert service + "]" == str(cpus[:1])
+    assert boards == str(cpus[1:])
