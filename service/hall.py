@@ -487,7 +487,9 @@ class Hall:
         that changed only the times (most inputs of a hall) kept off the stream without
         the dictionaries the stream would need."""
         if len(produced) == 1:
-            if data["event"] == "clock" and table.quiet_clock(bool(data["running"]), received):
+            if data["event"] != "clock":
+                rest: list[dict[str, Any]] = []
+            elif table.quiet_clock(bool(data["running"]), received):
                 # the most frequent input of a hall, the steps of _log and _queue_quiet only
                 self.store.append_echo(table.id, t, data)
                 self._committed.ahead(table.id)
@@ -498,7 +500,10 @@ class Hall:
                 elif self.store.pending:
                     self._schedule_flush(QUIET_COMMIT_DELAY)
                 return
-            rest: list[dict[str, Any]] = []
+            else:  # shown (quiet_clock said so once: it notes what it let through)
+                self._log(table, "board", t, data, [], True)
+                self._queue(table, [produced[0].to_json()], received)
+                return
         else:
             rest = [output_json(o) for o in produced[1:]]
         self._log(table, "board", t, data, rest, True)
