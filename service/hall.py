@@ -494,10 +494,8 @@ class Hall:
             if data["event"] != "clock":
                 rest: list[dict[str, Any]] = []
             elif table.quiet_clock(bool(data["running"]), received):
-                # the most frequent input of a hall, the steps of _log and _queue_quiet only
-                self.store.append_echo(table.id, t, data)
-                self._committed.ahead(table.id)
-                table.inputs += 1
+                # the most frequent input of a hall: the steps of _queue_quiet only
+                self._log(table, "board", t, data, [], True)
                 table.note_outputs(())
                 if self._hold_clock_orders(table):
                     self._schedule_flush()
@@ -534,7 +532,10 @@ class Hall:
         ahead of its commit until the queue is committed.  ``echoed``: a board input whose
         first output was its echo (checked by the caller), ``outs`` the outputs after it."""
         if echoed:
-            self.store.append_echoed(table.id, t, data, outs)
+            if outs:
+                self.store.append_echoed(table.id, t, data, outs)
+            else:
+                self.store.append_echo(table.id, t, data)
         else:
             self.store.append(table.id, kind, t, data, outs)
         self._committed.ahead(table.id)
