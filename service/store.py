@@ -620,6 +620,19 @@ class Store:
         made sure: ``echo_of(t, data)``), given the outputs after the echo."""
         self._append(table_id, "board", "echo", t, data, outputs)
 
+    def append_echo(self, table_id: str, t: float, data: Mapping[str, Any]) -> None:
+        """:meth:`append_echoed` of a board input whose only output was its echo (a clock
+        report that changed nothing but the times: most inputs of a hall): its one row."""
+        if table_id in self._encodable_ids:
+            try:  # utf8_dumps, without its call for the common case
+                text: str | None = orjson.dumps(data, option=_ORJSON_OPTIONS).decode()
+            except TypeError:
+                text = None  # the general path says why
+            if text is not None:
+                self._pending.append((table_id, "echo", "board", t, text))
+                return
+        self._append(table_id, "board", "echo", t, data, ())
+
     def _append(
         self,
         table_id: str,

@@ -5,6 +5,7 @@ same input and outputs, byte for byte."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
@@ -66,3 +67,31 @@ def test_the_echoed_rows_are_the_rows_append_writes(tmp_path: Path) -> None:
     assert answered > len(_events())  # moves and clock events besides the echoes
     assert {row[1] for row in rows} == {"echo", "out"}
     assert rows == _rows(tmp_path / "reference.db")
+
+
+def test_a_clock_report_is_shown_when_its_clock_starts_or_stops_and_else_kept_quiet(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store)
+    shown: list[dict[str, object]] = []
+    hall.subscribe(lambda update: shown.extend(update.events))
+    runner = hall.add_table(TableConfig("1", "port-1", None, {"white": "A", "black": "B"}))
+    start = time.monotonic()
+    reports = [  # (seconds from start, running)
+        (0.0, False), (0.5, False), (1.0, True), (1.5, True), (2.0, False), (2.5, False),
+    ]  # fmt: skip
+    for offset, running in reports:
+        event = ClockUpdate(
+            start + offset, 300.0 - offset, 300.0, running, Side.RIGHT, False, False, False,
+            Side.LEFT if running else None,
+        )  # fmt: skip
+        item = runner.feed(event, hall.wall_time(event.time))
+        assert item is not None
+        assert len(item.produced) == 1  # the echo alone
+        hall.table_input(runner, item)
+    hall.settle()
+    store.close()
+    clocks = [(event["left"], event["running"]) for event in shown if event.get("event") == "clock"]
+    assert clocks == [(300.0, False), (299.0, True), (298.0, False)]
+    assert len(_rows(tmp_path / "hall.db")) == len(reports)  # every one stored
