@@ -259,6 +259,8 @@ class HallTable(TableRunner, GameBook):
         self.transport = transport
         self._open_book(config.settings.get("round", "?"))
         self.clock_published = 0.0
+        """When the table was last published: the board event's time (its time line: the
+        board's clock in a service, the log's in a replay), else ``time.monotonic()``."""
         self.clock_running: bool | None = None
         self.replay_divergences = 0
         self.inputs = 0
@@ -604,7 +606,7 @@ class Hall:
                 self._schedule_flush()
             return
         self._hold_clock_orders(runner)
-        runner.clock_published = time.monotonic()
+        runner.clock_published = time.monotonic() if source is None else source
         batch = self._batches.get(runner.id)
         if batch is None:
             batch = self._batches[runner.id] = _Batch()

@@ -12,7 +12,7 @@ from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side,
 from dgt.protocol import Piece
 from dgt.recording import parse_placement, parse_square
 from service.config import TableConfig
-from service.hall import Hall
+from service.hall import CLOCK_REFRESH, Hall
 from service.store import Store, board_input, output_json
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"
@@ -95,3 +95,28 @@ def test_a_clock_report_is_shown_when_its_clock_starts_or_stops_and_else_kept_qu
     clocks = [(event["left"], event["running"]) for event in shown if event.get("event") == "clock"]
     assert clocks == [(300.0, False), (299.0, True), (298.0, False)]
     assert len(_rows(tmp_path / "hall.db")) == len(reports)  # every one stored
+
+
+def test_a_running_clock_is_shown_once_per_refresh_on_any_time_line(tmp_path: Path) -> None:
+    """The refresh rule reads the board events' own times: a replay, whose events carry
+    the log's wall-clock times, keeps quiet what the service kept quiet."""
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store)
+    shown: list[dict[str, object]] = []
+    hall.subscribe(lambda update: shown.extend(update.events))
+    runner = hall.add_table(TableConfig("1", "port-1", None, {"white": "A", "black": "B"}))
+    start = 1_800_000_000.0  # a log's time line, far from time.monotonic()'s
+    offsets = [i * 0.5 for i in range(25)]  # 12 s of a running clock, a report each 0.5 s
+    for offset in offsets:
+        event = ClockUpdate(
+            start + offset, 300.0 - offset, 300.0, True, Side.RIGHT, False, False, False,
+            Side.LEFT,
+        )  # fmt: skip
+        item = runner.feed(event, event.time)
+        assert item is not None
+        hall.table_input(runner, item)
+        hall.settle()
+    store.close()
+    clocks = [event["left"] for event in shown if event.get("event") == "clock"]
+    assert clocks == [300.0, 300.0 - CLOCK_REFRESH, 300.0 - 2 * CLOCK_REFRESH]
+    assert len(_rows(tmp_path / "hall.db")) == len(offsets)  # every one stored
