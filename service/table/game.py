@@ -431,6 +431,7 @@ class Table:
         :attr:`quick` (see :mod:`service.table.quick_clock`)."""
         quick = self.quick
         clock = self._clock
+        quick.orders = bool(clock.orders)
         recognizer = self._recognizer
         due = recognizer.due()
         until = clock.text_until
@@ -469,6 +470,7 @@ class Table:
         """The clock commands issued since the last call: the settings (set-and-run, the
         last one wins) first, then texts and the rest, each oldest first -- so that a text
         is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
+        self.quick.orders = False
         clock = self._clock
         return clock.take_orders() if clock.orders else []  # asked after every input
 

@@ -12,7 +12,9 @@ one small object the runner holds, what deciding those takes:
   would (its echo, the game's times following the clock), and any other one goes to the
   table (None);
 * the earliest time a tick may do anything (:attr:`QuickClock.due`): the runner skips the
-  ticks before it.
+  ticks before it;
+* whether the table may have clock orders waiting (:attr:`QuickClock.orders`): the runner
+  asks it for them only then.
 
 The table re-arms it at the end of every input it takes itself (:meth:`QuickClock.arm`,
 :meth:`QuickClock.disarm`): a report answered here changes nothing that arming reads.  Pure,
@@ -38,7 +40,10 @@ class QuickClock:
     docstring).  Disarmed (every report goes to the table, every tick is due) until the
     table arms it."""
 
-    __slots__ = ("clocks", "due", "lever_high", "playing", "seen", "settle", "since", "white_side")
+    __slots__ = (
+        "clocks", "due", "lever_high", "orders", "playing", "seen", "settle", "since",
+        "white_side",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.lever_high: Side | None = None
@@ -59,6 +64,8 @@ class QuickClock:
         """The game's times (the table's keeper's), following the clock."""
         self.due = _NO_TIME
         """The earliest time a tick of the table may do anything."""
+        self.orders = True
+        """The table may have clock orders waiting (False: it has none, no need to ask)."""
 
     def arm(
         self,
