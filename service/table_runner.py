@@ -17,10 +17,14 @@ adapter that puts it at a board.  The hall of ``dgt-service run`` makes one per 
   (``table_time`` maps a driver's ``time.monotonic()`` onto it: the hall's line is UNIX
   time, a test's may run faster than people).  What the table answered goes to the host
   (:class:`RunnerHost`) as a :class:`TableInput`; a table that fails on an input is logged
-  and the input dropped, so one table cannot stop a hall.
+  and the input dropped, so one table cannot stop a hall.  A clock report that changes
+  nothing but time is answered by the table's :class:`~service.table.QuickClock` (the same
+  answer, without the table's keeper and recogniser: most inputs of a hall).
 * **Ticks.**  The owner ticks the table (:meth:`TableRunner.tick`; the hall ticks all its
   tables in one task), or, given ``tick``, the runner keeps its table's time itself: a tick
-  every ``tick`` seconds and time passing up to each event before it is fed.
+  every ``tick`` seconds and time passing up to each event before it is fed.  A tick
+  before the table's next due time (:attr:`~service.table.QuickClock.due`) does nothing
+  and is skipped.
 * **Clock orders.**  After every input the table's clock orders
   (:meth:`~service.table.TableLike.take_clock_orders`) go to the board's clock through a
   :class:`~service.clock_orders.ClockOrderSender`, one after another -- or, with
