@@ -266,7 +266,9 @@ class Board(BoardFeed):
         self._handshake_reason = "connect"
         self._parser = FrameParser()
         self._discarded = 0
-        self._waiters: list[tuple[type, asyncio.Future[Any]]] = []
+        self._waiters: list[tuple[type, asyncio.Future[Any]]] | None = None
+        """Who waits for a kind of message (None: nobody, as after the handshake: no list
+        to read on every frame)."""
         self._sender = (
             ClockSender() if clock_timeout is None else ClockSender(timeout=clock_timeout)
         )
@@ -674,15 +676,16 @@ class Board(BoardFeed):
         self._load_mirror(dump, now, restored=restored, lost_at=self._lost_at)
 
     def _resolve(self, message: Message) -> None:
-        if not self._waiters:
+        waiters = self._waiters
+        if not waiters:
             return
         keep: list[tuple[type, asyncio.Future[Any]]] = []
-        for kind, future in self._waiters:
+        for kind, future in waiters:
             if isinstance(message, kind) and not future.done():
                 future.set_result(message)
             elif not future.done():
                 keep.append((kind, future))
-        self._waiters = keep
+        self._waiters = keep or None
 
     async def _wait_for(self, kind: type[M], seconds: float) -> M:
         if self._handshake_error is not None and self.state is not BoardState.READY:
@@ -690,15 +693,22 @@ class Board(BoardFeed):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[M] = loop.create_future()
         entry = (kind, future)
-        self._waiters.append(entry)
+        waiters = self._waiters
+        if waiters is None:
+            waiters = self._waiters = []
+        waiters.append(entry)
         try:
             return await asyncio.wait_for(future, seconds)
         finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(entry)
+            waiters = self._waiters
+            if waiters is not None:
+                with contextlib.suppress(ValueError):
+                    waiters.remove(entry)
+                if not waiters:
+                    self._waiters = None
 
     def _fail_waiters(self, exc: DgtError) -> None:
-        waiters, self._waiters = self._waiters, []
+        waiters, self._waiters = self._waiters or [], None
         for _, future in waiters:
             if not future.done():
                 future.set_exception(exc)

@@ -748,7 +748,7 @@ class Hall:
         """Take the table's new clock orders and keep them until the rows that gave them
         are committed (a ruling the clock shows is never ahead of the log); orders made
         before the hall started are dropped.  Returns whether any are held."""
-        orders = runner.table.take_clock_orders()
+        orders = runner.take_clock_orders()  # the table asked only when orders may wait
         if not orders or self._loop is None:
             return False
         self._held_orders.setdefault(runner.id, []).extend(orders)

@@ -172,6 +172,16 @@ def test_read_valid_is_read_of_a_valid_frame_else_none() -> None:
     assert ClockTimes(bytes(7)).read_valid() is None
 
 
+def test_read_valid_takes_every_byte_value_at_every_place() -> None:
+    """Each byte of a times frame, every value, the others those of a valid frame."""
+    base = ClockTimes.build(3723, 45, running=True).raw
+    for place in range(7):
+        for value in range(256):
+            raw = base[:place] + bytes((value,)) + base[place + 1 :]
+            times = ClockTimes(raw)
+            assert times.read_valid() == (times.read() if times.valid else None), raw.hex()
+
+
 def test_build_round_trips_every_representable_time() -> None:
     for seconds in (*range(0, 2 * H, 7), 9 * H + 59 * M + 59):
         msg = ClockTimes.build(seconds, 9 * H + 59 * M + 59 - seconds)

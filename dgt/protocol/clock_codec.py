@@ -61,24 +61,33 @@ _VALID_HOURS: tuple[bool, ...] = tuple((value & 0x0F) <= 9 for value in range(25
 """Whether the hours nibble of a side's first byte is a digit."""
 _HOURS_3600: tuple[int, ...] = tuple((value & 0x0F) * 3600 for value in range(256))
 """Seconds of the hours nibble of a side's first byte (its flag bits masked off)."""
+_NOT_A_TIME = -(1 << 40)
+"""What an impossible digit reads as below (any sum with it stays below zero)."""
+_HOURS_OR_BAD: tuple[int, ...] = tuple(
+    _HOURS_3600[value] if _VALID_HOURS[value] else _NOT_A_TIME for value in range(256)
+)
+"""Seconds of a side's first byte (hours, flag bits masked off), or :data:`_NOT_A_TIME`."""
+_MINUTES_OR_BAD: tuple[int, ...] = tuple(
+    _BCD[value] * 60 if _VALID_BCD[value] else _NOT_A_TIME for value in range(256)
+)
+"""Seconds of a side's minutes byte, or :data:`_NOT_A_TIME`."""
+_SECONDS_OR_BAD: tuple[int, ...] = tuple(
+    _BCD[value] if _VALID_BCD[value] else _NOT_A_TIME for value in range(256)
+)
+"""A side's seconds byte, or :data:`_NOT_A_TIME`."""
 _TO_BCD: tuple[int, ...] = tuple(_to_bcd(value) for value in range(60))
 """``_to_bcd(value)`` for minutes and seconds."""
 
 
 def read_valid_times(r: bytes) -> tuple[int, int, int, bool, bool] | None:
     """:meth:`ClockTimes.read_valid` of the 7 bytes ``r`` of a times frame (a function: the
-    driver reads one a second a board)."""
-    if not (
-        _VALID_HOURS[r[0]]
-        and _VALID_HOURS[r[3]]
-        and _VALID_BCD[r[1]]
-        and _VALID_BCD[r[2]]
-        and _VALID_BCD[r[4]]
-        and _VALID_BCD[r[5]]
-        and any(r)
-    ):
+    driver reads one a second a board): each side's seconds from three lookups whose
+    impossible digits read as far below zero, so one test of the sum checks them all."""
+    left = _HOURS_OR_BAD[r[3]] + _MINUTES_OR_BAD[r[4]] + _SECONDS_OR_BAD[r[5]]
+    right = _HOURS_OR_BAD[r[0]] + _MINUTES_OR_BAD[r[1]] + _SECONDS_OR_BAD[r[2]]
+    if left < 0 or right < 0 or not any(r):
         return None
-    return read_times(r)
+    return (left, right, r[6], bool(r[3] & 0x50), bool(r[0] & 0x50))
 
 
 def read_times(r: bytes) -> tuple[int, int, int, bool, bool]:

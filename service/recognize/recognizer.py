@@ -258,6 +258,9 @@ bounced as it settled, or a sensor flickered."""
 SCAN_SLACK = 0.1
 """Seconds by which a board may report a place before the lift that physically came first
 (both happened within one scan of the sensors)."""
+_INF = float("inf")
+_DUE_MARGIN = 0.001
+"""Seconds :meth:`Recognizer.due` answers early: more than the rounding of a time of day."""
 PROMOTION_KINDS = frozenset("qrbn")
 REREAD_PLIES = 40
 """How far back an action read among several may be read again another way."""
@@ -711,6 +714,37 @@ class Recognizer:
         out = self.tick(event.time)
         out += self.feed(event)
         return out
+
+    def quiet_reports(self) -> tuple[float, float, bool] | None:
+        """How :meth:`clock_report` stands until the next input changes this recogniser,
+        for a caller that decides a clock report without it: ``(since, settle, seen)``, a
+        report at ``t`` returning nothing while ``t - since < settle`` (``since`` infinite:
+        at any time) and changing nothing either when it is not running or ``seen`` (a
+        running clock was seen already); None while a place waits for its lift."""
+        if self._pending is not None:
+            return None
+        top = self._top
+        seen = self._clock_seen
+        if top is None or (
+            not top.diff and (not self._played or self._played[-1].final or self.clock_in_use)
+        ):
+            return (_INF, self.settle, seen)
+        return (self._last_change, self.settle, seen)
+
+    def due(self) -> float:
+        """The earliest time :meth:`tick` may return or change anything (infinite: not before
+        the next input), a little early rather than late (a caller skips the ticks
+        before it)."""
+        due = _INF
+        pending = self._pending
+        if pending is not None:
+            due = pending.time + SCAN_SLACK - _DUE_MARGIN
+        top = self._top
+        if top is not None and (
+            top.diff or (self._played and not self._played[-1].final and not self.clock_in_use)
+        ):
+            due = min(due, self._last_change + self.settle - _DUE_MARGIN)
+        return due
 
     def feed_all(self, events: Iterable[BoardEvent]) -> list[RecognizerEvent]:
         """Feed many events, calling :meth:`tick` at each event's time first."""

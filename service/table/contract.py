@@ -10,7 +10,7 @@ PGN text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import chess
 
@@ -18,9 +18,10 @@ from dgt.events import BoardEvent
 from service.pgn import Players
 from service.table.clock_keeper import ClockOrder
 from service.table.events import Phase, TableEvent
+from service.table.quick_clock import QuickClock
 from service.variants.base import SquareMap, VariantGame
 
-__all__ = ["SettingsLike", "TableLike"]
+__all__ = ["QuickTable", "SettingsLike", "TableLike"]
 
 
 class SettingsLike(Players, Protocol):
@@ -124,3 +125,13 @@ class TableLike(Protocol):
     def history(self) -> chess.Board | None:
         """The game with its history on a python-chess board (None if it is not chess)."""
         ...
+
+
+@runtime_checkable
+class QuickTable(Protocol):
+    """A :class:`TableLike` that keeps a :class:`~service.table.quick_clock.QuickClock`
+    (both kinds of the service do): its runner answers there the clock reports that
+    change nothing but time, and skips the ticks before :attr:`QuickClock.due`."""
+
+    @property
+    def quick(self) -> QuickClock: ...

@@ -81,6 +81,7 @@ from service.table.events import (
     players_event,
     square_data,
 )
+from service.table.quick_clock import QuickClock
 from service.table.record import (
     MoveEntry,
     legal_action,
@@ -127,6 +128,9 @@ from service.variants.standard import squares_of
 __all__ = ["ENDED_KEPT", "Table"]
 
 logger = logging.getLogger(__name__)
+
+_DUE_MARGIN = 0.001
+"""Seconds a tick is due early: more than the rounding of a time of day."""
 
 ENDED_KEPT = 16
 """PGNs of replaced games a table keeps for :meth:`Table.take_ended_games`."""
@@ -177,6 +181,9 @@ class Table:
         """A game started (a ``start`` command, a start FEN in the settings) while the board
         did not show its start position: the position it waits for (set-up, the clock
         stopped); it begins when the board shows it."""
+        self.quick = QuickClock()
+        """What a time-only clock report and a tick need of the table (the runner's fast
+        path; re-armed after every input the table takes)."""
         self._clock = ClockKeeper(control)
         self._link = Link.UNKNOWN
         self._phase = Phase.SETUP
@@ -242,6 +249,12 @@ class Table:
 
     def feed(self, event: BoardEvent) -> list[TableEvent]:
         """Process one driver event; returns what it caused (the event itself first)."""
+        try:
+            return self._feed(event)
+        finally:
+            self._rearm()
+
+    def _feed(self, event: BoardEvent) -> list[TableEvent]:
         t = event.time
         if self._awaiting is None:
             if type(event) is ClockUpdate:
@@ -363,6 +376,12 @@ class Table:
 
     def tick(self, now: float) -> list[TableEvent]:
         """Time passes: settle delays complete moves; without a clock, a flag may fall."""
+        try:
+            return self._tick(now)
+        finally:
+            self._rearm()
+
+    def _tick(self, now: float) -> list[TableEvent]:
         out: list[TableEvent] = []
         got = self._recognizer.tick(now)
         if got:
@@ -401,12 +420,57 @@ class Table:
             AdminCommand.CHOOSE: self._admin_choose,
             AdminCommand.DROP_KIND: self._admin_drop_kind,
         }
-        return handlers[admin_command(command, args, TABLE_COMMANDS)](args, now)
+        handler = handlers[admin_command(command, args, TABLE_COMMANDS)]
+        try:
+            return handler(args, now)
+        finally:
+            self._rearm()
+
+    def _rearm(self) -> None:
+        """After an input: what a time-only clock report and a tick need, into
+        :attr:`quick` (see :mod:`service.table.quick_clock`)."""
+        quick = self.quick
+        clock = self._clock
+        quick.orders = bool(clock.orders)
+        recognizer = self._recognizer
+        due = recognizer.due()
+        until = clock.text_until
+        if until is not None and until < due:
+            due = until
+        if not clock.present and self._phase is Phase.PLAYING:  # the keeper's flag (tick)
+            clocks = clock.clocks
+            running = clocks.running
+            if (
+                clock.timed
+                and running is not None
+                and (
+                    self._rules.flag is not FlagPolicy.CLOCK
+                    or self._game_variant().time_out is not None
+                )
+            ):
+                left = clocks.white if running == WHITE else clocks.black
+                due = min(due, clocks.as_of + left - _DUE_MARGIN)
+        quick.due = due
+        lever = clock.lever_high
+        quiet = recognizer.quiet_reports()
+        playing = clock.timed and self._phase is Phase.PLAYING
+        if (
+            lever is None
+            or quiet is None
+            or self._awaiting is not None
+            or self._link is Link.UNKNOWN
+            or not clock.present
+            or (playing and not self._record and clock.white_side is None)  # first report
+        ):
+            quick.disarm()
+            return
+        quick.arm(lever, quiet, playing, clock.white_side, clock.clocks)
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """The clock commands issued since the last call: the settings (set-and-run, the
         last one wins) first, then texts and the rest, each oldest first -- so that a text
         is not wiped at once by a setting issued with it (a set-and-run ends a text)."""
+        self.quick.orders = False
         clock = self._clock
         return clock.take_orders() if clock.orders else []  # asked after every input
 

@@ -86,6 +86,7 @@ from service.table.events import (
     players_event,
 )
 from service.table.game import ENDED_KEPT
+from service.table.quick_clock import QuickClock
 from service.table.record import side_name
 from service.table.settings import (
     RealtimeSettings,
@@ -173,6 +174,9 @@ class RealtimeTable:
         epoch: float | None = None,
     ) -> None:
         self.id = check_table_id(table_id)
+        self.quick = QuickClock()
+        """Never armed: every clock report goes to the table, every tick is due (pieces
+        travel in time)."""
         self._epoch = epoch
         self.settings = realtime_settings(settings)
         self._draw_after = draw_after
