@@ -194,10 +194,11 @@ def search(
             return
         visited += 1
         seen: set[str] = set()
+        replacing = not path and not_first is not None  # (no action equals None)
         for square in chess.scan_forward(squares):
             for action in game.actions_changing(square):
                 uci = action.uci
-                if uci in seen or (not path and action == not_first):
+                if uci in seen or (replacing and action == not_first):
                     continue
                 seen.add(uci)
                 _, filled, emptied, set_white, empties = _bits(action)
