@@ -176,3 +176,36 @@ def test_a_follower_behind_the_forgotten_positions_still_shares_them() -> None:
     assert follower.squares is leader.squares
     assert all(a is b for a, b in zip(follower._line, leader._line, strict=True))
     assert follower.fen() == leader.fen()
+
+
+def test_keep_current_keeps_positions_a_try_returns_to() -> None:
+    """Once a caller says when to forget (``keep_current``), actions tried three or more
+    deep and taken back leave the current position (and its children) as worked out; the
+    next ``keep_current`` forgets every position more than two actions back, as making the
+    actions one by one does without it."""
+    rng = random.Random("kept")
+    game = get_variant("standard").new_game()
+    assert isinstance(game, ChessGame)
+    game.keep_current()
+    for _ply in range(20):
+        here = game._line[-1]
+        actions = list(game.legal_actions())
+        for _try in range(3):  # a try four actions deep, taken back
+            depth = 0
+            for _ in range(4):
+                tried = game.legal_actions()
+                if not tried:
+                    break
+                game.apply(rng.choice(tried).action)
+                depth += 1
+            for _ in range(depth):
+                game.undo()
+            assert game._line[-1] is here
+            assert here.actions is actions or here.actions == actions
+            assert here.known is not None
+        chosen = rng.choice(actions)
+        game.apply(chosen.action)
+        game.keep_current()
+        far = game._line[: max(0, len(game._line) - 3)]
+        assert all(p.known is None and p.by_square is None and p.san is None for p in far)
+        assert all(len(p.children) == 1 for p in far)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import compress
 
 import chess
 
@@ -106,6 +107,7 @@ def _bits(action: LegalAction) -> _Bits:
 _MASKS: dict[int, tuple[Sequence[str], int, int]] = {}
 """:func:`_masks` of the square maps seen, by ``id`` (the entry holds the map)."""
 _MASKS_MOST = 1 << 10
+_BIT = tuple(1 << square for square in range(64))
 
 
 def _masks(squares: Sequence[str]) -> tuple[int, int]:
@@ -114,12 +116,10 @@ def _masks(squares: Sequence[str]) -> tuple[int, int]:
     known = _MASKS.get(id(squares))
     if known is not None and known[0] is squares:
         return known[1], known[2]
-    occupied = white = 0
-    for square, symbol in enumerate(squares):
-        if symbol:
-            occupied |= 1 << square
-            if symbol.isupper():
-                white |= 1 << square
+    # the bits of the squares that hold a piece, summed in C (a loop over the squares in
+    # Python costs several times more)
+    occupied = sum(compress(_BIT, squares))
+    white = sum(compress(_BIT, map(str.isupper, squares)))
     if type(squares) is tuple:
         if len(_MASKS) >= _MASKS_MOST:
             _MASKS.clear()
@@ -194,10 +194,11 @@ def search(
             return
         visited += 1
         seen: set[str] = set()
+        replacing = not path and not_first is not None  # (no action equals None)
         for square in chess.scan_forward(squares):
             for action in game.actions_changing(square):
                 uci = action.uci
-                if uci in seen or (not path and action == not_first):
+                if uci in seen or (replacing and action == not_first):
                     continue
                 seen.add(uci)
                 _, filled, emptied, set_white, empties = _bits(action)

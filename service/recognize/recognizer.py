@@ -225,7 +225,7 @@ from service.variants.base import (
     rotated,
 )
 from service.variants.chess960 import chess960_starts
-from service.variants.standard import Standard, to_chess_move
+from service.variants.standard import ChessGame, Standard, to_chess_move
 from service.variants.t20 import t20_start
 
 logger = logging.getLogger(__name__)
@@ -656,6 +656,8 @@ class Recognizer:
         self._pending: _Pending | None = None
         self._placing: int | None = None  # the square the change being analysed set down
         self._game: VariantGame | None = None
+        # the game's keep_current (ChessGame): after each action made, not after one tried
+        self._keep_current: Callable[[], None] | None = None
         self._nodes: list[_Node] = []
         self._played: list[_Played] = []
         self._counts: dict[int, int] = {}  # nodes by pieces: spares most view comparisons
@@ -2150,6 +2152,8 @@ class Recognizer:
         if self._played and not self._played[-1].final:
             self._finalise(time, out)
         played = self._apply(la, alternatives)
+        if self._keep_current is not None:
+            self._keep_current()
         self._prev = self._top
         node = self._nodes[-1]
         self._top = _Ref(node, {}) if settled else self._new_ref(node)
@@ -2178,6 +2182,8 @@ class Recognizer:
         if old.final and not amend_final:
             out.append(Takeback(time, ply - 1, (old.action.uci,), (True,)))
         played = self._apply(la, alternatives)
+        if self._keep_current is not None:
+            self._keep_current()
         self._top = self._new_ref(self._nodes[-1])
         if old.final and not amend_final:
             out.append(self._move_event(time, played, False))
@@ -2752,6 +2758,8 @@ class Recognizer:
         out: list[RecognizerEvent],
     ) -> None:
         """Events for the actions from ``index`` read again (their completion kept)."""
+        if self._keep_current is not None:
+            self._keep_current()
         out.append(
             Takeback(
                 time,
@@ -2819,7 +2827,10 @@ class Recognizer:
             self.rotated = turned
             self._board.reverse()
         variant = variant_for_start(self.variant, start)
-        self._game = variant.new_game(start)
+        game = self._game = variant.new_game(start)
+        self._keep_current = game.keep_current if isinstance(game, ChessGame) else None
+        if self._keep_current is not None:
+            self._keep_current()
         self._played = []
         self._nodes = []
         self._counts = {}

@@ -345,6 +345,10 @@ class ChessGame(VariantGame):
         self._flagged: GameEnd | None = None
         self._line: list[_Position] = [_Position(squares_of(self._board))]
         """One entry per position from the start to now (the last one is the current)."""
+        self._kept = False
+        """Whether the caller says when to forget (:meth:`keep_current`)."""
+        self._forgotten = 0
+        """Positions of :attr:`_line` before this index were forgotten (:meth:`keep_current`)."""
 
     @property
     def board(self) -> chess.Board:
@@ -539,9 +543,25 @@ class ChessGame(VariantGame):
         else:
             self._unmade.append(move)
         self._line.append(after)
-        if len(self._line) > 3:  # the recogniser steps between the last two positions
+        if len(self._line) > 3 and not self._kept:  # the last two positions are used most
             self._line[-4].forget(keep=self._line[-3])
         return after
+
+    def keep_current(self) -> None:
+        """The current position is the game's own (the caller made its actions): forget
+        what was worked out about every position more than two actions before it, keeping
+        their way on to it.  Once this is called, an action made no longer forgets the
+        position three actions back: a caller that tries actions ahead and takes them back
+        calls this whenever it has made the game's actions, so that the positions it
+        returns to keep what was worked out about them."""
+        self._kept = True
+        line = self._line
+        index = self._forgotten
+        end = len(line) - 3
+        while index < end:
+            line[index].forget(keep=line[index + 1])
+            index += 1
+        self._forgotten = index
 
     def san(self, action: Action) -> str:
         move = self._checked_move(action)
@@ -597,7 +617,7 @@ class ChessGame(VariantGame):
                 if done is action:
                     self._unmade.append(to_chess_move(action))
                     line.append(after)
-                    if len(line) > 3:  # as _push
+                    if len(line) > 3 and not self._kept:  # as _push
                         line[-4].forget(keep=line[-3])
                     return []
         self._push(action, self._checked_move(action))
@@ -610,7 +630,10 @@ class ChessGame(VariantGame):
             move = self._board.pop()
         else:
             raise NothingToUndoError()
-        self._line.pop()
+        line = self._line
+        line.pop()
+        if self._forgotten >= len(line):  # forget it again, keeping its new way on
+            self._forgotten = len(line) - 1
         self._flagged = None
         return from_chess_move(move)
 
