@@ -55,13 +55,19 @@ from dgt.protocol import (
     encode_clock_text_rev2,
     encode_clock_version,
 )
+from dgt.protocol.clock_codec import (
+    _HOURS_OR_BAD,
+    _MINUTES_OR_BAD,
+    _SECONDS_OR_BAD,
+    ClockStatus,
+    read_valid_times,
+)
 from dgt.protocol.clock_codec import BIT_BATTERY_LOW as _BATTERY_LOW
 from dgt.protocol.clock_codec import BIT_NO_CLOCK as _NO_CLOCK
 from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
 from dgt.protocol.clock_codec import BIT_RUNNING as _RUNNING
 from dgt.protocol.clock_codec import BIT_TURN_A as _TURN_A
 from dgt.protocol.clock_codec import BIT_TURN_B as _TURN_B
-from dgt.protocol.clock_codec import ClockStatus, read_valid_times
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +89,8 @@ _TURN_BITS = _TURN_A | _TURN_B
 _LEFT = Side.LEFT
 _RIGHT = Side.RIGHT
 
-_Reading = tuple[int, int, int]
-"""What :class:`ClockState` keeps of a times frame: left seconds, right seconds, status."""
+_FLAGS = 0x50
+"""The flag bits of an hours byte (a side's flag fell)."""
 
 _BUTTON_NAMES: dict[Button, str] = {
     Button.BACK: "back",
@@ -110,8 +116,8 @@ class ClockState:
     """
 
     __slots__ = (
-        "_previous", "connected", "last_update", "left", "lever", "right", "running",
-        "turn_bit_left", "version",
+        "_flag_bits", "_prev_left", "_prev_right", "_status", "_turn", "connected",
+        "last_update", "left", "lever", "right", "running", "turn_bit_left", "version",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -128,8 +134,15 @@ class ClockState:
         self.last_update: ClockUpdate | None = None
         self.turn_bit_left: int = ClockStatus.TURN_A
         """The status bit that marks the left side running (learned, see class doc)."""
-        self._previous: _Reading | None = None
-        """The last valid times frame read: left and right seconds, status byte."""
+        # The last valid times frame read, kept as plain ints in slots of this object (no
+        # tuple to make and to touch again a second later): left and right seconds, the
+        # status byte (-1: none since the start or the clock went), the flag bits of the
+        # hours bytes, and the running side its ClockUpdate gave.
+        self._status: int = -1
+        self._prev_left: int = 0
+        self._prev_right: int = 0
+        self._flag_bits: int = 0
+        self._turn: Side | None = None
 
     def feed(self, message: ClockTimes | ClockAck, now: float) -> list[BoardEvent]:
         """Fold one decoded BWTIME message in; return the events it produces."""
@@ -170,14 +183,15 @@ class ClockState:
             return events
         return []
 
-    def _learn_turn_bits(self, left: int, right: int, bits: int, previous: _Reading) -> None:
+    def _learn_turn_bits(self, left: int, right: int, bits: int) -> None:
         """Called for a running clock whose previous reading ran too; ``bits`` are the turn
         bits of the status byte."""
         if bits != _TURN_A and bits != _TURN_B:
             return
-        prev_left, prev_right, prev_status = previous
-        if prev_status & _TURN_BITS != bits:
+        if self._status & _TURN_BITS != bits:
             return
+        prev_left = self._prev_left
+        prev_right = self._prev_right
         left_down = left < prev_left and right == prev_right
         right_down = right < prev_right and left == prev_left
         if left_down and bits != self.turn_bit_left:
@@ -194,10 +208,58 @@ class ClockState:
 
     def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
+        status = raw[6]
+        if status == self._status and self.connected is True:
+            # The common report: the same status byte and flags as the last one, only the
+            # times moved (a running clock, once a second a board).  Lever, running, turn
+            # bits and battery are those of the last report, so no LeverMoved; only a
+            # running clock can learn its turn bits, and only when a side counted down.
+            r0 = raw[0]
+            r3 = raw[3]
+            left = _HOURS_OR_BAD[r3] + _MINUTES_OR_BAD[raw[4]] + _SECONDS_OR_BAD[raw[5]]
+            right = _HOURS_OR_BAD[r0] + _MINUTES_OR_BAD[raw[1]] + _SECONDS_OR_BAD[raw[2]]
+            if (
+                left >= 0
+                and right >= 0
+                and (r3 & _FLAGS) << 8 | (r0 & _FLAGS) == self._flag_bits
+                and (status or any(raw))  # not the null frame
+                and not (status & _RUNNING and self._may_learn(left, right, status))
+            ):
+                self._prev_left = left
+                self._prev_right = right
+                self.left = seconds_left = float(left)
+                self.right = seconds_right = float(right)
+                update = self.last_update = clock_update(
+                    now,
+                    seconds_left,
+                    seconds_right,
+                    self.running,
+                    self.lever,  # type: ignore[arg-type]  # set with the status kept
+                    bool(r3 & _FLAGS),
+                    bool(r0 & _FLAGS),
+                    bool(status & _BATTERY_LOW),
+                    self._turn,
+                )
+                return [update]
+        return self._feed_raw(raw, now)
+
+    def _may_learn(self, left: int, right: int, status: int) -> bool:
+        """Whether :meth:`_learn_turn_bits` could change the turn bits on a running report
+        with the last report's status: a side counted down that the turn bits do not mark
+        running."""
+        bits = status & _TURN_BITS
+        if bits != _TURN_A and bits != _TURN_B:
+            return False
+        if bits == self.turn_bit_left:
+            return right < self._prev_right and left == self._prev_left
+        return left < self._prev_left and right == self._prev_right
+
+    def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
+        """:meth:`feed_raw` of any report: the general path."""
         if not any(raw):  # times.is_null
             return []
         if raw[6] & _NO_CLOCK:  # times.status
-            self._previous = None
+            self._status = -1
             return self.set_connected(False, now, "no clock on the board")
         reading = read_valid_times(raw)  # times.read_valid()
         if reading is None:
@@ -209,11 +271,10 @@ class ClockState:
             events += self.set_connected(True, now, "times")
         running = bool(status & _RUNNING)
         bits = status & _TURN_BITS
-        previous = self._previous
         turn: Side | None = None
         if running:
-            if previous is not None and previous[2] & _RUNNING:
-                self._learn_turn_bits(left, right, bits, previous)
+            if self._status >= 0 and self._status & _RUNNING:
+                self._learn_turn_bits(left, right, bits)
             # the running side the turn bits mark, if any
             turn_bit_left = self.turn_bit_left
             if bits == turn_bit_left:
@@ -239,7 +300,11 @@ class ClockState:
             turn,
         )  # ClockUpdate(...), built cheaper
         self.last_update = update
-        self._previous = (left, right, status)
+        self._status = status
+        self._prev_left = left
+        self._prev_right = right
+        self._flag_bits = (raw[3] & _FLAGS) << 8 | (raw[0] & _FLAGS)
+        self._turn = turn
         events.append(update)
         return events
 
