@@ -29,6 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import cast
 
 from dgt.errors import ClockNotAnswering, DgtError, LinkClosed
 from dgt.events import (
@@ -38,6 +39,7 @@ from dgt.events import (
     ClockUpdate,
     LeverMoved,
     Side,
+    _ClockUpdateDraft,
     clock_update,
 )
 from dgt.protocol import (
@@ -116,7 +118,7 @@ class ClockState:
     """
 
     __slots__ = (
-        "_flag_bits", "_prev_left", "_prev_right", "_status", "_turn", "connected",
+        "_prev_left", "_prev_right", "_status", "_turn", "connected",
         "last_update", "left", "lever", "right", "running", "turn_bit_left", "version",
     )  # fmt: skip
 
@@ -136,12 +138,11 @@ class ClockState:
         """The status bit that marks the left side running (learned, see class doc)."""
         # The last valid times frame read, kept as plain ints in slots of this object (no
         # tuple to make and to touch again a second later): left and right seconds, the
-        # status byte (-1: none since the start or the clock went), the flag bits of the
-        # hours bytes, and the running side its ClockUpdate gave.
+        # status byte (-1: none since the start or the clock went) and the running side its
+        # ClockUpdate gave.
         self._status: int = -1
         self._prev_left: int = 0
         self._prev_right: int = 0
-        self._flag_bits: int = 0
         self._turn: Side | None = None
 
     def feed(self, message: ClockTimes | ClockAck, now: float) -> list[BoardEvent]:
@@ -210,8 +211,8 @@ class ClockState:
         """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
         status = raw[6]
         if status == self._status and self.connected is True:
-            # The common report: the same status byte and flags as the last one, only the
-            # times moved (a running clock, once a second a board).  Lever, running, turn
+            # The common report: the same status byte as the last one, only the times and
+            # flags moved (a running clock, once a second a board).  Lever, running, turn
             # bits and battery are those of the last report, so no LeverMoved; only a
             # running clock can learn its turn bits, and only when a side counted down.
             r0 = raw[0]
@@ -221,7 +222,6 @@ class ClockState:
             if (
                 left >= 0
                 and right >= 0
-                and (r3 & _FLAGS) << 8 | (r0 & _FLAGS) == self._flag_bits
                 and (status or any(raw))  # not the null frame
                 and not (status & _RUNNING and self._may_learn(left, right, status))
             ):
@@ -229,17 +229,19 @@ class ClockState:
                 self._prev_right = right
                 self.left = seconds_left = float(left)
                 self.right = seconds_right = float(right)
-                update = self.last_update = clock_update(
-                    now,
-                    seconds_left,
-                    seconds_right,
-                    self.running,
-                    self.lever,  # type: ignore[arg-type]  # set with the status kept
-                    bool(r3 & _FLAGS),
-                    bool(r0 & _FLAGS),
-                    bool(status & _BATTERY_LOW),
-                    self._turn,
-                )
+                # clock_update(...) without its call (half its cost, once a second a board)
+                draft = _ClockUpdateDraft()
+                draft.time = now
+                draft.left = seconds_left
+                draft.right = seconds_right
+                draft.running = self.running
+                draft.lever_high = self.lever  # type: ignore[assignment]  # known: status kept
+                draft.left_flag = bool(r3 & _FLAGS)
+                draft.right_flag = bool(r0 & _FLAGS)
+                draft.battery_low = bool(status & _BATTERY_LOW)
+                draft.turn = self._turn
+                draft.__class__ = ClockUpdate  # type: ignore[assignment]
+                update = self.last_update = cast(ClockUpdate, draft)
                 return [update]
         return self._feed_raw(raw, now)
 
@@ -303,7 +305,6 @@ class ClockState:
         self._status = status
         self._prev_left = left
         self._prev_right = right
-        self._flag_bits = (raw[3] & _FLAGS) << 8 | (raw[0] & _FLAGS)
         self._turn = turn
         events.append(update)
         return events
