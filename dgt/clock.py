@@ -210,51 +210,44 @@ class ClockState:
     def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
         status = raw[6]
-        if status == self._status and self.connected is True:
-            # The common report: the same status byte as the last one, only the times and
-            # flags moved (a running clock, once a second a board).  Lever, running, turn
-            # bits and battery are those of the last report, so no LeverMoved; only a
-            # running clock can learn its turn bits, and only when a side counted down.
-            r0 = raw[0]
-            r3 = raw[3]
-            left = _HOURS_OR_BAD[r3] + _MINUTES_OR_BAD[raw[4]] + _SECONDS_OR_BAD[raw[5]]
-            right = _HOURS_OR_BAD[r0] + _MINUTES_OR_BAD[raw[1]] + _SECONDS_OR_BAD[raw[2]]
-            if (
-                left >= 0
-                and right >= 0
-                and (status or any(raw))  # not the null frame
-                and not (status & _RUNNING and self._may_learn(left, right, status))
-            ):
-                self._prev_left = left
-                self._prev_right = right
-                self.left = seconds_left = float(left)
-                self.right = seconds_right = float(right)
-                # clock_update(...) without its call (half its cost, once a second a board)
-                draft = _ClockUpdateDraft()
-                draft.time = now
-                draft.left = seconds_left
-                draft.right = seconds_right
-                draft.running = self.running
-                draft.lever_high = self.lever  # type: ignore[assignment]  # known: status kept
-                draft.left_flag = bool(r3 & _FLAGS)
-                draft.right_flag = bool(r0 & _FLAGS)
-                draft.battery_low = bool(status & _BATTERY_LOW)
-                draft.turn = self._turn
-                draft.__class__ = ClockUpdate  # type: ignore[assignment]
-                update = self.last_update = cast(ClockUpdate, draft)
-                return [update]
-        return self._feed_raw(raw, now)
-
-    def _may_learn(self, left: int, right: int, status: int) -> bool:
-        """Whether :meth:`_learn_turn_bits` could change the turn bits on a running report
-        with the last report's status: a side counted down that the turn bits do not mark
-        running."""
-        bits = status & _TURN_BITS
-        if bits != _TURN_A and bits != _TURN_B:
-            return False
-        if bits == self.turn_bit_left:
-            return right < self._prev_right and left == self._prev_left
-        return left < self._prev_left and right == self._prev_right
+        if status != self._status or self.connected is not True:
+            return self._feed_raw(raw, now)
+        # The common report: the same status byte as the last one, only the times and the
+        # flags moved (a running clock, once a second a board).  Lever, running, turn bits
+        # and battery are those of the last report: no LeverMoved, the same turn.
+        r0 = raw[0]
+        r3 = raw[3]
+        left = _HOURS_OR_BAD[r3] + _MINUTES_OR_BAD[raw[4]] + _SECONDS_OR_BAD[raw[5]]
+        right = _HOURS_OR_BAD[r0] + _MINUTES_OR_BAD[raw[1]] + _SECONDS_OR_BAD[raw[2]]
+        if left < 0 or right < 0 or not (status or any(raw)):  # bogus, or the null frame
+            return self._feed_raw(raw, now)
+        turn = self._turn
+        if turn is not None:
+            # a running clock whose turn bits mark a side: _learn_turn_bits switches them
+            # when the other side counted down (and only then)
+            if turn is _LEFT:
+                if right < self._prev_right and left == self._prev_left:
+                    return self._feed_raw(raw, now)
+            elif left < self._prev_left and right == self._prev_right:
+                return self._feed_raw(raw, now)
+        self._prev_left = left
+        self._prev_right = right
+        self.left = seconds_left = float(left)
+        self.right = seconds_right = float(right)
+        # clock_update(...) without its call (half its cost, once a second a board)
+        draft = _ClockUpdateDraft()
+        draft.time = now
+        draft.left = seconds_left
+        draft.right = seconds_right
+        draft.running = self.running
+        draft.lever_high = self.lever  # type: ignore[assignment]  # known: status kept
+        draft.left_flag = bool(r3 & _FLAGS)
+        draft.right_flag = bool(r0 & _FLAGS)
+        draft.battery_low = bool(status & _BATTERY_LOW)
+        draft.turn = turn
+        draft.__class__ = ClockUpdate  # type: ignore[assignment]
+        update = self.last_update = cast(ClockUpdate, draft)
+        return [update]
 
     def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_raw` of any report: the general path."""
