@@ -49,7 +49,10 @@ class BoardFeed(ABC):
         self._waiting = 0
         """Readers waiting on :attr:`_queue` now."""
         self._close_waiter: asyncio.Future[None] | None = None
-        self._listeners: list[Callable[[BoardEvent], None]] = []
+        self._listeners: tuple[Callable[[BoardEvent], None], ...] = ()
+        """Replaced, never changed in place: :meth:`_emit` iterates the one it read, and a
+        board without listeners (a hall's) reads the shared empty tuple, no object of its own
+        to bring into the cache for each event."""
         self._consumer: Callable[[BoardEvent], None] | None = None
 
     @property
@@ -136,11 +139,13 @@ class BoardFeed(ABC):
     def add_listener(self, callback: Callable[[BoardEvent], None]) -> None:
         """Call ``callback(event)`` for each event as it happens, on the event loop (in
         addition to the :meth:`events` queue)."""
-        self._listeners.append(callback)
+        self._listeners = (*self._listeners, callback)
 
     def remove_listener(self, callback: Callable[[BoardEvent], None]) -> None:
+        listeners = list(self._listeners)
         with contextlib.suppress(ValueError):
-            self._listeners.remove(callback)
+            listeners.remove(callback)
+            self._listeners = tuple(listeners)
 
     def consume(self, callback: Callable[[BoardEvent], None]) -> None:
         """Hand every event to ``callback`` as it happens instead of queueing it (those
@@ -169,19 +174,20 @@ class BoardFeed(ABC):
 
     def _emit(self, event: BoardEvent) -> None:
         consumer = self._consumer
-        if consumer is None:
-            queue = self._queue
-            if queue is None:
-                queue = self._events_queue()
-            queue.put_nowait(event)
-        else:
+        if consumer is not None:
             try:  # self._consume(consumer, event), without the call: one an event
                 consumer(event)
             except Exception:
                 logger.exception("%s: event consumer failed on %r", self.name, event)
-        if not self._listeners:
+        else:
+            queue = self._queue
+            if queue is None:
+                queue = self._events_queue()
+            queue.put_nowait(event)
+        listeners = self._listeners
+        if not listeners:
             return
-        for listener in list(self._listeners):
+        for listener in listeners:  # one a listener adds or removes counts from the next event
             try:
                 listener(event)
             except Exception:

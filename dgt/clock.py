@@ -29,6 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import cast
 
 from dgt.errors import ClockNotAnswering, DgtError, LinkClosed
 from dgt.events import (
@@ -38,6 +39,7 @@ from dgt.events import (
     ClockUpdate,
     LeverMoved,
     Side,
+    _ClockUpdateDraft,
     clock_update,
 )
 from dgt.protocol import (
@@ -55,13 +57,19 @@ from dgt.protocol import (
     encode_clock_text_rev2,
     encode_clock_version,
 )
+from dgt.protocol.clock_codec import (
+    _HOURS_OR_BAD,
+    _MINUTES_OR_BAD,
+    _SECONDS_OR_BAD,
+    ClockStatus,
+    read_valid_times,
+)
 from dgt.protocol.clock_codec import BIT_BATTERY_LOW as _BATTERY_LOW
 from dgt.protocol.clock_codec import BIT_NO_CLOCK as _NO_CLOCK
 from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
 from dgt.protocol.clock_codec import BIT_RUNNING as _RUNNING
 from dgt.protocol.clock_codec import BIT_TURN_A as _TURN_A
 from dgt.protocol.clock_codec import BIT_TURN_B as _TURN_B
-from dgt.protocol.clock_codec import ClockStatus, read_valid_times
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +91,8 @@ _TURN_BITS = _TURN_A | _TURN_B
 _LEFT = Side.LEFT
 _RIGHT = Side.RIGHT
 
-_Reading = tuple[int, int, int]
-"""What :class:`ClockState` keeps of a times frame: left seconds, right seconds, status."""
+_FLAGS = 0x50
+"""The flag bits of an hours byte (a side's flag fell)."""
 
 _BUTTON_NAMES: dict[Button, str] = {
     Button.BACK: "back",
@@ -110,8 +118,8 @@ class ClockState:
     """
 
     __slots__ = (
-        "_previous", "connected", "last_update", "left", "lever", "right", "running",
-        "turn_bit_left", "version",
+        "_prev_left", "_prev_right", "_status", "_turn", "connected",
+        "last_update", "left", "lever", "right", "running", "turn_bit_left", "version",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -128,8 +136,14 @@ class ClockState:
         self.last_update: ClockUpdate | None = None
         self.turn_bit_left: int = ClockStatus.TURN_A
         """The status bit that marks the left side running (learned, see class doc)."""
-        self._previous: _Reading | None = None
-        """The last valid times frame read: left and right seconds, status byte."""
+        # The last valid times frame read, kept as plain ints in slots of this object (no
+        # tuple to make and to touch again a second later): left and right seconds, the
+        # status byte (-1: none since the start or the clock went) and the running side its
+        # ClockUpdate gave.
+        self._status: int = -1
+        self._prev_left: int = 0
+        self._prev_right: int = 0
+        self._turn: Side | None = None
 
     def feed(self, message: ClockTimes | ClockAck, now: float) -> list[BoardEvent]:
         """Fold one decoded BWTIME message in; return the events it produces."""
@@ -170,14 +184,15 @@ class ClockState:
             return events
         return []
 
-    def _learn_turn_bits(self, left: int, right: int, bits: int, previous: _Reading) -> None:
+    def _learn_turn_bits(self, left: int, right: int, bits: int) -> None:
         """Called for a running clock whose previous reading ran too; ``bits`` are the turn
         bits of the status byte."""
         if bits != _TURN_A and bits != _TURN_B:
             return
-        prev_left, prev_right, prev_status = previous
-        if prev_status & _TURN_BITS != bits:
+        if self._status & _TURN_BITS != bits:
             return
+        prev_left = self._prev_left
+        prev_right = self._prev_right
         left_down = left < prev_left and right == prev_right
         right_down = right < prev_right and left == prev_left
         if left_down and bits != self.turn_bit_left:
@@ -194,10 +209,52 @@ class ClockState:
 
     def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
+        status = raw[6]
+        if status != self._status or self.connected is not True:
+            return self._feed_raw(raw, now)
+        # The common report: the same status byte as the last one, only the times and the
+        # flags moved (a running clock, once a second a board).  Lever, running, turn bits
+        # and battery are those of the last report: no LeverMoved, the same turn.
+        r0 = raw[0]
+        r3 = raw[3]
+        left = _HOURS_OR_BAD[r3] + _MINUTES_OR_BAD[raw[4]] + _SECONDS_OR_BAD[raw[5]]
+        right = _HOURS_OR_BAD[r0] + _MINUTES_OR_BAD[raw[1]] + _SECONDS_OR_BAD[raw[2]]
+        if left < 0 or right < 0 or not (status or any(raw)):  # bogus, or the null frame
+            return self._feed_raw(raw, now)
+        turn = self._turn
+        if turn is not None:
+            # a running clock whose turn bits mark a side: _learn_turn_bits switches them
+            # when the other side counted down (and only then)
+            if turn is _LEFT:
+                if right < self._prev_right and left == self._prev_left:
+                    return self._feed_raw(raw, now)
+            elif left < self._prev_left and right == self._prev_right:
+                return self._feed_raw(raw, now)
+        self._prev_left = left
+        self._prev_right = right
+        self.left = seconds_left = float(left)
+        self.right = seconds_right = float(right)
+        # clock_update(...) without its call (half its cost, once a second a board)
+        draft = _ClockUpdateDraft()
+        draft.time = now
+        draft.left = seconds_left
+        draft.right = seconds_right
+        draft.running = self.running
+        draft.lever_high = self.lever  # type: ignore[assignment]  # known: status kept
+        draft.left_flag = bool(r3 & _FLAGS)
+        draft.right_flag = bool(r0 & _FLAGS)
+        draft.battery_low = bool(status & _BATTERY_LOW)
+        draft.turn = turn
+        draft.__class__ = ClockUpdate  # type: ignore[assignment]
+        update = self.last_update = cast(ClockUpdate, draft)
+        return [update]
+
+    def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
+        """:meth:`feed_raw` of any report: the general path."""
         if not any(raw):  # times.is_null
             return []
         if raw[6] & _NO_CLOCK:  # times.status
-            self._previous = None
+            self._status = -1
             return self.set_connected(False, now, "no clock on the board")
         reading = read_valid_times(raw)  # times.read_valid()
         if reading is None:
@@ -209,11 +266,10 @@ class ClockState:
             events += self.set_connected(True, now, "times")
         running = bool(status & _RUNNING)
         bits = status & _TURN_BITS
-        previous = self._previous
         turn: Side | None = None
         if running:
-            if previous is not None and previous[2] & _RUNNING:
-                self._learn_turn_bits(left, right, bits, previous)
+            if self._status >= 0 and self._status & _RUNNING:
+                self._learn_turn_bits(left, right, bits)
             # the running side the turn bits mark, if any
             turn_bit_left = self.turn_bit_left
             if bits == turn_bit_left:
@@ -239,7 +295,10 @@ class ClockState:
             turn,
         )  # ClockUpdate(...), built cheaper
         self.last_update = update
-        self._previous = (left, right, status)
+        self._status = status
+        self._prev_left = left
+        self._prev_right = right
+        self._turn = turn
         events.append(update)
         return events
 

@@ -28,6 +28,7 @@ from dgt.events import (
     SquareChanged,
 )
 from dgt.protocol import ClockCommand, Command, FieldUpdate, Piece, encode_pegasus_leds_off
+from dgt.transports.emulator import EmulatorTransport
 
 pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
 
@@ -308,3 +309,32 @@ async def test_field_update_before_dump_is_not_applied_twice(fake_board: FakePty
     fake_board.send(FieldUpdate(0, 0).to_bytes())  # flushed by reset_input_buffer, or ignored
     async with Board(fake_board.path, read_memory=False, **FAST) as board:
         assert list(board.squares) == fake_board.squares
+
+
+def test_a_listener_added_or_removed_by_a_listener_counts_from_the_next_event() -> None:
+    """Listeners are called in the order they were added; one that a listener adds or
+    removes while an event is handed out is called (or no longer called) from the next."""
+    board = Board(EmulatorTransport(), liveness_idle=0, reconnect=False)
+    seen: list[tuple[str, float]] = []
+
+    def late(event: BoardEvent) -> None:
+        seen.append(("late", event.time))
+
+    def first(event: BoardEvent) -> None:
+        seen.append(("first", event.time))
+        board.remove_listener(first)
+        board.remove_listener(second)
+        board.add_listener(late)
+
+    def second(event: BoardEvent) -> None:
+        seen.append(("second", event.time))
+
+    board.consume(lambda event: seen.append(("consumer", event.time)))
+    board.add_listener(first)
+    board.add_listener(second)
+    board.remove_listener(print)  # not a listener: nothing happens
+    board._emit(LeverMoved(1.0, Side.LEFT))
+    board._emit(LeverMoved(2.0, Side.RIGHT))
+    assert seen == [
+        ("consumer", 1.0), ("first", 1.0), ("second", 1.0), ("consumer", 2.0), ("late", 2.0),
+    ]  # fmt: skip

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,6 +45,70 @@ def test_times_become_clock_update_and_connection() -> None:
     assert update.turn is Side.LEFT  # 0x08 = left running, as recorded boards send it
     assert state.left == 180.0
     assert state.connected is True
+
+
+def _twin_frames(rng: random.Random, length: int) -> list[bytes]:
+    """Times frames as a clock sends them (mostly one side counting down with the same
+    status), with status bits, flags, null, bogus and no-clock frames mixed in."""
+    frames: list[bytes] = []
+    raw = ClockTimes.build(600, 600, running=True, left_running=True).raw
+    for _ in range(length):
+        b = bytearray(raw)
+        pick = rng.random()
+        if pick < 0.6:  # a side counts down (or both stand)
+            left, right = ClockTimes(raw).read()[:2]
+            side = rng.choice(("left", "right", None))
+            left -= side == "left"
+            right -= side == "right"
+            fresh = ClockTimes.build(max(left, 0), max(right, 0)).raw
+            b[0:6] = bytes(
+                (b[0] & 0x50 | fresh[0], *fresh[1:3], b[3] & 0x50 | fresh[3], *fresh[4:6])
+            )
+        elif pick < 0.8:
+            b[6] ^= 1 << rng.randrange(6)  # running, lever, battery, turn bits, no clock
+        elif pick < 0.9:
+            b[rng.choice((0, 3))] ^= rng.choice((0x10, 0x40))  # a flag
+        elif pick < 0.95:
+            b = bytearray(7)  # the null frame
+        else:
+            b = bytearray(rng.randrange(256) for _ in range(7))  # mostly bogus
+        raw = bytes(b)
+        frames.append(raw)
+    return frames
+
+
+def test_short_path_gives_the_events_of_the_general_path() -> None:
+    """feed_raw's path for a report that only moves time gives, for any sequence, the same
+    events (classes, fields, order) and the same state as the general path alone."""
+    rng = random.Random(20)
+    for _ in range(200):
+        fast, general = ClockState(), ClockState()
+        for i, raw in enumerate(_twin_frames(rng, 40)):
+            now = float(i)
+            if rng.random() < 0.03:  # the sender gave the clock up
+                assert fast.set_connected(False, now) == general.set_connected(False, now)
+            events = fast.feed_raw(raw, now)
+            expected = general._feed_raw(raw, now)
+            assert events == expected, raw.hex(" ")
+            assert [type(e) for e in events] == [type(e) for e in expected]
+            for name in ("left", "right", "running", "lever", "connected", "last_update"):
+                assert getattr(fast, name) == getattr(general, name), name
+            assert fast.turn_bit_left == general.turn_bit_left
+
+
+def test_short_path_still_learns_the_turn_bits() -> None:
+    """A running clock with the same status whose other side counts down switches the turn
+    bits, as the general path does."""
+    state = ClockState()
+    state.feed_raw(ClockTimes.build(300, 300, running=True, left_running=True).raw, 0.0)
+    state.feed_raw(ClockTimes.build(300, 300, running=True, left_running=True).raw, 1.0)
+    (update,) = state.feed_raw(ClockTimes.build(300, 299, running=True, left_running=True).raw, 2.0)
+    assert isinstance(update, ClockUpdate)
+    assert update.turn is Side.RIGHT
+    assert state.turn_bit_left != 0x08
+    (update,) = state.feed_raw(ClockTimes.build(300, 298, running=True, left_running=True).raw, 3.0)
+    assert isinstance(update, ClockUpdate)
+    assert update.turn is Side.RIGHT
 
 
 def test_lever_flip_is_reported_once() -> None:
