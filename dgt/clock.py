@@ -29,7 +29,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import cast
 
 from dgt.errors import ClockNotAnswering, DgtError, LinkClosed
 from dgt.events import (
@@ -39,7 +38,6 @@ from dgt.events import (
     ClockUpdate,
     LeverMoved,
     Side,
-    _ClockUpdateDraft,
     clock_update,
 )
 from dgt.protocol import (
@@ -57,19 +55,13 @@ from dgt.protocol import (
     encode_clock_text_rev2,
     encode_clock_version,
 )
-from dgt.protocol.clock_codec import (
-    _HOURS_OR_BAD,
-    _MINUTES_OR_BAD,
-    _SECONDS_OR_BAD,
-    ClockStatus,
-    read_valid_times,
-)
 from dgt.protocol.clock_codec import BIT_BATTERY_LOW as _BATTERY_LOW
 from dgt.protocol.clock_codec import BIT_NO_CLOCK as _NO_CLOCK
 from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
 from dgt.protocol.clock_codec import BIT_RUNNING as _RUNNING
 from dgt.protocol.clock_codec import BIT_TURN_A as _TURN_A
 from dgt.protocol.clock_codec import BIT_TURN_B as _TURN_B
+from dgt.protocol.clock_codec import ClockStatus, read_valid_times
 
 logger = logging.getLogger(__name__)
 
@@ -90,9 +82,6 @@ BUTTON_ACK = 0x88
 _TURN_BITS = _TURN_A | _TURN_B
 _LEFT = Side.LEFT
 _RIGHT = Side.RIGHT
-
-_FLAGS = 0x50
-"""The flag bits of an hours byte (a side's flag fell)."""
 
 _BUTTON_NAMES: dict[Button, str] = {
     Button.BACK: "back",
@@ -215,12 +204,10 @@ class ClockState:
         # The common report: the same status byte as the last one, only the times and the
         # flags moved (a running clock, once a second a board).  Lever, running, turn bits
         # and battery are those of the last report: no LeverMoved, the same turn.
-        r0 = raw[0]
-        r3 = raw[3]
-        left = _HOURS_OR_BAD[r3] + _MINUTES_OR_BAD[raw[4]] + _SECONDS_OR_BAD[raw[5]]
-        right = _HOURS_OR_BAD[r0] + _MINUTES_OR_BAD[raw[1]] + _SECONDS_OR_BAD[raw[2]]
-        if left < 0 or right < 0 or not (status or any(raw)):  # bogus, or the null frame
+        reading = read_valid_times(raw)
+        if reading is None:  # bogus, or the null frame
             return self._feed_raw(raw, now)
+        left, right, _, left_flag, right_flag = reading
         turn = self._turn
         if turn is not None:
             # a running clock whose turn bits mark a side: _learn_turn_bits switches them
@@ -234,19 +221,17 @@ class ClockState:
         self._prev_right = right
         self.left = seconds_left = float(left)
         self.right = seconds_right = float(right)
-        # clock_update(...) without its call (half its cost, once a second a board)
-        draft = _ClockUpdateDraft()
-        draft.time = now
-        draft.left = seconds_left
-        draft.right = seconds_right
-        draft.running = self.running
-        draft.lever_high = self.lever  # type: ignore[assignment]  # known: status kept
-        draft.left_flag = bool(r3 & _FLAGS)
-        draft.right_flag = bool(r0 & _FLAGS)
-        draft.battery_low = bool(status & _BATTERY_LOW)
-        draft.turn = turn
-        draft.__class__ = ClockUpdate  # type: ignore[assignment]
-        update = self.last_update = cast(ClockUpdate, draft)
+        update = self.last_update = clock_update(
+            now,
+            seconds_left,
+            seconds_right,
+            self.running,
+            self.lever,  # type: ignore[arg-type]  # known: the status byte is the last one's
+            left_flag,
+            right_flag,
+            bool(status & _BATTERY_LOW),
+            turn,
+        )
         return [update]
 
     def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
