@@ -346,18 +346,8 @@ class TableRunner:
         t = self.table_time(event.time)
         if self.tick_interval is not None:
             self._own_tick(t)  # time passes up to the event first
-        # self.feed(event, t), without the calls: one an event of every board
-        logged = event_as_logged(t, event)
-        quick = self.quick
-        produced = None
-        if quick is not None and type(logged) is ClockUpdate:
-            produced = quick.report(logged)  # a report that changes nothing but time
-        if produced is None:
-            try:
-                produced = self.table.feed(logged)
-            except Exception:
-                logger.exception("table %s: the table failed on %r", self.id, logged)
-                produced = None
+        # self.feed(event, t) less a call and a TableInput when the table failed
+        produced = self._answer(event_as_logged(t, event))
         if produced is not None:
             if self.leds is not None or self.send_orders:
                 self.answered(produced)
@@ -377,19 +367,26 @@ class TableRunner:
         t = self.table_time(event.time) if t is None else t
         # The table gets the event exactly as a replay will read it back from the log, so a
         # rebuild gives the same.
-        logged = event_as_logged(t, event)
-        quick = self.quick
-        produced = None
-        if quick is not None and type(logged) is ClockUpdate:
-            produced = quick.report(logged)  # a report that changes nothing but time
+        produced = self._answer(event_as_logged(t, event))
         if produced is None:
-            try:
-                produced = self.table.feed(logged)
-            except Exception:
-                logger.exception("table %s: the table failed on %r", self.id, logged)
-                return None
+            return None
         self.answered(produced)
         return TableInput(InputKind.BOARD, t, produced, event)
+
+    def _answer(self, logged: BoardEvent) -> list[TableEvent] | None:
+        """The table's answer to the board event ``logged`` (as a log keeps it): from the
+        quick clock when it is a report that changes nothing but time; None when the table
+        failed on it (logged)."""
+        quick = self.quick
+        if quick is not None and type(logged) is ClockUpdate:
+            produced = quick.report(logged)
+            if produced is not None:
+                return produced
+        try:
+            return self.table.feed(logged)
+        except Exception:
+            logger.exception("table %s: the table failed on %r", self.id, logged)
+            return None
 
     def tick(self, now: float) -> list[TableEvent]:
         """Time passes on the table (``now`` on its time line); the LEDs and the clock
