@@ -496,13 +496,9 @@ class Hall:
             if data["event"] != "clock":
                 rest: list[dict[str, Any]] = []
             elif table.quiet_clock(bool(data["running"]), received):
-                # the most frequent input of a hall: the steps of _queue_quiet only
+                # the most frequent input of a hall: its one row, kept off the stream
                 self._log(table, "board", t, data, [], True)
-                table.note_outputs(())
-                if self._hold_clock_orders(table):
-                    self._schedule_flush()
-                elif self.store.pending:
-                    self._schedule_flush(QUIET_COMMIT_DELAY)
+                self._queue_quiet(table, [])
                 return
             else:  # shown (quiet_clock said so once: it notes what it let through)
                 self._log(table, "board", t, data, [], True)
