@@ -631,6 +631,40 @@ class Recognizer:
     ``rotated``: the board's orientation until a start position shows it.
     """
 
+    # slots: a hall holds one recogniser per table and every board event reads a dozen of
+    # its attributes (fixed offsets in the object, no instance dict to look them up in)
+    __slots__ = (
+        "_board",
+        "_clock_seen",
+        "_counts",
+        "_explorable",
+        "_game",
+        "_keep_current",
+        "_last_change",
+        "_lever",
+        "_lifted_at",
+        "_nodes",
+        "_occupied",
+        "_pending",
+        "_placing",
+        "_played",
+        "_presence_start",
+        "_prev",
+        "_promotion",
+        "_records",
+        "_reported",
+        "_result",
+        "_result_reason",
+        "_sure",
+        "_sure_failed",
+        "_top",
+        "clock",
+        "presence_only",
+        "rotated",
+        "settle",
+        "variant",
+    )
+
     def __init__(
         self,
         *,
@@ -981,22 +1015,27 @@ class Recognizer:
     def _on_square(
         self, time: float, square: int, piece: Piece, out: list[RecognizerEvent]
     ) -> None:
-        if self.presence_only is None:
+        presence = self.presence_only
+        if presence is None:
             self._decide_family(piece)
+            presence = self.presence_only
         if self.rotated:
             square = 63 - square
-        new = _READINGS[bool(self.presence_only)][piece]
+        new = _READINGS[1 if presence else 0][piece]
         old = self._board[square]
         if new == old:
             return
         if old and old != UNREADABLE:
             known = self._known_piece(square, old) if old == OCCUPIED else old
             out.append(Lift(time, square, known))
-        if new and new != UNREADABLE:
-            out.append(Place(time, square, new))
         self._set(square, new, time)
         self._last_change = time
-        self._placing = square if new and new != UNREADABLE else None
+        if not new or new == UNREADABLE:  # a lift (or a square gone unreadable)
+            self._placing = None
+            self._analyse(time, out)
+            return
+        out.append(Place(time, square, new))
+        self._placing = square
         if new in MAGIC_RESULTS and not self._stand_in(new):
             result, reason = MAGIC_RESULTS[new]
             self._declare(result, reason, time, out)
@@ -1158,6 +1197,9 @@ class Recognizer:
         unordered: list[_Candidate] = []
         matches = self._matches(top, unordered)
         if matches:
+            if len(matches) == 1 and not unordered:  # the usual case: one action, in order
+                self._advance(matches[0].action, time, out, settled=True)
+                return
             self._advance(matches[0].action, time, out, _alternatives(matches), settled=True)
             self._played[-1].unseen = _unseen(matches, unordered)
             return
@@ -2113,7 +2155,9 @@ class Recognizer:
         assert game is not None
         number = game.move_number()
         san = game.san(la.action)
-        named = tuple([(other, game.san(other.action)) for other in alternatives])
+        named: tuple[tuple[LegalAction, str], ...] = ()
+        if alternatives:
+            named = tuple([(other, game.san(other.action)) for other in alternatives])
         scores = tuple(game.apply(la.action))
         played = _Played(la, san, number, scores, alternatives=named)
         self._played.append(played)
