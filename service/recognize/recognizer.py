@@ -407,15 +407,17 @@ class _Ref:
     """A position the board is compared with, and how the board differs from it (a plain
     class: one is made for every action, and a dataclass's default factories cost more)."""
 
-    __slots__ = ("diff", "first_lift", "last_lift", "last_place", "lift_before", "node")
+    __slots__ = ("diff", "first_lift", "last_lift", "last_place", "lift_before", "node", "view")
 
     def __init__(self, node: _Node, diff: dict[int, None]) -> None:
         self.node = node
+        self.view = node.view  # (every square change compares with it: one object less)
         self.diff = diff  # ordered set of squares whose reading differs
         self.first_lift: dict[int, float] = {}  # times, since created
         self.last_place: dict[int, float] = {}
         self.last_lift: dict[int, float] = {}  # flickers left out
-        self.lift_before: dict[int, float] = {}  # to undo a flicker's
+        # to undo a flicker's (None: none yet; a square lifted twice is rare)
+        self.lift_before: dict[int, float] | None = None
 
 
 @dataclass(slots=True)
@@ -573,7 +575,10 @@ def _copy_handling(source: _Ref, target: _Ref) -> None:
     target.first_lift.update(source.first_lift)
     target.last_place.update(source.last_place)
     target.last_lift.update(source.last_lift)
-    target.lift_before.update(source.lift_before)
+    if source.lift_before:
+        if target.lift_before is None:
+            target.lift_before = {}
+        target.lift_before.update(source.lift_before)
 
 
 def _legal_now(game: VariantGame, action: Action) -> LegalAction | None:
@@ -1099,26 +1104,27 @@ class Recognizer:
     def _set(self, square: int, reading: str, time: float) -> None:
         board = self._board
         before = board[square]
+        board[square] = reading
+        lifting = reading == EMPTY
         lifted = _NEVER
         flicker = False
-        if before == EMPTY:
+        if lifting:  # (a square set to what it reads is never set: it was not empty)
+            self._lifted_at[square] = time
+        elif before == EMPTY:
             lifted = self._lifted_at.get(square, _NEVER)
             flicker = time - lifted <= FLICKER
-        board[square] = reading
-        self._occupied += (reading != EMPTY and reading != UNREADABLE) - (
+        self._occupied += (not lifting and reading != UNREADABLE) - (
             before != EMPTY and before != UNREADABLE
         )
-        lifting = reading == EMPTY
-        if lifting:
-            self._lifted_at[square] = time
-        top, prev, sure = self._top, self._prev, self._sure
+        top = self._top
         if top is None:
             return  # no game yet: nothing to compare with
+        prev, sure = self._prev, self._sure
         refs = (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
         for ref in refs:
             if ref is None:
                 continue
-            if reading == ref.node.view[square]:
+            if reading == ref.view[square]:
                 ref.diff.pop(square, None)
             else:
                 ref.diff[square] = None
@@ -1127,11 +1133,14 @@ class Recognizer:
                 last_lift = ref.last_lift
                 earlier = last_lift.get(square)
                 if earlier is not None:
+                    if ref.lift_before is None:
+                        ref.lift_before = {}
                     ref.lift_before[square] = earlier
                 last_lift[square] = time
             elif flicker and ref.last_lift.get(square) == lifted:
                 # a flicker is no handling
-                earlier = ref.lift_before.pop(square, None)
+                lift_before = ref.lift_before
+                earlier = None if lift_before is None else lift_before.pop(square, None)
                 if earlier is None:
                     del ref.last_lift[square]
                 else:
