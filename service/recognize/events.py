@@ -15,6 +15,7 @@ from typing import Any
 
 import chess
 
+from dgt.protocol.slots import slot_setters
 from service.variants.base import Color, ScoreEvent
 
 
@@ -58,6 +59,11 @@ class _OnSquare:
 class Lift(_OnSquare):
     """A piece left a square (``piece`` is what stood there, as far as is known)."""
 
+    def __init__(self, time: float, square: int, piece: str) -> None:
+        _ON_TIME(self, time)  # the slots set straight (dgt.protocol.slots): one per change
+        _ON_SQUARE(self, square)
+        _ON_PIECE(self, piece)
+
     @property
     def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
         return "lift"
@@ -66,6 +72,11 @@ class Lift(_OnSquare):
 @dataclass(frozen=True, slots=True)
 class Place(_OnSquare):
     """A piece was set on a square."""
+
+    def __init__(self, time: float, square: int, piece: str) -> None:
+        _ON_TIME(self, time)  # the slots set straight (dgt.protocol.slots): one per change
+        _ON_SQUARE(self, square)
+        _ON_PIECE(self, piece)
 
     @property
     def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
@@ -94,6 +105,28 @@ class MoveEvent:
     scores: tuple[ScoreEvent, ...] = ()
     alternatives: tuple[tuple[str, str], ...] = ()
 
+    def __init__(
+        self,
+        time: float,
+        ply: int,
+        number: int,
+        side: Color,
+        uci: str,
+        san: str,
+        final: bool,
+        scores: tuple[ScoreEvent, ...] = (),
+        alternatives: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        _MV_TIME(self, time)  # the slots set straight (dgt.protocol.slots): one per action
+        _MV_PLY(self, ply)
+        _MV_NUMBER(self, number)
+        _MV_SIDE(self, side)
+        _MV_UCI(self, uci)
+        _MV_SAN(self, san)
+        _MV_FINAL(self, final)
+        _MV_SCORES(self, scores)
+        _MV_ALTERNATIVES(self, alternatives)
+
     @property
     def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
         return "move"
@@ -116,6 +149,13 @@ class MoveEvent:
             ]
         data.update(alternatives_json(self.alternatives))
         return data
+
+
+_ON_TIME, _ON_SQUARE, _ON_PIECE = slot_setters(_OnSquare)
+(
+    _MV_TIME, _MV_PLY, _MV_NUMBER, _MV_SIDE, _MV_UCI, _MV_SAN, _MV_FINAL, _MV_SCORES,
+    _MV_ALTERNATIVES,
+) = slot_setters(MoveEvent)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -407,15 +407,17 @@ class _Ref:
     """A position the board is compared with, and how the board differs from it (a plain
     class: one is made for every action, and a dataclass's default factories cost more)."""
 
-    __slots__ = ("diff", "first_lift", "last_lift", "last_place", "lift_before", "node")
+    __slots__ = ("diff", "first_lift", "last_lift", "last_place", "lift_before", "node", "view")
 
     def __init__(self, node: _Node, diff: dict[int, None]) -> None:
         self.node = node
+        self.view = node.view  # (every square change compares with it: one object less)
         self.diff = diff  # ordered set of squares whose reading differs
         self.first_lift: dict[int, float] = {}  # times, since created
         self.last_place: dict[int, float] = {}
         self.last_lift: dict[int, float] = {}  # flickers left out
-        self.lift_before: dict[int, float] = {}  # to undo a flicker's
+        # to undo a flicker's (None: none yet; a square lifted twice is rare)
+        self.lift_before: dict[int, float] | None = None
 
 
 @dataclass(slots=True)
@@ -573,7 +575,10 @@ def _copy_handling(source: _Ref, target: _Ref) -> None:
     target.first_lift.update(source.first_lift)
     target.last_place.update(source.last_place)
     target.last_lift.update(source.last_lift)
-    target.lift_before.update(source.lift_before)
+    if source.lift_before:
+        if target.lift_before is None:
+            target.lift_before = {}
+        target.lift_before.update(source.lift_before)
 
 
 def _legal_now(game: VariantGame, action: Action) -> LegalAction | None:
@@ -630,6 +635,40 @@ class Recognizer:
     board's classical occupancy means (e.g. a Chess960 position the arbiter chose).
     ``rotated``: the board's orientation until a start position shows it.
     """
+
+    # slots: a hall holds one recogniser per table and every board event reads a dozen of
+    # its attributes (fixed offsets in the object, no instance dict to look them up in)
+    __slots__ = (
+        "_board",
+        "_clock_seen",
+        "_counts",
+        "_explorable",
+        "_game",
+        "_keep_current",
+        "_last_change",
+        "_lever",
+        "_lifted_at",
+        "_nodes",
+        "_occupied",
+        "_pending",
+        "_placing",
+        "_played",
+        "_presence_start",
+        "_prev",
+        "_promotion",
+        "_records",
+        "_reported",
+        "_result",
+        "_result_reason",
+        "_sure",
+        "_sure_failed",
+        "_top",
+        "clock",
+        "presence_only",
+        "rotated",
+        "settle",
+        "variant",
+    )
 
     def __init__(
         self,
@@ -981,22 +1020,27 @@ class Recognizer:
     def _on_square(
         self, time: float, square: int, piece: Piece, out: list[RecognizerEvent]
     ) -> None:
-        if self.presence_only is None:
+        presence = self.presence_only
+        if presence is None:
             self._decide_family(piece)
+            presence = self.presence_only
         if self.rotated:
             square = 63 - square
-        new = _READINGS[bool(self.presence_only)][piece]
+        new = _READINGS[1 if presence else 0][piece]
         old = self._board[square]
         if new == old:
             return
         if old and old != UNREADABLE:
             known = self._known_piece(square, old) if old == OCCUPIED else old
             out.append(Lift(time, square, known))
-        if new and new != UNREADABLE:
-            out.append(Place(time, square, new))
         self._set(square, new, time)
         self._last_change = time
-        self._placing = square if new and new != UNREADABLE else None
+        if not new or new == UNREADABLE:  # a lift (or a square gone unreadable)
+            self._placing = None
+            self._analyse(time, out)
+            return
+        out.append(Place(time, square, new))
+        self._placing = square
         if new in MAGIC_RESULTS and not self._stand_in(new):
             result, reason = MAGIC_RESULTS[new]
             self._declare(result, reason, time, out)
@@ -1060,26 +1104,27 @@ class Recognizer:
     def _set(self, square: int, reading: str, time: float) -> None:
         board = self._board
         before = board[square]
+        board[square] = reading
+        lifting = reading == EMPTY
         lifted = _NEVER
         flicker = False
-        if before == EMPTY:
+        if lifting:  # (a square set to what it reads is never set: it was not empty)
+            self._lifted_at[square] = time
+        elif before == EMPTY:
             lifted = self._lifted_at.get(square, _NEVER)
             flicker = time - lifted <= FLICKER
-        board[square] = reading
-        self._occupied += (reading != EMPTY and reading != UNREADABLE) - (
+        self._occupied += (not lifting and reading != UNREADABLE) - (
             before != EMPTY and before != UNREADABLE
         )
-        lifting = reading == EMPTY
-        if lifting:
-            self._lifted_at[square] = time
-        top, prev, sure = self._top, self._prev, self._sure
+        top = self._top
         if top is None:
             return  # no game yet: nothing to compare with
+        prev, sure = self._prev, self._sure
         refs = (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
         for ref in refs:
             if ref is None:
                 continue
-            if reading == ref.node.view[square]:
+            if reading == ref.view[square]:
                 ref.diff.pop(square, None)
             else:
                 ref.diff[square] = None
@@ -1088,11 +1133,14 @@ class Recognizer:
                 last_lift = ref.last_lift
                 earlier = last_lift.get(square)
                 if earlier is not None:
+                    if ref.lift_before is None:
+                        ref.lift_before = {}
                     ref.lift_before[square] = earlier
                 last_lift[square] = time
             elif flicker and ref.last_lift.get(square) == lifted:
                 # a flicker is no handling
-                earlier = ref.lift_before.pop(square, None)
+                lift_before = ref.lift_before
+                earlier = None if lift_before is None else lift_before.pop(square, None)
                 if earlier is None:
                     del ref.last_lift[square]
                 else:
@@ -1158,6 +1206,9 @@ class Recognizer:
         unordered: list[_Candidate] = []
         matches = self._matches(top, unordered)
         if matches:
+            if len(matches) == 1 and not unordered:  # the usual case: one action, in order
+                self._advance(matches[0].action, time, out, settled=True)
+                return
             self._advance(matches[0].action, time, out, _alternatives(matches), settled=True)
             self._played[-1].unseen = _unseen(matches, unordered)
             return
@@ -2113,7 +2164,9 @@ class Recognizer:
         assert game is not None
         number = game.move_number()
         san = game.san(la.action)
-        named = tuple([(other, game.san(other.action)) for other in alternatives])
+        named: tuple[tuple[LegalAction, str], ...] = ()
+        if alternatives:
+            named = tuple([(other, game.san(other.action)) for other in alternatives])
         scores = tuple(game.apply(la.action))
         played = _Played(la, san, number, scores, alternatives=named)
         self._played.append(played)
