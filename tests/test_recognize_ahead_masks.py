@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import chess
 
-from service.recognize.ahead import _bits, _masks
+from service.recognize.ahead import _BITS, _bits, _masks
 from service.variants import StartPosition, get_variant
 
 FENS = (
@@ -25,7 +25,9 @@ def test_action_masks_match_its_changes() -> None:
         for la in game.legal_actions():
             same, filled, emptied, whites, empties = _bits(la)
             assert same is la
-            assert _bits(la) is _bits(la)
+            assert _bits(la) == _bits(la)
+            assert _BITS[id(la)][0] is la  # worked out once per action, then kept
+            # (not `_bits(la) is _bits(la)`: a compiled build hands out a new tuple each call)
             flips = 0
             for square, symbol in la.changes:
                 assert bool(filled >> square & 1) == bool(symbol)
