@@ -181,3 +181,13 @@ def test_the_clocks_shown_read_as_a_snapshot_taken_anew() -> None:
         want = json.dumps(clocks.snapshot(t))
         assert json.dumps(keeper.shown(t)) == want
         assert json.dumps(keeper.shown(clocks.as_of)) == json.dumps(clocks.snapshot(clocks.as_of))
+
+
+def test_a_summary_kept_between_inputs_is_the_callers_to_change() -> None:
+    hands = Hands(TableSettings())
+    hands.play("e2e4", "P", True)
+    first = hands.table.summary()
+    first["connection"] = {"state": "up"}  # as the hall adds it
+    first["clocks"] = None
+    same_json(hands.table)  # written from what was kept, untouched by the caller
+    assert "connection" not in hands.table.summary()

@@ -205,6 +205,11 @@ class Table:
         self._settings_json = SettingsMemo()
         self._set_right = SetRightMemo()
         self._last_move_kept: tuple[MoveEntry, str, str, dict[str, Any]] | None = None
+        self._summary_base: dict[str, Any] | None = None
+        """The summary but its clocks, written at the first summary after an input the
+        table took (dropped by :meth:`_rearm`): the updates between two such inputs (a
+        clock report answered by :attr:`quick`, a second stream) copy it and add the
+        clocks only."""
         self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
         """The summary's last part (the details, the next players) and the settings and
         next players it was written from."""
@@ -428,7 +433,8 @@ class Table:
 
     def _rearm(self) -> None:
         """After an input: what a time-only clock report and a tick need, into
-        :attr:`quick` (see :mod:`service.table.quick_clock`)."""
+        :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew."""
+        self._summary_base = None
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
@@ -580,6 +586,15 @@ class Table:
         update the table publishes, so each part is kept until what it is written from
         changes (the parts are shared between summaries: treat them as read-only)."""
         clock = self._clock
+        base = self._summary_base
+        if base is None:
+            base = self._summary_base = self._summary_written()
+        out = base.copy()
+        out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
+        return out
+
+    def _summary_written(self) -> dict[str, Any]:
+        """:meth:`summary` with its clocks left to fill in (None), as the table stands."""
         recognizer = self._recognizer
         rotated = bool(recognizer.rotated)
         settings = self.settings
@@ -598,7 +613,7 @@ class Table:
             ),
             "orientation": "black" if rotated else "white",
             "last_move": self._last_move(),
-            "clocks": clock.shown(clock.clocks.as_of if now is None else now),
+            "clocks": None,
             "scores": self._scores(),
             "result": self._result,
             "reason": self._reason,
