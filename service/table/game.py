@@ -18,6 +18,7 @@ rebuilt after a crash by replaying its logged inputs.  Commands for the board's 
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -135,6 +136,21 @@ _DUE_MARGIN = 0.001
 ENDED_KEPT = 16
 """PGNs of replaced games a table keeps for :meth:`Table.take_ended_games`."""
 
+
+class _SummaryKept(enum.Enum):
+    """What of the summary written before an input still reads right after it."""
+
+    NOTHING = enum.auto()
+    ALL_BUT_BOARD = enum.auto()
+    """A lift or a place the arbiter has nothing to say of: the board and the squares to
+    set right change."""
+    ALL = enum.auto()
+    """A lever press that completed what was played (final moves, the clock): only time."""
+
+
+_PRESS_SHOWS = frozenset(("board", "move", "clock"))
+"""What a lever press that changes nothing of the summary but time answers."""
+
 TABLE_COMMANDS = tuple(AdminCommand)
 """The admin commands a turn-based table takes: all of them."""
 
@@ -210,6 +226,9 @@ class Table:
         table took (dropped by :meth:`_rearm`): the updates between two such inputs (a
         clock report answered by :attr:`quick`, a second stream) copy it and add the
         clocks only."""
+        self._summary_after = _SummaryKept.NOTHING
+        """What of the summary the input the table takes now leaves right (read and reset
+        by :meth:`_rearm`)."""
         self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
         """The summary's last part (the details, the next players) and the settings and
         next players it was written from."""
@@ -303,9 +322,12 @@ class Table:
         clock.lever_high = event.lever_high  # clock.seen(event)
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
+        else:  # the summary shows nothing of a report but time, but for what it causes
+            self._summary_after = _SummaryKept.ALL
         clock.present = True
         got = self._recognizer.clock_report(event)
         if got:
+            self._summary_after = _SummaryKept.NOTHING
             for item in got:
                 out += self._recognized(item, None)
         # _clock_learned, then _on_clock_update, with the phase and the control read once
@@ -319,6 +341,7 @@ class Table:
             return out
         if clock.white_side is not None:  # else the report tells nothing of the game's times
             for color in clock.read(event, playing):
+                self._summary_after = _SummaryKept.NOTHING
                 out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
@@ -328,12 +351,20 @@ class Table:
         t = event.time
         out = [TableEvent(t, "board", event_to_json(event))]
         self._board.set_square(event.square, event.piece)
+        board_only = self._game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
+            board_only = False
         recognizer = self._recognizer
         got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
+            kind = type(item)
+            if kind is not Lift and kind is not Place:
+                board_only = False
             out += self._recognized(item, None)
+        # a lift or a place in a game answers its event alone unless the arbiter ruled
+        if board_only and len(out) == 1 + len(got):
+            self._summary_after = _SummaryKept.ALL_BUT_BOARD
         return out
 
     def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
@@ -341,14 +372,18 @@ class Table:
         path it takes only (a lever press keeps the link up and says the clock is there)."""
         t = event.time
         out = [TableEvent(t, "board", event_to_json(event))]
+        only_time = self._game is not None  # and only final moves, events that show them
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
+            only_time = False
         recognizer = self._recognizer
         got = recognizer.tick(t) + recognizer.feed(event)
         completed: list[MoveEvent] = []  # the moves the press completed
         for item in got:
             if isinstance(item, MoveEvent) and item.final:
                 completed.append(item)
+            else:
+                only_time = False
         clock = self._clock
         finals = [item.side for item in completed] if completed else []
         first = None
@@ -359,6 +394,8 @@ class Table:
             out += self._recognized(item, pressed)
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
+        if only_time and all(e.type in _PRESS_SHOWS for e in out):
+            self._summary_after = _SummaryKept.ALL
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -433,8 +470,16 @@ class Table:
 
     def _rearm(self) -> None:
         """After an input: what a time-only clock report and a tick need, into
-        :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew."""
-        self._summary_base = None
+        :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew
+        (but its board's part only, after an input that changed the board only)."""
+        after = self._summary_after
+        if after is _SummaryKept.NOTHING:
+            self._summary_base = None
+        else:
+            self._summary_after = _SummaryKept.NOTHING
+            base = self._summary_base
+            if base is not None and after is _SummaryKept.ALL_BUT_BOARD:
+                base["board"] = None  # written again at the next summary
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
@@ -589,6 +634,13 @@ class Table:
         base = self._summary_base
         if base is None:
             base = self._summary_base = self._summary_written()
+        elif base["board"] is None:  # the board changed, nothing else
+            recognizer = self._recognizer
+            base["board"] = self._board.placement(
+                bool(recognizer.rotated), self._game, self._position_version,
+                bool(recognizer.presence_only),
+            )  # fmt: skip
+            base["set_right"] = self._squares_to_set_right()
         out = base.copy()
         out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
         return out
