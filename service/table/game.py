@@ -226,6 +226,8 @@ class Table:
         table took (dropped by :meth:`_rearm`): the updates between two such inputs (a
         clock report answered by :attr:`quick`, a second stream) copy it and add the
         clocks only."""
+        self._summary_watched = False
+        """A summary was asked since :meth:`_rearm` last wrote one: it writes the next."""
         self._summary_after = _SummaryKept.NOTHING
         """What of the summary the input the table takes now leaves right (read and reset
         by :meth:`_rearm`)."""
@@ -429,6 +431,8 @@ class Table:
         if got:
             for item in got:
                 out += self._recognized(item, None)
+        else:  # nothing the summary shows changes, but for a flag (below)
+            self._summary_after = _SummaryKept.ALL
         clock = self._clock
         if (
             not clock.present  # a clock keeps the time: its reports tell of a flag
@@ -440,6 +444,7 @@ class Table:
         ):
             fallen = clock.flag_fallen(now)
             if fallen is not None:
+                self._summary_after = _SummaryKept.NOTHING
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
         if clock.text_until is not None:  # most ticks: no text on the clock to end
             clock.tick(now)
@@ -471,7 +476,9 @@ class Table:
     def _rearm(self) -> None:
         """After an input: what a time-only clock report and a tick need, into
         :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew
-        (but its board's part only, after an input that changed the board only)."""
+        (but its board's part only, after an input that changed the board only), now if
+        a summary was asked since the last one written: the table's memory is still warm
+        from the input, and the update the input publishes asks for it."""
         after = self._summary_after
         if after is _SummaryKept.NOTHING:
             self._summary_base = None
@@ -480,6 +487,9 @@ class Table:
             base = self._summary_base
             if base is not None and after is _SummaryKept.ALL_BUT_BOARD:
                 base["board"] = None  # written again at the next summary
+        if self._summary_watched:
+            self._summary_watched = False
+            self._summary_base_now()
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
@@ -630,7 +640,15 @@ class Table:
         instead, and the number of moves, open claims and irregularities).  Asked at every
         update the table publishes, so each part is kept until what it is written from
         changes (the parts are shared between summaries: treat them as read-only)."""
+        self._summary_watched = True
         clock = self._clock
+        out = self._summary_base_now().copy()
+        out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
+        return out
+
+    def _summary_base_now(self) -> dict[str, Any]:
+        """The summary but its clocks (kept; see :attr:`_summary_base`), what is missing
+        of it written."""
         base = self._summary_base
         if base is None:
             base = self._summary_base = self._summary_written()
@@ -641,9 +659,7 @@ class Table:
                 bool(recognizer.presence_only),
             )  # fmt: skip
             base["set_right"] = self._squares_to_set_right()
-        out = base.copy()
-        out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
-        return out
+        return base
 
     def _summary_written(self) -> dict[str, Any]:
         """:meth:`summary` with its clocks left to fill in (None), as the table stands."""
