@@ -226,8 +226,6 @@ class Table:
         table took (dropped by :meth:`_rearm`): the updates between two such inputs (a
         clock report answered by :attr:`quick`, a second stream) copy it and add the
         clocks only."""
-        self._summary_watched = False
-        """A summary was asked since :meth:`_rearm` last wrote one: it writes the next."""
         self._summary_after = _SummaryKept.NOTHING
         """What of the summary the input the table takes now leaves right (read and reset
         by :meth:`_rearm`)."""
@@ -476,9 +474,7 @@ class Table:
     def _rearm(self) -> None:
         """After an input: what a time-only clock report and a tick need, into
         :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew
-        (but its board's part only, after an input that changed the board only), now if
-        a summary was asked since the last one written: the table's memory is still warm
-        from the input, and the update the input publishes asks for it."""
+        (but its board's part only, after an input that changed the board only)."""
         after = self._summary_after
         if after is _SummaryKept.NOTHING:
             self._summary_base = None
@@ -487,9 +483,6 @@ class Table:
             base = self._summary_base
             if base is not None and after is _SummaryKept.ALL_BUT_BOARD:
                 base["board"] = None  # written again at the next summary
-        if self._summary_watched:
-            self._summary_watched = False
-            self._summary_base_now()
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
@@ -640,7 +633,6 @@ class Table:
         instead, and the number of moves, open claims and irregularities).  Asked at every
         update the table publishes, so each part is kept until what it is written from
         changes (the parts are shared between summaries: treat them as read-only)."""
-        self._summary_watched = True
         clock = self._clock
         out = self._summary_base_now().copy()
         out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
