@@ -351,15 +351,14 @@ class Table:
         t = event.time
         out = [TableEvent(t, "board", event_to_json(event))]
         self._board.set_square(event.square, event.piece)
-        board_only = self._game is not None
+        board_only = self._summary_base is not None and self._game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
             board_only = False
         recognizer = self._recognizer
         got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
-            kind = type(item)
-            if kind is not Lift and kind is not Place:
+            if board_only and type(item) is not Lift and type(item) is not Place:
                 board_only = False
             out += self._recognized(item, None)
         # a lift or a place in a game answers its event alone unless the arbiter ruled
@@ -394,7 +393,11 @@ class Table:
             out += self._recognized(item, pressed)
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
-        if only_time and all(e.type in _PRESS_SHOWS for e in out):
+        if (
+            only_time
+            and self._summary_base is not None
+            and all(e.type in _PRESS_SHOWS for e in out)
+        ):
             self._summary_after = _SummaryKept.ALL
         return out
 
