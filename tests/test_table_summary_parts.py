@@ -9,7 +9,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from test_table_helpers import Hands
+from test_table_quick_clock import _game, _Host
 
 from dgt.protocol.constants import Piece
 from service.table import Table, TableSettings, placement_fen
@@ -18,6 +20,7 @@ from service.table.game import Phase
 from service.table.record import move_squares
 from service.table.settings import details_summary, next_players_shown
 from service.table.views import BoardView, SetRightMemo, set_right
+from service.table_runner import TableRunner
 from service.time_control import TimeControl
 from service.variants import get_variant
 from service.variants.base import BLACK, WHITE
@@ -181,3 +184,34 @@ def test_the_clocks_shown_read_as_a_snapshot_taken_anew() -> None:
         want = json.dumps(clocks.snapshot(t))
         assert json.dumps(keeper.shown(t)) == want
         assert json.dumps(keeper.shown(clocks.as_of)) == json.dumps(clocks.snapshot(clocks.as_of))
+
+
+def test_a_summary_kept_between_inputs_is_the_callers_to_change() -> None:
+    hands = Hands(TableSettings())
+    hands.play("e2e4", "P", True)
+    first = hands.table.summary()
+    first["connection"] = {"state": "up"}  # as the hall adds it
+    first["clocks"] = None
+    same_json(hands.table)  # written from what was kept, untouched by the caller
+    assert "connection" not in hands.table.summary()
+
+
+@pytest.mark.parametrize(("control", "rules", "clock"), [
+    ("60+0", "casual", True), ("60+2", "fide-blitz", True), ("60+0", "fide-blitz", False)
+])  # fmt: skip
+def test_the_summary_kept_between_inputs_reads_as_one_written_from_nothing(
+    control: str, rules: str, clock: bool
+) -> None:
+    """Lifts, places, presses and clock reports, answered by the runner's quick clock or
+    by the table: the summary (part of it kept across inputs that change only the board
+    or only time) after each one reads as one written from nothing."""
+    table = Table("q", TableSettings(time_control=control, rules=rules))
+    runner = TableRunner("q", table, _Host(), send_orders=False)
+    for seed in range(2):
+        for kind, t, event in _game(seed, clock=clock):
+            if kind == "tick":
+                runner.tick(t)
+            else:
+                assert event is not None
+                runner.feed(event, t)
+            same_json(table)

@@ -18,6 +18,7 @@ rebuilt after a crash by replaying its logged inputs.  Commands for the board's 
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -135,6 +136,21 @@ _DUE_MARGIN = 0.001
 ENDED_KEPT = 16
 """PGNs of replaced games a table keeps for :meth:`Table.take_ended_games`."""
 
+
+class _SummaryKept(enum.Enum):
+    """What of the summary written before an input still reads right after it."""
+
+    NOTHING = enum.auto()
+    ALL_BUT_BOARD = enum.auto()
+    """A lift or a place the arbiter has nothing to say of: the board and the squares to
+    set right change."""
+    ALL = enum.auto()
+    """A lever press that completed what was played (final moves, the clock): only time."""
+
+
+_PRESS_SHOWS = frozenset(("board", "move", "clock"))
+"""What a lever press that changes nothing of the summary but time answers."""
+
 TABLE_COMMANDS = tuple(AdminCommand)
 """The admin commands a turn-based table takes: all of them."""
 
@@ -205,6 +221,14 @@ class Table:
         self._settings_json = SettingsMemo()
         self._set_right = SetRightMemo()
         self._last_move_kept: tuple[MoveEntry, str, str, dict[str, Any]] | None = None
+        self._summary_base: dict[str, Any] | None = None
+        """The summary but its clocks, written at the first summary after an input the
+        table took (dropped by :meth:`_rearm`): the updates between two such inputs (a
+        clock report answered by :attr:`quick`, a second stream) copy it and add the
+        clocks only."""
+        self._summary_after = _SummaryKept.NOTHING
+        """What of the summary the input the table takes now leaves right (read and reset
+        by :meth:`_rearm`)."""
         self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
         """The summary's last part (the details, the next players) and the settings and
         next players it was written from."""
@@ -298,9 +322,12 @@ class Table:
         clock.lever_high = event.lever_high  # clock.seen(event)
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
+        else:  # the summary shows nothing of a report but time, but for what it causes
+            self._summary_after = _SummaryKept.ALL
         clock.present = True
         got = self._recognizer.clock_report(event)
         if got:
+            self._summary_after = _SummaryKept.NOTHING
             for item in got:
                 out += self._recognized(item, None)
         # _clock_learned, then _on_clock_update, with the phase and the control read once
@@ -314,6 +341,7 @@ class Table:
             return out
         if clock.white_side is not None:  # else the report tells nothing of the game's times
             for color in clock.read(event, playing):
+                self._summary_after = _SummaryKept.NOTHING
                 out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
@@ -323,12 +351,19 @@ class Table:
         t = event.time
         out = [TableEvent(t, "board", event_to_json(event))]
         self._board.set_square(event.square, event.piece)
+        board_only = self._summary_base is not None and self._game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
+            board_only = False
         recognizer = self._recognizer
         got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
+            if board_only and type(item) is not Lift and type(item) is not Place:
+                board_only = False
             out += self._recognized(item, None)
+        # a lift or a place in a game answers its event alone unless the arbiter ruled
+        if board_only and len(out) == 1 + len(got):
+            self._summary_after = _SummaryKept.ALL_BUT_BOARD
         return out
 
     def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
@@ -336,14 +371,18 @@ class Table:
         path it takes only (a lever press keeps the link up and says the clock is there)."""
         t = event.time
         out = [TableEvent(t, "board", event_to_json(event))]
+        only_time = self._game is not None  # and only final moves, events that show them
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
+            only_time = False
         recognizer = self._recognizer
         got = recognizer.tick(t) + recognizer.feed(event)
         completed: list[MoveEvent] = []  # the moves the press completed
         for item in got:
             if isinstance(item, MoveEvent) and item.final:
                 completed.append(item)
+            else:
+                only_time = False
         clock = self._clock
         finals = [item.side for item in completed] if completed else []
         first = None
@@ -354,6 +393,12 @@ class Table:
             out += self._recognized(item, pressed)
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
+        if (
+            only_time
+            and self._summary_base is not None
+            and all(e.type in _PRESS_SHOWS for e in out)
+        ):
+            self._summary_after = _SummaryKept.ALL
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -387,6 +432,8 @@ class Table:
         if got:
             for item in got:
                 out += self._recognized(item, None)
+        else:  # nothing the summary shows changes, but for a flag (below)
+            self._summary_after = _SummaryKept.ALL
         clock = self._clock
         if (
             not clock.present  # a clock keeps the time: its reports tell of a flag
@@ -398,6 +445,7 @@ class Table:
         ):
             fallen = clock.flag_fallen(now)
             if fallen is not None:
+                self._summary_after = _SummaryKept.NOTHING
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
         if clock.text_until is not None:  # most ticks: no text on the clock to end
             clock.tick(now)
@@ -428,7 +476,16 @@ class Table:
 
     def _rearm(self) -> None:
         """After an input: what a time-only clock report and a tick need, into
-        :attr:`quick` (see :mod:`service.table.quick_clock`)."""
+        :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew
+        (but its board's part only, after an input that changed the board only)."""
+        after = self._summary_after
+        if after is _SummaryKept.NOTHING:
+            self._summary_base = None
+        else:
+            self._summary_after = _SummaryKept.NOTHING
+            base = self._summary_base
+            if base is not None and after is _SummaryKept.ALL_BUT_BOARD:
+                base["board"] = None  # written again at the next summary
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
@@ -580,6 +637,27 @@ class Table:
         update the table publishes, so each part is kept until what it is written from
         changes (the parts are shared between summaries: treat them as read-only)."""
         clock = self._clock
+        out = self._summary_base_now().copy()
+        out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
+        return out
+
+    def _summary_base_now(self) -> dict[str, Any]:
+        """The summary but its clocks (kept; see :attr:`_summary_base`), what is missing
+        of it written."""
+        base = self._summary_base
+        if base is None:
+            base = self._summary_base = self._summary_written()
+        elif base["board"] is None:  # the board changed, nothing else
+            recognizer = self._recognizer
+            base["board"] = self._board.placement(
+                bool(recognizer.rotated), self._game, self._position_version,
+                bool(recognizer.presence_only),
+            )  # fmt: skip
+            base["set_right"] = self._squares_to_set_right()
+        return base
+
+    def _summary_written(self) -> dict[str, Any]:
+        """:meth:`summary` with its clocks left to fill in (None), as the table stands."""
         recognizer = self._recognizer
         rotated = bool(recognizer.rotated)
         settings = self.settings
@@ -598,7 +676,7 @@ class Table:
             ),
             "orientation": "black" if rotated else "white",
             "last_move": self._last_move(),
-            "clocks": clock.shown(clock.clocks.as_of if now is None else now),
+            "clocks": None,
             "scores": self._scores(),
             "result": self._result,
             "reason": self._reason,
