@@ -120,6 +120,9 @@ from service.hall import Hall  # noqa: E402
 from service.store import Store  # noqa: E402
 from service.web import WebServer  # noqa: E402
 
+SERVICE_CODE = Path(event_loop.__file__).resolve().parent.parent
+"""The checkout whose service this bench measures (its own: :data:`ROOT` comes first)."""
+
 SCRIPT = Path(__file__).resolve()
 LICHESS_GAMES = ROOT / "tests" / "data" / "lichess-2012-12-31-100.pgn"
 """The 100 lichess games kept in the repository (CC0; see ``tests/data/README.md``)."""
@@ -917,7 +920,9 @@ async def main_async(args: argparse.Namespace) -> int:
     print(f"games: {len(games)} real games replayed with human timing (speed x{args.speed:g}); "
           f"boards start within {args.stagger:g} s; window {args.duration:g} s after "
           f"{args.warmup:g} s warm-up; one CPU; event loop "
-          f"{type(asyncio.get_running_loop()).__module__.split('.')[0]}")  # fmt: skip
+          f"{type(asyncio.get_running_loop()).__module__.split('.')[0]}; the code of "
+          f"{SERVICE_CODE} (this bench's own checkout: "
+          f"to measure another, run its copy of the bench)")  # fmt: skip
     for n in args.sizes:
         r = await measure(n, args, games)
         print(
