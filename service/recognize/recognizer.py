@@ -2437,10 +2437,12 @@ class Recognizer:
         """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
         one read as ``first`` on (the answer depends on the game alone: it is kept)."""
         try:
-            moves = [to_chess_move(played.action.action) for played in later]
             root = to_chess_move(first.action)
         except IllegalActionError:
             return True
+        # the moves of ``later`` as made on the board (the last ones of its move stack: the
+        # game's, as read)
+        moves = board.move_stack[-len(later) :]
         # a copy set to the state before the first of them (no moves to undo one by one:
         # legality needs no move stack)
         scratch = board.copy(stack=False)

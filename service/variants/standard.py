@@ -444,8 +444,15 @@ class ChessGame(VariantGame):
         if self.outcome() is not None:
             return []
         found = []
-        for move in moves:
-            action = self._legal_action(here, move)
+        squares = here.squares
+        known = here.known
+        if known is None:
+            known = here.known = {}
+        for move in moves:  # (_legal_action, inline: a first visit makes one per move)
+            origin = move.from_square
+            target = move.to_square
+            action = _legal_move(origin, target, move.promotion, squares[origin], squares[target])
+            known[action.action] = action
             for changed, _ in action.changes:
                 if changed == square:
                     found.append(action)
