@@ -571,9 +571,15 @@ class ChessGame(VariantGame):
         self._forgotten = index
 
     def san(self, action: Action) -> str:
-        move = self._checked_move(action)
         here = self._line[-1]
         sans = here.san
+        if sans is not None and self._flagged is None:
+            # written here before: it was checked legal then, and still is (a position's
+            # legal actions never change; a flag fall ends the game, see _checked_move)
+            known = sans.get(action)
+            if known is not None:
+                return known
+        move = self._checked_move(action)
         if sans is None:
             sans = here.san = {}
         san = sans.get(action)
