@@ -104,6 +104,30 @@ def _bits(action: LegalAction) -> _Bits:
     return known
 
 
+_Entry = tuple[LegalAction, str, int, int, int, tuple[int, ...]]
+_ENTRIES: dict[int, tuple[Sequence[LegalAction], tuple[_Entry, ...]]] = {}
+""":func:`_entries` of the lists of actions seen, by ``id`` (the entry holds the list; a chess
+variant keeps one list per position and square it was asked about)."""
+_ENTRIES_MOST = 1 << 12
+
+
+def _entries(actions: Sequence[LegalAction]) -> tuple[_Entry, ...]:
+    """Each of ``actions`` with its UCI and its :func:`_bits` but itself, worked out once
+    per list (a list of actions is never changed once a variant hands it out)."""
+    known = _ENTRIES.get(id(actions))
+    if known is not None and known[0] is actions:
+        return known[1]
+    entries = []
+    for action in actions:
+        _, filled, emptied, whites, empties = _bits(action)
+        entries.append((action, action.uci, filled, emptied, whites, empties))
+    result = tuple(entries)
+    if len(_ENTRIES) >= _ENTRIES_MOST:
+        _ENTRIES.clear()
+    _ENTRIES[id(actions)] = (actions, result)
+    return result
+
+
 _MASKS: dict[int, tuple[Sequence[str], int, int]] = {}
 """:func:`_masks` of the square maps seen, by ``id`` (the entry holds the map)."""
 _MASKS_MOST = 1 << 10
@@ -164,12 +188,6 @@ def search(
     turns = len(sides) == 1  # one side at a time: its actions leave its own squares
     white = _masks(game.squares)[1]
 
-    def started(empties: tuple[int, ...], when: Mapping[int, float] | None) -> float | None:
-        if when is None:
-            return None
-        times = [when[sq] for sq in empties if sq in when]
-        return min(times) if times else None
-
     def starts(occupancy: int, todo: int, left: int, side: bool, whites: int, spare: int) -> int:
         """The squares to flip that an action of ``side`` may empty (0: ``left`` actions
         cannot flip ``todo``)."""
@@ -195,20 +213,35 @@ def search(
         visited += 1
         seen: set[str] = set()
         replacing = not path and not_first is not None  # (no action equals None)
+        allowed = todo | spare
         for square in chess.scan_forward(squares):
-            for action in game.actions_changing(square):
-                uci = action.uci
+            for action, uci, filled, emptied, set_white, empties in _entries(
+                game.actions_changing(square)
+            ):
+                # (the flips first: most actions fail them; an action seen twice -- a
+                # castling changes two of its side's squares -- flips the same squares)
+                mask = (filled & ~occupancy) | (emptied & occupancy)
+                if not mask or mask & ~allowed:
+                    continue
                 if uci in seen or (replacing and action == not_first):
                     continue
                 seen.add(uci)
-                _, filled, emptied, set_white, empties = _bits(action)
-                mask = (filled & ~occupancy) | (emptied & occupancy)
-                if not mask or mask & ~todo & ~spare:
-                    continue
-                start = started(empties, lifted)
-                if start is not None and start <= since + slack:
-                    continue  # a reply starts once the move it answers was made
-                earliest = started(empties, first_lifted)
+                # when its piece was lifted last, and first (the earliest over the squares
+                # it empties; None: never)
+                start: float | None = None
+                earliest: float | None = None
+                if lifted is not None:
+                    for sq in empties:
+                        when = lifted.get(sq)
+                        if when is not None and (start is None or when < start):
+                            start = when
+                    if start is not None and start <= since + slack:
+                        continue  # a reply starts once the move it answers was made
+                if first_lifted is not None:
+                    for sq in empties:
+                        when = first_lifted.get(sq)
+                        if when is not None and (earliest is None or when < earliest):
+                            earliest = when
                 if earliest is None:
                     earliest = start
                 rest = todo ^ mask

@@ -594,6 +594,24 @@ def _legal_now(game: VariantGame, action: Action) -> LegalAction | None:
     return next((la for la in game.legal_actions() if la.action == action), None)
 
 
+_SCRATCH: dict[tuple[type[chess.Board], bool], chess.Board] = {}
+""":func:`_scratch_board`'s boards, by kind of board and castling notation."""
+
+
+def _scratch_board(board: chess.Board) -> chess.Board:
+    """A board of ``board``'s kind to try moves on, with an empty move stack, its position
+    to be set by the caller (a ``_BoardState`` restored onto it); one per kind, made once
+    (a copy of a board costs more than the moves tried on it), every move pushed on it
+    popped again."""
+    key = (type(board), board.chess960)
+    scratch = _SCRATCH.get(key)
+    if scratch is None:
+        scratch = _SCRATCH[key] = board.copy(stack=False)
+    elif scratch.move_stack:  # (a try cut short by an error)
+        scratch.clear_stack()
+    return scratch
+
+
 def _handled(ref: _Ref) -> Handled:
     """The handling seen since ``ref`` was made, for reading ahead."""
     return Handled(ref.first_lift, ref.last_lift, ref.last_place)
@@ -2322,7 +2340,7 @@ class Recognizer:
                 return False
             tried += 1
             if game_key is None:
-                game_key = tuple(played.action.uci for played in self._played)
+                game_key = tuple([played.action.uci for played in self._played])
             combination = (
                 self._explore(index, other) if self._may_explore(index, other, game_key) else None
             )
@@ -2437,13 +2455,15 @@ class Recognizer:
         """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
         one read as ``first`` on (the answer depends on the game alone: it is kept)."""
         try:
-            moves = [to_chess_move(played.action.action) for played in later]
             root = to_chess_move(first.action)
         except IllegalActionError:
             return True
-        # a copy set to the state before the first of them (no moves to undo one by one:
+        # the moves of ``later`` as made on the board (the last ones of its move stack: the
+        # game's, as read)
+        moves = board.move_stack[-len(later) :]
+        # a board set to the state before the first of them (no moves to undo one by one:
         # legality needs no move stack)
-        scratch = board.copy(stack=False)
+        scratch = _scratch_board(board)
         board._stack[-len(later)].restore(scratch)
         nodes = changes = 0
 

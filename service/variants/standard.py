@@ -444,8 +444,15 @@ class ChessGame(VariantGame):
         if self.outcome() is not None:
             return []
         found = []
-        for move in moves:
-            action = self._legal_action(here, move)
+        squares = here.squares
+        known = here.known
+        if known is None:
+            known = here.known = {}
+        for move in moves:  # (_legal_action, inline: a first visit makes one per move)
+            origin = move.from_square
+            target = move.to_square
+            action = _legal_move(origin, target, move.promotion, squares[origin], squares[target])
+            known[action.action] = action
             for changed, _ in action.changes:
                 if changed == square:
                     found.append(action)
@@ -564,9 +571,15 @@ class ChessGame(VariantGame):
         self._forgotten = index
 
     def san(self, action: Action) -> str:
-        move = self._checked_move(action)
         here = self._line[-1]
         sans = here.san
+        if sans is not None and self._flagged is None:
+            # written here before: it was checked legal then, and still is (a position's
+            # legal actions never change; a flag fall ends the game, see _checked_move)
+            known = sans.get(action)
+            if known is not None:
+                return known
+        move = self._checked_move(action)
         if sans is None:
             sans = here.san = {}
         san = sans.get(action)
