@@ -394,13 +394,14 @@ class _Node:
 
     __slots__ = ("candidates", "count", "ply", "squares", "view")
 
-    def __init__(self, ply: int, squares: SquareMap, view: SquareMap) -> None:
+    def __init__(self, ply: int, squares: SquareMap, view: SquareMap, count: int = -1) -> None:
         self.ply = ply
         self.squares = squares
         self.view = view  # what the board reads for it
         # the candidates by a square they change (None: none yet)
         self.candidates: dict[int, _Index] | None = None
-        self.count = len(view) - view.count(EMPTY)  # occupied squares
+        # occupied squares (``count``: known already)
+        self.count = len(view) - view.count(EMPTY) if count < 0 else count
 
 
 class _Ref:
@@ -719,6 +720,9 @@ class Recognizer:
         out: list[RecognizerEvent] = []
         if type(event) is SquareChanged and self._pending is None:  # most changes
             self._on_square(event.time, event.square, event.piece, out)
+            return out
+        if type(event) is LeverMoved and self._pending is None:  # a clock press
+            self._on_lever(event, out)
             return out
         if isinstance(event, ClockUpdate) and self._pending is None:
             # the clock's report about once a second: most events, and nothing to decide
@@ -2276,8 +2280,11 @@ class Recognizer:
             return _Ref(node, {})
         return _Ref(node, dict.fromkeys([sq for sq in _SQUARES if board[sq] != view[sq]]))
 
-    def _apply(self, la: LegalAction, alternatives: tuple[LegalAction, ...] = ()) -> _Played:
-        """Make ``la`` (``alternatives``: other actions the board read the same)."""
+    def _apply(
+        self, la: LegalAction, alternatives: tuple[LegalAction, ...] = (), count: int = -1
+    ) -> _Played:
+        """Make ``la`` (``alternatives``: other actions the board read the same; ``count``:
+        the occupied squares after it, when known)."""
         game = self._game
         assert game is not None
         number = game.move_number()
@@ -2295,7 +2302,7 @@ class Recognizer:
             view = self._view(squares)
         else:
             view = squares  # (_view: the board reads the model's symbols as they are)
-        self._push_node(_Node(len(played_list), squares, view))
+        self._push_node(_Node(len(played_list), squares, view, count))
         return played
 
     def _move_event(
@@ -2330,7 +2337,8 @@ class Recognizer:
         played_list = self._played
         if played_list and not played_list[-1].final:
             self._finalise(time, out)
-        played = self._apply(la, alternatives)
+        # settled: the board reads as the new position, whose occupied squares it counts
+        played = self._apply(la, alternatives, self._occupied if settled else -1)
         if self._keep_current is not None:
             self._keep_current()
         self._prev = self._top
