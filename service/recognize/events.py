@@ -42,6 +42,13 @@ class _OnSquare:
     square: int
     piece: str
 
+    def __init__(self, time: float, square: int, piece: str) -> None:
+        # the slots set straight (dgt.protocol.slots): one per change; Lift and Place take
+        # this one (init=False: the dataclass writes none for them)
+        _ON_TIME(self, time)
+        _ON_SQUARE(self, square)
+        _ON_PIECE(self, piece)
+
     @property
     def type(self) -> str:  # each kind names its own (not a ClassVar: mypyc#1122)
         raise NotImplementedError
@@ -55,28 +62,18 @@ class _OnSquare:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Lift(_OnSquare):
     """A piece left a square (``piece`` is what stood there, as far as is known)."""
-
-    def __init__(self, time: float, square: int, piece: str) -> None:
-        _ON_TIME(self, time)  # the slots set straight (dgt.protocol.slots): one per change
-        _ON_SQUARE(self, square)
-        _ON_PIECE(self, piece)
 
     @property
     def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
         return "lift"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Place(_OnSquare):
     """A piece was set on a square."""
-
-    def __init__(self, time: float, square: int, piece: str) -> None:
-        _ON_TIME(self, time)  # the slots set straight (dgt.protocol.slots): one per change
-        _ON_SQUARE(self, square)
-        _ON_PIECE(self, piece)
 
     @property
     def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)

@@ -394,13 +394,14 @@ class _Node:
 
     __slots__ = ("candidates", "count", "ply", "squares", "view")
 
-    def __init__(self, ply: int, squares: SquareMap, view: SquareMap) -> None:
+    def __init__(self, ply: int, squares: SquareMap, view: SquareMap, count: int = -1) -> None:
         self.ply = ply
         self.squares = squares
         self.view = view  # what the board reads for it
         # the candidates by a square they change (None: none yet)
         self.candidates: dict[int, _Index] | None = None
-        self.count = len(view) - view.count(EMPTY)  # occupied squares
+        # occupied squares (``count``: known already)
+        self.count = len(view) - view.count(EMPTY) if count < 0 else count
 
 
 class _Ref:
@@ -738,6 +739,9 @@ class Recognizer:
         if type(event) is SquareChanged and self._pending is None:  # most changes
             self._on_square(event.time, event.square, event.piece, out)
             return out
+        if type(event) is LeverMoved and self._pending is None:  # a clock press
+            self._on_lever(event, out)
+            return out
         if isinstance(event, ClockUpdate) and self._pending is None:
             # the clock's report about once a second: most events, and nothing to decide
             if event.running:
@@ -1055,7 +1059,8 @@ class Recognizer:
         self._last_change = time
         if not new or new == UNREADABLE:  # a lift (or a square gone unreadable)
             self._placing = None
-            self._analyse(time, out)
+            if new or not self._lifted_only():
+                self._analyse(time, out)
             return
         out.append(Place(time, square, new))
         self._placing = square
@@ -1065,7 +1070,8 @@ class Recognizer:
             return
         if (new == "K" or new == "k") and square in CENTRE and self._kings_gesture(time, out):
             return
-        self._analyse(time, out)
+        if presence or not self._placed_action(square, time, out):
+            self._analyse(time, out)
 
     def _on_snapshot(self, event: BoardSnapshot, out: list[RecognizerEvent]) -> None:
         for piece in event.squares:
@@ -1120,33 +1126,29 @@ class Recognizer:
         return reading
 
     def _set(self, square: int, reading: str, time: float) -> None:
+        """The board reads ``reading`` on ``square`` from ``time`` (another reading than it
+        had: a square set to what it reads is never set), and the references compared with
+        it see the change: how the board differs from each, and the handling."""
         board = self._board
         before = board[square]
         board[square] = reading
-        lifting = reading == EMPTY
-        lifted = _NEVER
-        flicker = False
-        if lifting:  # (a square set to what it reads is never set: it was not empty)
-            self._lifted_at[square] = time
-        elif before == EMPTY:
-            lifted = self._lifted_at.get(square, _NEVER)
-            flicker = time - lifted <= FLICKER
-        self._occupied += (not lifting and reading != UNREADABLE) - (
-            before != EMPTY and before != UNREADABLE
-        )
         top = self._top
-        if top is None:
-            return  # no game yet: nothing to compare with
-        prev, sure = self._prev, self._sure
-        refs = (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
-        for ref in refs:
-            if ref is None:
-                continue
-            if reading == ref.view[square]:
-                ref.diff.pop(square, None)
-            else:
-                ref.diff[square] = None
-            if lifting:
+        if reading == EMPTY:  # a lift (the reading before was not empty)
+            self._lifted_at[square] = time
+            if before != UNREADABLE:
+                self._occupied -= 1
+            if top is None:
+                return  # no game yet: nothing to compare with
+            prev, sure = self._prev, self._sure
+            for ref in (
+                (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
+            ):
+                if ref is None:
+                    continue
+                if ref.view[square]:
+                    ref.diff[square] = None
+                else:
+                    ref.diff.pop(square, None)
                 ref.first_lift.setdefault(square, time)
                 last_lift = ref.last_lift
                 earlier = last_lift.get(square)
@@ -1155,7 +1157,26 @@ class Recognizer:
                         ref.lift_before = {}
                     ref.lift_before[square] = earlier
                 last_lift[square] = time
-            elif flicker and ref.last_lift.get(square) == lifted:
+            return
+        lifted = _NEVER
+        flicker = False
+        if before == EMPTY:
+            lifted = self._lifted_at.get(square, _NEVER)
+            flicker = time - lifted <= FLICKER
+        self._occupied += (reading != UNREADABLE) - (before != EMPTY and before != UNREADABLE)
+        if top is None:
+            return  # no game yet: nothing to compare with
+        prev, sure = self._prev, self._sure
+        for ref in (
+            (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
+        ):
+            if ref is None:
+                continue
+            if reading == ref.view[square]:
+                ref.diff.pop(square, None)
+            else:
+                ref.diff[square] = None
+            if flicker and ref.last_lift.get(square) == lifted:
                 # a flicker is no handling
                 lift_before = ref.lift_before
                 earlier = None if lift_before is None else lift_before.pop(square, None)
@@ -1251,6 +1272,107 @@ class Recognizer:
             and not self._reread(time, out, placed=self._placing)
         ):
             self._follow(time, out, self._placing)
+
+    def _plain_top(self) -> _Ref | None:
+        """The top position when :meth:`_analyse` would ask no more of it than a new action
+        from it (None otherwise): the board is not on the previous position and the last
+        action is complete (completed by the clock or the next action: nothing amends it)."""
+        top = self._top
+        if top is None or not top.diff or top.node is not self._nodes[-1]:
+            return None
+        prev = self._prev
+        if prev is not None:
+            if not prev.diff:
+                return None
+            last = self._played[-1]
+            if not last.final or last.by_settle:
+                return None
+        return top
+
+    def _lifted_only(self) -> bool:
+        """:meth:`_analyse` after a lift, its common case (the board differs from the top
+        position by lifts alone, on a board with fewer than 32 pieces than no earlier
+        position had as many as): nothing to do but work out the actions changing the first
+        square lifted (for the place that completes one); False when the case is another
+        (the caller analyses)."""
+        top = self._plain_top()
+        if top is None:
+            return False
+        board = self._board
+        for square in top.diff:
+            if board[square]:
+                return False  # not lifts only
+        occupied = self._occupied
+        if occupied == 32 or self._counts.get(occupied):
+            return False  # a start position, or an earlier one, may stand
+        first = next(iter(top.diff))
+        game = self._game
+        assert game is not None
+        if self.presence_only or type(game).board_symbol is not VariantGame.board_symbol:
+            # (_matches's lifts-only case: an action that only takes pieces off)
+            return not self._candidates(top.node, first).get(frozenset(top.diff))
+        # what _candidates asks first, asked now for the place (the game keeps it)
+        actions = game.actions_changing(first)
+        if isinstance(game, ChessGame):
+            return True  # every chess move sets a piece down
+        for la in actions:
+            for _, symbol in la.changes:
+                if symbol:
+                    break
+            else:
+                if la.changes:
+                    return False  # it only takes pieces off: _matches decides
+        return True
+
+    def _placed_action(self, placed: int, time: float, out: list[RecognizerEvent]) -> bool:
+        """:meth:`_analyse` after a place on a piece-identity board, its common case: the
+        board reads as one legal action from the top position (the one :meth:`_matches`
+        finds, with nothing to sort: an action reads exactly its changes), which is made.
+        False when the case is another (the caller analyses)."""
+        top = self._plain_top()
+        if top is None:
+            return False
+        diff = top.diff
+        if placed not in diff:
+            return False  # set back where it stood
+        game = self._game
+        assert game is not None
+        if type(game).board_symbol is not VariantGame.board_symbol:
+            return False  # stand-in pieces: _candidate reads them
+        board = self._board
+        view = top.view
+        count = len(diff)
+        found: LegalAction | None = None
+        # the actions _candidates indexes for the first square that differs (the game keeps
+        # them): the candidates _matches reads the board against, in the same order
+        for la in game.actions_changing(next(iter(diff))):
+            changes = la.changes
+            if len(changes) == 2:  # most actions: a piece from one square to another
+                (one, one_symbol), (two, two_symbol) = changes
+                if (
+                    board[one] != one_symbol
+                    or board[two] != two_symbol
+                    or (one_symbol != view[one]) + (two_symbol != view[two]) != count
+                ):
+                    continue
+            else:
+                changed = 0
+                for square, symbol in changes:
+                    if symbol != view[square]:
+                        if board[square] != symbol:
+                            changed = -1  # reads otherwise
+                            break
+                        changed += 1
+                if changed != count:
+                    continue
+            if found is None:
+                found = la
+            elif la != found:
+                return False  # read the same as another: _matches sorts them
+        if found is None:
+            return False
+        self._advance(found, time, out, settled=True)
+        return True
 
     def _partway(self, ref: _Ref, promotions: bool = False) -> bool:
         """Whether the board is part-way through a legal action from ``ref``: every square
@@ -2176,36 +2298,46 @@ class Recognizer:
             return _Ref(node, {})
         return _Ref(node, dict.fromkeys([sq for sq in _SQUARES if board[sq] != view[sq]]))
 
-    def _apply(self, la: LegalAction, alternatives: tuple[LegalAction, ...] = ()) -> _Played:
-        """Make ``la`` (``alternatives``: other actions the board read the same)."""
+    def _apply(
+        self, la: LegalAction, alternatives: tuple[LegalAction, ...] = (), count: int = -1
+    ) -> _Played:
+        """Make ``la`` (``alternatives``: other actions the board read the same; ``count``:
+        the occupied squares after it, when known)."""
         game = self._game
         assert game is not None
         number = game.move_number()
-        san = game.san(la.action)
+        action = la.action
+        san = game.san(action)
         named: tuple[tuple[LegalAction, str], ...] = ()
         if alternatives:
             named = tuple([(other, game.san(other.action)) for other in alternatives])
-        scores = tuple(game.apply(la.action))
-        played = _Played(la, san, number, scores, alternatives=named)
-        self._played.append(played)
+        scores = tuple(game.apply(action))
+        played = _Played(la, san, number, scores, False, False, named)
+        played_list = self._played
+        played_list.append(played)
         squares = game.squares
-        self._push_node(_Node(len(self._played), squares, self._view(squares)))
+        if self.presence_only or type(game).board_symbol is not VariantGame.board_symbol:
+            view = self._view(squares)
+        else:
+            view = squares  # (_view: the board reads the model's symbols as they are)
+        self._push_node(_Node(len(played_list), squares, view, count))
         return played
 
     def _move_event(
         self, time: float, played: _Played, final: bool, ply: int | None = None
     ) -> MoveEvent:
         """The event for ``played``, the action at ``ply`` (default: the last one)."""
+        la = played.action
         return MoveEvent(
             time,
             len(self._played) if ply is None else ply,
             played.number,
-            played.action.side,
-            played.action.uci,
+            la.side,
+            la.uci,
             played.san,
             final,
             played.scores,
-            _named(played),
+            _named(played) if played.alternatives else (),
         )
 
     def _advance(
@@ -2220,16 +2352,30 @@ class Recognizer:
         """A new action from the top position (``alternatives``: see :meth:`_apply`;
         ``settled``: the board reads exactly as the action leaves it, as it does when
         :meth:`_matches` found the action from the top position)."""
-        if self._played and not self._played[-1].final:
+        played_list = self._played
+        if played_list and not played_list[-1].final:
             self._finalise(time, out)
-        played = self._apply(la, alternatives)
+        # settled: the board reads as the new position, whose occupied squares it counts
+        played = self._apply(la, alternatives, self._occupied if settled else -1)
         if self._keep_current is not None:
             self._keep_current()
         self._prev = self._top
         node = self._nodes[-1]
         self._top = _Ref(node, {}) if settled else self._new_ref(node)
         logger.debug("action %s (%s), provisional", played.san, la.uci)
-        out.append(self._move_event(time, played, False))
+        out.append(
+            MoveEvent(
+                time,
+                len(played_list),
+                played.number,
+                la.side,
+                la.uci,
+                played.san,
+                False,
+                played.scores,
+                _named(played) if alternatives else (),
+            )
+        )
         if self._reported:
             self._explained(time, out)
 
