@@ -1,0 +1,124 @@
+"""A clock report that changes nothing but time takes the hall's short way from the board
+to its row (``Hall.clock_echo``: no event as logged, no answer, its row's text written in
+one step): the rows stored and the updates shown are those of the general way (the table
+fed the report as logged, ``Hall.table_input``), byte for byte."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from dgt.emulator.board import start_squares
+from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side
+from service.config import TableConfig
+from service.hall import Hall
+from service.store import Store, board_input, clock_text
+
+
+def _reports(seed: int) -> list[BoardEvent]:
+    """A board's events: its snapshot, then a clock reporting every half second, with
+    lever presses, stops, flags, a low battery, whole and other times now and then."""
+    rng = random.Random(seed)
+    t = 100.0
+    out: list[BoardEvent] = [BoardSnapshot(t, start_squares(), "connect")]
+    left, right = 300.0, 300.0
+    lever = Side.RIGHT
+    running = False
+    for _ in range(240):
+        t += 0.5
+        roll = rng.random()
+        if roll < 0.03:
+            lever = Side.LEFT if lever is Side.RIGHT else Side.RIGHT
+            out.append(LeverMoved(t, lever))
+        elif roll < 0.06:
+            running = not running
+        if running and rng.random() < 0.5:
+            if lever is Side.RIGHT:
+                left = max(0.0, left - 1.0)
+            else:
+                right = max(0.0, right - 1.0)
+        shown_left: Any = left
+        if rng.random() < 0.03:
+            shown_left = left + 0.5  # not a whole second: the general way writes it
+        elif rng.random() < 0.03:
+            shown_left = int(left)  # an int: the general way too
+        turn = (Side.LEFT if lever is Side.RIGHT else Side.RIGHT) if running else None
+        flags = (rng.random() < 0.02, rng.random() < 0.02, rng.random() < 0.05)
+        out.append(ClockUpdate(t, shown_left, right, running, lever, *flags, turn))
+    return out
+
+
+def _rows(path: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(path)
+    try:
+        return db.execute(
+            "SELECT table_id, role, kind, t, data FROM log WHERE role != 'table' ORDER BY seq"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_short_way_stores_and_shows_what_the_general_way_does(
+    tmp_path: Path, seed: int
+) -> None:
+    settings = {"white": "A", "black": "B"}
+    halls: list[Hall] = []
+    shown: list[list[dict[str, Any]]] = []
+    short = 0
+    for name in ("general", "short"):
+        store = Store(tmp_path / f"{name}.db")
+        if name == "short":
+            append_clock = store.append_clock
+
+            def counted(*args: Any, append_clock: Any = append_clock) -> None:
+                nonlocal short
+                short += 1
+                append_clock(*args)
+
+            store.append_clock = counted  # type: ignore[method-assign]
+        hall = Hall(store, wall_clock=lambda: 1_000_000.0)
+        if halls:
+            hall._offset = halls[0]._offset  # the same time line
+        seen: list[dict[str, Any]] = []
+        hall.subscribe(lambda update, seen=seen: seen.extend(update.events))
+        runner = hall.add_table(TableConfig("1", "port-1", None, settings))
+        for event in _reports(seed):
+            if name == "general":
+                item = runner.feed(event, hall.wall_time(event.time))
+                assert item is not None
+                hall.table_input(runner, item)
+            else:
+                runner.board_event(event)
+            hall.settle()
+        store.close()
+        halls.append(hall)
+        shown.append(seen)
+    assert short > 100  # most reports took the short way
+    assert _rows(tmp_path / "short.db") == _rows(tmp_path / "general.db")
+    assert shown[1] == shown[0]
+    assert any(event.get("event") == "clock" for event in shown[0])
+
+
+def test_a_clock_reports_text_is_orjsons_of_its_data() -> None:
+    times = [0.0, -0.0, 1.0, 59.0, 300.0, 35999.0, 1e15, 1e16, 1e22]
+    flags = (False, True)
+    for left, right in itertools.product(times, times[:3]):
+        for running, lf, rf, battery in itertools.product(flags, repeat=4):
+            for lever in Side:
+                for turn in (None, Side.LEFT, Side.RIGHT):
+                    report = ClockUpdate(1.0, left, right, running, lever, lf, rf, battery, turn)
+                    text = clock_text(report)
+                    assert text == orjson.dumps(board_input(report)).decode()
+
+
+@pytest.mark.parametrize("left", [0.5, 1e-05, float("nan"), float("inf"), 300])
+def test_a_clock_report_with_other_times_is_left_to_the_general_writer(left: Any) -> None:
+    report = ClockUpdate(1.0, left, 300.0, True, Side.LEFT, False, False, False, Side.LEFT)
+    assert clock_text(report) is None
