@@ -198,15 +198,23 @@ class ClockState:
 
     def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
+        update = self.same_status(raw, now)
+        if update is None:
+            return self._feed_raw(raw, now)
+        return [update]
+
+    def same_status(self, raw: bytes, now: float) -> ClockUpdate | None:
+        """:meth:`feed_raw` of the common report, its one event: the same status byte as
+        the last one, only the times and the flags moved (a running clock, once a second a
+        board).  None, with nothing read, for any other report: :meth:`feed_raw` it."""
         status = raw[6]
         if status != self._status or self.connected is not True:
-            return self._feed_raw(raw, now)
-        # The common report: the same status byte as the last one, only the times and the
-        # flags moved (a running clock, once a second a board).  Lever, running, turn bits
-        # and battery are those of the last report: no LeverMoved, the same turn.
+            return None
+        # Lever, running, turn bits and battery are those of the last report: no
+        # LeverMoved, the same turn.
         reading = read_valid_times(raw)
         if reading is None:  # bogus, or the null frame
-            return self._feed_raw(raw, now)
+            return None
         left, right, _, left_flag, right_flag = reading
         turn = self._turn
         if turn is not None:
@@ -214,9 +222,9 @@ class ClockState:
             # when the other side counted down (and only then)
             if turn is _LEFT:
                 if right < self._prev_right and left == self._prev_left:
-                    return self._feed_raw(raw, now)
+                    return None
             elif left < self._prev_left and right == self._prev_right:
-                return self._feed_raw(raw, now)
+                return None
         self._prev_left = left
         self._prev_right = right
         self.left = seconds_left = float(left)
@@ -232,7 +240,7 @@ class ClockState:
             bool(status & _BATTERY_LOW),
             turn,
         )
-        return [update]
+        return update
 
     def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_raw` of any report: the general path."""
