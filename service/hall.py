@@ -244,6 +244,9 @@ class HallTable(TableRunner, GameBook):
     reporting to the hall, with the games played at it (:class:`GameBook`) and how its
     clock reports were last shown."""
 
+    __slots__ = ("clock_published", "clock_running", "hall", "inputs")
+    # What every clock report reads and writes, in the object itself (as the runner's).
+
     def __init__(
         self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
     ) -> None:
@@ -338,7 +341,7 @@ class Hall:
         self.closing = False
         self.started = False
         self.store_error: str | None = None
-        self._committed = CommittedView(self._shadow_runner)
+        self._committed = CommittedView(self._shadow_runner, store.queued_tables)
         """The tables with rows not committed yet, and what the public is shown of each
         while the store cannot write (see :mod:`service.committed_view`)."""
         self._held_orders: dict[str, list[ClockOrder]] = {}
@@ -519,7 +522,6 @@ class Hall:
     def _log_clock(self, table: HallTable, t: float, event: ClockUpdate) -> None:
         """:meth:`_log` of the clock report :meth:`clock_echo` keeps off the stream."""
         self.store.append_clock(table.id, t, event)
-        self._committed.ahead(table.id)
         table.inputs += 1
 
     def _echoed(
@@ -578,7 +580,6 @@ class Hall:
                 self.store.append_echo(table.id, t, data)
         else:
             self.store.append(table.id, kind, t, data, outs)
-        self._committed.ahead(table.id)
         table.inputs += 1
 
     def link_changed(self, runner: TableRunner) -> None:

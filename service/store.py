@@ -346,6 +346,10 @@ class Store:
         self.path = Path(path)
         self._clock = clock
         self._pending: list[Row] = []
+        self._queued_ids: set[str] = set()
+        """The tables of the first :attr:`_queued_seen` rows of :attr:`_pending`
+        (:meth:`queued_tables`)."""
+        self._queued_seen = 0
         self._encodable_ids: set[str] = set()
         """Table ids whose text was found to have a UTF-8 form."""
         self.commits = 0
@@ -696,6 +700,22 @@ class Store:
             why.encode("utf-8", "backslashreplace").decode(),
         )
 
+    def queued_tables(self) -> set[str]:
+        """The tables with rows queued and not committed yet, read off the queue when
+        asked (the rows it had at the last call are not read again): not kept up to date
+        on each row."""
+        rows = self._pending
+        if self._queued_seen < len(rows):
+            self._queued_ids.update(row[0] for row in rows[self._queued_seen :])
+            self._queued_seen = len(rows)
+        return self._queued_ids
+
+    def _dequeued(self) -> None:
+        """The queue was emptied (committed, or handed to a recovery file)."""
+        self._pending = []
+        self._queued_ids = set()
+        self._queued_seen = 0
+
     @property
     def pending(self) -> int:
         """Rows queued and not committed yet."""
@@ -775,7 +795,7 @@ class Store:
             self._index.committed(indexed, [row[0] for row in rows], first)
         else:
             self._index.committed_rows(indexed, numbered)
-        self._pending = []
+        self._dequeued()
         self.commits += 1
         self.rows_written += len(rows)
         if self.state is StoreState.FAILING:
@@ -985,7 +1005,8 @@ class Store:
         finally:
             self._db.close()
             self.state = StoreState.CLOSED
-        rows, self._pending = self._pending, []
+        rows = self._pending
+        self._dequeued()
         if not rows:
             return
         why = self.error or "the database refused the last commit"
