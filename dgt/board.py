@@ -88,6 +88,7 @@ from dgt.protocol import (
     encode_rev2_leds_off,
 )
 from dgt.protocol.request_names import describe_written, written_commands
+from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
 
 logger = logging.getLogger(__name__)
@@ -335,10 +336,7 @@ class Board(BoardFeed):
         self.state = BoardState.CLOSED
         task = self._reconnect_task
         self._reconnect_task = None
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         self._stop_timers()
         self._sender.cancel_all(LinkClosed(f"{self.name}: the board was closed"))
         self._fail_waiters(LinkClosed(f"{self.name}: the board was closed"))

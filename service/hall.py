@@ -47,6 +47,7 @@ from typing import Any, Protocol
 from dgt.board import Board
 from dgt.events import BoardEvent, ClockUpdate
 from dgt.recording import event_as_logged
+from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
 from service.committed_view import CommittedView
@@ -438,10 +439,7 @@ class Hall:
         """Close every board, commit what is queued."""
         self.closing = True
         for task in (self._tick_task, self._checkpoint_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
         await self.bus_links.close()
         self._flush()

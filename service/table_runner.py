@@ -47,7 +47,6 @@ adapter that puts it at a board.  The hall of ``dgt-service run`` makes one per 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -61,6 +60,7 @@ from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection, ClockUpdate, Side
 from dgt.protocol.slots import slot_setters
 from dgt.recording import event_as_logged, event_to_json
+from dgt.tasks import cancel_and_wait
 from service.clock_orders import ClockOrderSender
 from service.led_driver import LedDriver
 from service.table import ClockOrder, QuickClock, QuickTable, TableEvent, TableLike
@@ -310,19 +310,14 @@ class TableRunner:
         if self._attached is not None:
             self._attached.remove_listener(self.board_event)
         for task in (self._led_task, self._tick_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
         self._led_task = self._tick_task = None
         if self.clock_orders is not None:
             await self.clock_orders.close()
         if self.board is not None and self._attached is None:
             await self.board.close()
         if self.task is not None and not self.task.done():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            await cancel_and_wait(self.task)
 
     # --- the link -------------------------------------------------------------------
 
