@@ -645,7 +645,15 @@ class Store:
 
     def append_echo(self, table_id: str, t: float, data: Mapping[str, Any]) -> None:
         """:meth:`append_echoed` of a board input whose only output was its echo: its one
-        row."""
+        row (of a table whose id was stored before: none of :meth:`_append`'s lists)."""
+        if table_id in self._encodable_ids:
+            try:
+                text = utf8_dumps(data)
+            except (TypeError, ValueError):
+                text = None  # _append says why
+            if text is not None:
+                self._pending.append((table_id, "echo", "board", t, text))
+                return
         self._append(table_id, "board", "echo", t, data, ())
 
     def append_clock(self, table_id: str, t: float, report: ClockUpdate) -> None:
