@@ -510,12 +510,14 @@ class Hall:
         quick = table.quick
         if quick is not None and quick.orders and self._hold_clock_orders(table):
             self._schedule_flush()
-            return
-        handle = self._flush_handle
-        if handle is None:
-            self._schedule_flush(QUIET_COMMIT_DELAY)
-        elif self._loop is not None and self._loop.time() - self._flush_due > FLUSH_OVERDUE:
-            self._flush()  # the loop is starved of turns: commit from the input path
+        elif self.store.pending:
+            loop = self._loop
+            if self._flush_handle is None or loop is None:
+                self._schedule_flush(QUIET_COMMIT_DELAY)
+            elif loop.time() - self._flush_due > FLUSH_OVERDUE:
+                # _schedule_flush(QUIET_COMMIT_DELAY) with a commit due already (no later
+                # than this row asks for one): only its check that the loop is not starved
+                self._flush()  # the loop is starved of turns: commit from the input path
 
     def _log_clock(self, table: HallTable, t: float, event: ClockUpdate) -> None:
         """:meth:`_log` of the clock report :meth:`clock_echo` keeps off the stream."""

@@ -5,9 +5,11 @@ fed the report as logged, ``Hall.table_input``), byte for byte."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 import sqlite3
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
+import service.hall
 from dgt.emulator.board import start_squares
 from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side
 from service.config import TableConfig
@@ -126,3 +129,44 @@ def test_a_clock_reports_text_is_orjsons_of_its_data() -> None:
 def test_a_clock_report_with_other_times_is_left_to_the_general_writer(left: Any) -> None:
     report = ClockUpdate(1.0, left, 300.0, True, Side.LEFT, False, False, False, Side.LEFT)
     assert clock_text(report) is None
+
+
+async def test_a_quiet_report_on_the_short_way_waits_for_a_commit_unless_one_is_overdue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As any row shown to nobody: committed by the next commit, at the latest after
+    QUIET_COMMIT_DELAY, and by the next input when the loop leaves that commit overdue."""
+    monkeypatch.setattr(service.hall, "QUIET_COMMIT_DELAY", 0.01)
+    monkeypatch.setattr(service.hall, "FLUSH_OVERDUE", 0.05)
+    store = _CountingStore(tmp_path / "hall.db")
+    hall = Hall(store)
+    hall._loop = asyncio.get_running_loop()  # as Hall.start() sets it (no board opened here)
+    runner = hall.add_table(TableConfig("1", "port-1", None, {"white": "A", "black": "B"}))
+    runner.board_event(BoardSnapshot(time.monotonic(), start_squares(), "connect"))
+    left = 300.0
+
+    def report() -> None:
+        nonlocal left
+        left -= 1.0
+        event = ClockUpdate(time.monotonic(), left, 300.0, True, Side.RIGHT, turn=Side.LEFT)
+        runner.board_event(event)
+
+    for _ in range(5):  # the table arms its quick clock; the first report is shown
+        report()
+        hall.settle()
+    assert store.clock_rows == 4
+    commits = store.commits
+    report()  # logged, not shown, no commit of its own yet
+    assert store.clock_rows == 5
+    assert store.pending == 1
+    assert store.commits == commits
+    time.sleep(0.1)  # noqa: ASYNC251 (the loop is held past the commit's due time)
+    report()
+    assert store.commits == commits + 1  # made by the input, without a turn of the loop
+    assert store.pending == 0
+    report()
+    assert store.pending == 1
+    await asyncio.sleep(0.05)  # a turn of the loop after QUIET_COMMIT_DELAY
+    assert store.pending == 0
+    assert store.commits == commits + 2
+    store.close()
