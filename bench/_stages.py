@@ -198,6 +198,26 @@ class StageMeter:
         self._patch(owner, name, timed)
         return fn
 
+    def _counted(self, log: Callable[..., None]) -> Callable[..., None]:
+        """``log`` (the hall's, logging one input) counting the input by its kind, charged
+        to the store."""
+        meter = self
+
+        @functools.wraps(log)
+        def logged(hall: Any, table: Any, *args: Any) -> None:
+            if meter.on:
+                meter.inputs[meter._stack[-1][0] if meter._stack else "none"] += 1
+            if meter._stack and meter._stack[-1][1] == "store":
+                log(hall, table, *args)
+                return
+            meter.enter(None, "store")
+            try:
+                log(hall, table, *args)
+            finally:
+                meter.leave()
+
+        return logged
+
     def timed_async(
         self, fn: Callable[..., Awaitable[Any]], kind: str | None, stage: str
     ) -> Callable[..., Awaitable[Any]]:
@@ -265,7 +285,7 @@ class StageMeter:
                 self._timed(cls, name, "table")
         for name in ("feed", "tick", "clock_report", "start_game"):
             self._timed(Recognizer, name, "recogniser")
-        for name in ("table_input", "_queue"):
+        for name in ("table_input", "_queue", "clock_echo"):
             self._timed(Hall, name, "store")
         self._timed(Hall, "tick", "table", "tick")
         self._timed(Hall, "_flush", "store", _BATCH)
@@ -273,22 +293,8 @@ class StageMeter:
         self._timed(Hall, "_publish", "stream", _BATCH)
         self._timed(TableRunner, "send_clock_orders", "driver")
 
-        log = Hall.__dict__["_log"]
-
-        @functools.wraps(log)
-        def logged(hall: Any, table: Any, kind: str, *args: Any) -> None:
-            if meter.on:
-                meter.inputs[meter._stack[-1][0] if meter._stack else "none"] += 1
-            if meter._stack and meter._stack[-1][1] == "store":
-                log(hall, table, kind, *args)
-                return
-            meter.enter(None, "store")
-            try:
-                log(hall, table, kind, *args)
-            finally:
-                meter.leave()
-
-        self._patch(Hall, "_log", logged)
+        for name in ("_log", "_log_clock"):  # each logs one input: counted by kind
+            self._patch(Hall, name, self._counted(Hall.__dict__[name]))
 
         queue = Hall.__dict__["_queue"]  # already timed above
 

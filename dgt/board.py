@@ -88,9 +88,13 @@ from dgt.protocol import (
     encode_rev2_leds_off,
 )
 from dgt.protocol.request_names import describe_written, written_commands
+from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
 
 logger = logging.getLogger(__name__)
+_feed_logger = logging.getLogger("dgt.board_feed")
+"""Where :meth:`BoardFeed._emit` logs a failing consumer (the short way of a clock report
+logs it there too)."""
 
 _monotonic = time.monotonic
 """The receive time of every read (a module name: cheaper than ``time.monotonic``)."""
@@ -332,10 +336,7 @@ class Board(BoardFeed):
         self.state = BoardState.CLOSED
         task = self._reconnect_task
         self._reconnect_task = None
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(task)
         self._stop_timers()
         self._sender.cancel_all(LinkClosed(f"{self.name}: the board was closed"))
         self._fail_waiters(LinkClosed(f"{self.name}: the board was closed"))
@@ -590,8 +591,22 @@ class Board(BoardFeed):
         if size == 10:
             raw = parser.lone_times(data)
             if raw is not None and not self._times_tries and not self._waiters:
-                for event in self._clock_state.feed_raw(raw, now):
-                    self._emit(event)
+                clock = self._clock_state
+                report = clock.same_status(raw, now)
+                if report is None:
+                    for event in clock.feed_raw(raw, now):
+                        self._emit(event)
+                    return
+                # self._emit(update) less a call: a running clock's report, the most
+                # frequent read of a hall
+                consumer = self._consumer
+                if consumer is None or self._listeners:
+                    self._emit(report)
+                    return
+                try:
+                    consumer(report)
+                except Exception:
+                    _feed_logger.exception("%s: event consumer failed on %r", self.name, report)
                 return
         elif size == 5:
             update = parser.lone_update(data)

@@ -75,6 +75,7 @@ from dgt.protocol import (
     encode_bus_command,
 )
 from dgt.protocol.bus import BUS_BROADCAST, BUS_HEADER_SIZE, MAX_BUS_SIZE
+from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
 
 __all__ = [
@@ -612,10 +613,7 @@ class BusMaster:
     async def _stop(self) -> None:
         async with self._lock:
             task, self._task = self._task, None
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
             self.line_up = False
             await self.transport.close()
             for board in self._boards.values():

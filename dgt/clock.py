@@ -107,8 +107,9 @@ class ClockState:
     """
 
     __slots__ = (
-        "_prev_left", "_prev_right", "_status", "_turn", "connected",
-        "last_update", "left", "lever", "right", "running", "turn_bit_left", "version",
+        "_battery_low", "_left_flag", "_prev_left", "_prev_right", "_right_flag", "_status",
+        "_turn", "_updated", "connected", "left", "lever", "right", "running", "turn_bit_left",
+        "version",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -122,7 +123,6 @@ class ClockState:
         """True/False once known: from the no-clock bit, the version ack, or a clock that
         stopped answering."""
         self.version: tuple[int, int] | None = None
-        self.last_update: ClockUpdate | None = None
         self.turn_bit_left: int = ClockStatus.TURN_A
         """The status bit that marks the left side running (learned, see class doc)."""
         # The last valid times frame read, kept as plain ints in slots of this object (no
@@ -133,6 +133,25 @@ class ClockState:
         self._prev_left: int = 0
         self._prev_right: int = 0
         self._turn: Side | None = None
+        # The rest of the last report (:attr:`last_update`), kept as its fields: the
+        # report itself is not kept (the consumer's one goes when the consumer is done
+        # with it, and no report of a second ago is touched again to free it).
+        self._updated: float | None = None
+        """The last report's time (None: no report yet)."""
+        self._left_flag = False
+        self._right_flag = False
+        self._battery_low = False
+
+    @property
+    def last_update(self) -> ClockUpdate | None:
+        """The last clock report (None before the first): an equal one, made when asked."""
+        updated = self._updated
+        if updated is None or self.lever is None or self.left is None or self.right is None:
+            return None
+        return clock_update(
+            updated, self.left, self.right, self.running, self.lever,
+            self._left_flag, self._right_flag, self._battery_low, self._turn,
+        )  # fmt: skip
 
     def feed(self, message: ClockTimes | ClockAck, now: float) -> list[BoardEvent]:
         """Fold one decoded BWTIME message in; return the events it produces."""
@@ -198,15 +217,23 @@ class ClockState:
 
     def feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_times` of the times frame of 7 bytes ``raw`` (``ClockTimes.raw``)."""
+        update = self.same_status(raw, now)
+        if update is None:
+            return self._feed_raw(raw, now)
+        return [update]
+
+    def same_status(self, raw: bytes, now: float) -> ClockUpdate | None:
+        """:meth:`feed_raw` of the common report, its one event: the same status byte as
+        the last one, only the times and the flags moved (a running clock, once a second a
+        board).  None, with nothing read, for any other report: :meth:`feed_raw` it."""
         status = raw[6]
         if status != self._status or self.connected is not True:
-            return self._feed_raw(raw, now)
-        # The common report: the same status byte as the last one, only the times and the
-        # flags moved (a running clock, once a second a board).  Lever, running, turn bits
-        # and battery are those of the last report: no LeverMoved, the same turn.
+            return None
+        # Lever, running, turn bits and battery are those of the last report: no
+        # LeverMoved, the same turn.
         reading = read_valid_times(raw)
         if reading is None:  # bogus, or the null frame
-            return self._feed_raw(raw, now)
+            return None
         left, right, _, left_flag, right_flag = reading
         turn = self._turn
         if turn is not None:
@@ -214,14 +241,17 @@ class ClockState:
             # when the other side counted down (and only then)
             if turn is _LEFT:
                 if right < self._prev_right and left == self._prev_left:
-                    return self._feed_raw(raw, now)
+                    return None
             elif left < self._prev_left and right == self._prev_right:
-                return self._feed_raw(raw, now)
+                return None
         self._prev_left = left
         self._prev_right = right
         self.left = seconds_left = float(left)
         self.right = seconds_right = float(right)
-        update = self.last_update = clock_update(
+        self._updated = now
+        self._left_flag = left_flag
+        self._right_flag = right_flag
+        return clock_update(
             now,
             seconds_left,
             seconds_right,
@@ -232,7 +262,6 @@ class ClockState:
             bool(status & _BATTERY_LOW),
             turn,
         )
-        return [update]
 
     def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_raw` of any report: the general path."""
@@ -279,7 +308,10 @@ class ClockState:
             bool(status & _BATTERY_LOW),
             turn,
         )  # ClockUpdate(...), built cheaper
-        self.last_update = update
+        self._updated = now
+        self._left_flag = left_flag
+        self._right_flag = right_flag
+        self._battery_low = update.battery_low
         self._status = status
         self._prev_left = left
         self._prev_right = right

@@ -16,13 +16,13 @@ tables holds no task for their clocks.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from dgt.errors import DgtError
 from dgt.events import Side
+from dgt.tasks import cancel_and_wait
 from service.table import ClockOrder
 
 __all__ = ["BEEP_UNIT", "ClockOrderSender", "OrderClock", "beep_units", "send_order"]
@@ -118,9 +118,7 @@ class ClockOrderSender:
         self._queue.clear()
         task, self._task = self._task, None
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     def _start(self) -> None:
         if not self._queue or self._busy():

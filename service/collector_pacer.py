@@ -17,6 +17,8 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
+from dgt.tasks import cancel_and_wait
+
 __all__ = ["THAW_CHECK", "THAW_INTERVAL", "CollectorPacer", "paced"]
 
 T = TypeVar("T")
@@ -121,9 +123,7 @@ async def paced(main: Awaitable[T]) -> T:
     try:
         return await main
     finally:
-        thaws.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await thaws
+        await cancel_and_wait(thaws)
         CollectorPacer.stop()
 
 

@@ -9,48 +9,47 @@ from its committed log exactly as a start rebuilds it (same table code, same rep
 once when first read and kept while nothing commits.  A commit that succeeds stores every
 kept row, and the live tables are shown again.
 
-Nothing here costs anything while the store writes: a table is marked ahead on each input
-and unmarked by each commit; no shadow is built unless a commit failed.
+Nothing here costs anything while the store writes: which tables are ahead is read off the
+store's queue when a read asks (:meth:`CommittedView.is_ahead`), not marked on each input; no
+shadow is built unless a commit failed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Generic, TypeVar
 
 Shown = TypeVar("Shown")
 
 
 class CommittedView(Generic[Shown]):
-    """Which tables have rows not committed yet, and the shadow (``rebuild(table_id)``, a
-    table as of its last commit) shown for each of them while the store cannot write."""
+    """Which tables have rows not committed yet (``queued()``: asked only when a read
+    needs it), and the shadow (``rebuild(table_id)``, a table as of its last commit) shown
+    for each of them while the store cannot write."""
 
-    def __init__(self, rebuild: Callable[[str], Shown]) -> None:
+    def __init__(
+        self, rebuild: Callable[[str], Shown], queued: Callable[[], Collection[str]]
+    ) -> None:
         self._rebuild = rebuild
-        self._ahead: set[str] = set()
+        self._queued = queued
         self._shadows: dict[str, Shown] = {}
-
-    def ahead(self, table_id: str) -> None:
-        """``table_id`` took an input whose rows are not committed yet."""
-        self._ahead.add(table_id)
 
     def is_ahead(self, table_id: str) -> bool:
         """Whether ``table_id`` has rows that are not committed yet."""
-        return table_id in self._ahead
+        return table_id in self._queued()
 
     @property
     def any_ahead(self) -> bool:
         """Whether any table has rows not committed yet."""
-        return bool(self._ahead)
+        return bool(self._queued())
 
     @property
     def tables_ahead(self) -> frozenset[str]:
         """Every table with rows not committed yet."""
-        return frozenset(self._ahead)
+        return frozenset(self._queued())
 
     def caught_up(self) -> None:
         """Everything is committed: the live tables are what is stored; shadows go."""
-        self._ahead.clear()
         self._shadows.clear()
 
     def shadow(self, table_id: str) -> Shown:

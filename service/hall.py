@@ -45,7 +45,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dgt.board import Board
-from dgt.events import BoardEvent
+from dgt.events import BoardEvent, ClockUpdate
+from dgt.recording import event_as_logged
+from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
 from service.committed_view import CommittedView
@@ -56,6 +58,7 @@ from service.store import (
     Store,
     StoreError,
     board_input,
+    echo_of,
     output_json,
     rebuild,
 )
@@ -242,6 +245,9 @@ class HallTable(TableRunner, GameBook):
     reporting to the hall, with the games played at it (:class:`GameBook`) and how its
     clock reports were last shown."""
 
+    __slots__ = ("clock_published", "clock_running", "hall", "inputs")
+    # What every clock report reads and writes, in the object itself (as the runner's).
+
     def __init__(
         self, hall: Hall, config: TableConfig, table: TableLike, transport: Transport | None
     ) -> None:
@@ -276,6 +282,15 @@ class HallTable(TableRunner, GameBook):
         if self.config.read_memory:
             options = {**options, "read_memory": True}
         return Board(transport, **options)
+
+    def time_only(self, t: float, event: ClockUpdate) -> None:
+        """:meth:`TableRunner.time_only`: the hall keeps the report straight from the
+        driver's event (:meth:`Hall.clock_echo`), no answer made for it (a board with
+        LEDs shows the answer: it takes the runner's way)."""
+        if self.leds is None:
+            self.hall.clock_echo(self, t, event)
+        else:
+            super().time_only(t, event)
 
     def quiet_clock(self, running: bool, now: float) -> bool:
         """Whether a clock report that changed only the times can stay off the stream."""
@@ -327,7 +342,7 @@ class Hall:
         self.closing = False
         self.started = False
         self.store_error: str | None = None
-        self._committed = CommittedView(self._shadow_runner)
+        self._committed = CommittedView(self._shadow_runner, store.queued_tables)
         """The tables with rows not committed yet, and what the public is shown of each
         while the store cannot write (see :mod:`service.committed_view`)."""
         self._held_orders: dict[str, list[ClockOrder]] = {}
@@ -424,10 +439,7 @@ class Hall:
         """Close every board, commit what is queued."""
         self.closing = True
         for task in (self._tick_task, self._checkpoint_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
         await self.bus_links.close()
         self._flush()
@@ -479,6 +491,38 @@ class Hall:
         if data["event"] == "clock" and all(o.get("type") in _CLOCK_ONLY for o in outs):
             quiet = table.quiet_clock(bool(data["running"]), received)
         self._queue(table, outs, received, publish=not quiet)
+
+    def clock_echo(self, table: HallTable, t: float, event: ClockUpdate) -> None:
+        """:meth:`table_input` of a clock report that changed nothing but time (the quick
+        clock took it: the table's answer is its echo alone, the table itself took no
+        input), from the driver's event (its times floats, its turn a side or None): the
+        most frequent input of a hall.  Kept off the stream while the times need not be
+        shown (:meth:`HallTable.quiet_clock`): then its one row is written from the event's
+        fields, with no event or dictionary made for it."""
+        received = event.time
+        if not table.quiet_clock(bool(event.running), received):
+            self._log(table, "board", t, board_input(event), [], True)
+            self._queue(table, [echo_of(t, board_input(event_as_logged(t, event)))], received)
+            return
+        self._log_clock(table, t, event)
+        # self._queue_quiet(table, []) for an input the table did not take: no game can
+        # have ended; clock orders only where the quick clock says some may wait
+        quick = table.quick
+        if quick is not None and quick.orders and self._hold_clock_orders(table):
+            self._schedule_flush()
+        elif self.store.pending:
+            loop = self._loop
+            if self._flush_handle is None or loop is None:
+                self._schedule_flush(QUIET_COMMIT_DELAY)
+            elif loop.time() - self._flush_due > FLUSH_OVERDUE:
+                # _schedule_flush(QUIET_COMMIT_DELAY) with a commit due already (no later
+                # than this row asks for one): only its check that the loop is not starved
+                self._flush()  # the loop is starved of turns: commit from the input path
+
+    def _log_clock(self, table: HallTable, t: float, event: ClockUpdate) -> None:
+        """:meth:`_log` of the clock report :meth:`clock_echo` keeps off the stream."""
+        self.store.append_clock(table.id, t, event)
+        table.inputs += 1
 
     def _echoed(
         self,
@@ -536,7 +580,6 @@ class Hall:
                 self.store.append_echo(table.id, t, data)
         else:
             self.store.append(table.id, kind, t, data, outs)
-        self._committed.ahead(table.id)
         table.inputs += 1
 
     def link_changed(self, runner: TableRunner) -> None:

@@ -56,11 +56,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-import orjson
-
-from dgt.events import BoardEvent
+from dgt.events import BoardEvent, ClockUpdate
 from dgt.recording import event_from_json, event_to_json
-from service.json_text import ORJSON_OPTIONS as _ORJSON_OPTIONS
 from service.json_text import dumps, encodable, utf8_dumps
 from service.store_index import TableIndex
 from service.store_recovery import (
@@ -295,6 +292,28 @@ def echo_of(t: float, data: Mapping[str, Any]) -> dict[str, Any]:
     return {"time": t, "type": "board", **data}
 
 
+def clock_text(report: ClockUpdate) -> str | None:
+    """``utf8_dumps(board_input(report))`` of a clock report whose fields are of their
+    declared types, written in one step (no dictionary): most rows of a hall.  None where
+    the two could be spelled differently (a time that is not a whole number of seconds:
+    orjson and ``repr`` differ on some, such as ``1e-05``)."""
+    left = report.left
+    right = report.right
+    if type(left) is not float or type(right) is not float or left % 1.0 or right % 1.0:
+        return None  # (a NaN or an infinity too: its remainder is a NaN, which is true)
+    turn = report.turn
+    turn_text = "null" if turn is None else f'"{turn._value_}"'
+    return (
+        f'{{"event":"clock","left":{left!r},"right":{right!r},'
+        f'"running":{"true" if report.running else "false"},'
+        f'"lever_high":"{report.lever_high._value_}",'
+        f'"left_flag":{"true" if report.left_flag else "false"},'
+        f'"right_flag":{"true" if report.right_flag else "false"},'
+        f'"battery_low":{"true" if report.battery_low else "false"},'
+        f'"turn":{turn_text}}}'
+    )
+
+
 def output_json(event: Any) -> dict[str, Any]:
     """A table event as the ``data`` of an output row (``to_json()`` when it has one)."""
     to_json = getattr(event, "to_json", None)
@@ -327,6 +346,10 @@ class Store:
         self.path = Path(path)
         self._clock = clock
         self._pending: list[Row] = []
+        self._queued_ids: set[str] = set()
+        """The tables of the first :attr:`_queued_seen` rows of :attr:`_pending`
+        (:meth:`queued_tables`)."""
+        self._queued_seen = 0
         self._encodable_ids: set[str] = set()
         """Table ids whose text was found to have a UTF-8 form."""
         self.commits = 0
@@ -621,17 +644,29 @@ class Store:
         self._append(table_id, "board", "echo", t, data, outputs)
 
     def append_echo(self, table_id: str, t: float, data: Mapping[str, Any]) -> None:
-        """:meth:`append_echoed` of a board input whose only output was its echo (a clock
-        report that changed nothing but the times: most inputs of a hall): its one row."""
+        """:meth:`append_echoed` of a board input whose only output was its echo: its one
+        row (of a table whose id was stored before: none of :meth:`_append`'s lists)."""
         if table_id in self._encodable_ids:
-            try:  # utf8_dumps, without its call for the common case
-                text: str | None = orjson.dumps(data, option=_ORJSON_OPTIONS).decode()
-            except TypeError:
-                text = None  # the general path says why
+            try:
+                text = utf8_dumps(data)
+            except (TypeError, ValueError):
+                text = None  # _append says why
             if text is not None:
                 self._pending.append((table_id, "echo", "board", t, text))
                 return
         self._append(table_id, "board", "echo", t, data, ())
+
+    def append_clock(self, table_id: str, t: float, report: ClockUpdate) -> None:
+        """:meth:`append_echo` of the clock report ``report`` (its fields of their declared
+        types; the data is ``board_input(report)``), a report that changed nothing but time:
+        most inputs of a hall.  Its row's text is written from the report's fields in one
+        step, as orjson writes that data (:func:`clock_text`)."""
+        if table_id in self._encodable_ids:
+            text = clock_text(report)
+            if text is not None:
+                self._pending.append((table_id, "echo", "board", t, text))
+                return
+        self._append(table_id, "board", "echo", t, board_input(report), ())
 
     def _append(
         self,
@@ -644,10 +679,7 @@ class Store:
     ) -> None:
         fits = table_id in self._encodable_ids or encodable(table_id)
         try:
-            try:  # utf8_dumps, without its call for the common case
-                text: str | None = orjson.dumps(data, option=_ORJSON_OPTIONS).decode()
-            except TypeError:
-                text = utf8_dumps(data)
+            text = utf8_dumps(data)
             fits = fits and text is not None
             rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
@@ -675,6 +707,22 @@ class Store:
             kind,
             why.encode("utf-8", "backslashreplace").decode(),
         )
+
+    def queued_tables(self) -> set[str]:
+        """The tables with rows queued and not committed yet, read off the queue when
+        asked (the rows it had at the last call are not read again): not kept up to date
+        on each row."""
+        rows = self._pending
+        if self._queued_seen < len(rows):
+            self._queued_ids.update(row[0] for row in rows[self._queued_seen :])
+            self._queued_seen = len(rows)
+        return self._queued_ids
+
+    def _dequeued(self) -> None:
+        """The queue was emptied (committed, or handed to a recovery file)."""
+        self._pending = []
+        self._queued_ids = set()
+        self._queued_seen = 0
 
     @property
     def pending(self) -> int:
@@ -755,7 +803,7 @@ class Store:
             self._index.committed(indexed, [row[0] for row in rows], first)
         else:
             self._index.committed_rows(indexed, numbered)
-        self._pending = []
+        self._dequeued()
         self.commits += 1
         self.rows_written += len(rows)
         if self.state is StoreState.FAILING:
@@ -965,7 +1013,8 @@ class Store:
         finally:
             self._db.close()
             self.state = StoreState.CLOSED
-        rows, self._pending = self._pending, []
+        rows = self._pending
+        self._dequeued()
         if not rows:
             return
         why = self.error or "the database refused the last commit"

@@ -47,7 +47,6 @@ adapter that puts it at a board.  The hall of ``dgt-service run`` makes one per 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -58,9 +57,10 @@ from typing import Any, Protocol
 from dgt.board import Board
 from dgt.bus_master import BusBoard
 from dgt.errors import DgtError
-from dgt.events import BoardEvent, ClockConnection, ClockUpdate
+from dgt.events import BoardEvent, ClockConnection, ClockUpdate, Side
 from dgt.protocol.slots import slot_setters
-from dgt.recording import event_as_logged
+from dgt.recording import event_as_logged, event_to_json
+from dgt.tasks import cancel_and_wait
 from service.clock_orders import ClockOrderSender
 from service.led_driver import LedDriver
 from service.table import ClockOrder, QuickClock, QuickTable, TableEvent, TableLike
@@ -310,19 +310,14 @@ class TableRunner:
         if self._attached is not None:
             self._attached.remove_listener(self.board_event)
         for task in (self._led_task, self._tick_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
         self._led_task = self._tick_task = None
         if self.clock_orders is not None:
             await self.clock_orders.close()
         if self.board is not None and self._attached is None:
             await self.board.close()
         if self.task is not None and not self.task.done():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
+            await cancel_and_wait(self.task)
 
     # --- the link -------------------------------------------------------------------
 
@@ -346,12 +341,25 @@ class TableRunner:
         t = self.table_time(event.time)
         if self.tick_interval is not None:
             self._own_tick(t)  # time passes up to the event first
-        # self.feed(event, t) less a call and a TableInput when the table failed
-        produced = self._answer(event_as_logged(t, event))
-        if produced is not None:
-            if self.leds is not None or self.send_orders:
-                self.answered(produced)
-            self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
+        quick = self.quick
+        if (
+            quick is not None
+            and type(event) is ClockUpdate
+            and type(event.left) is float  # as logged: the quick clock and the row read them
+            and type(event.right) is float
+            and (event.turn is None or type(event.turn) is Side)
+            and quick.takes(event, t)
+        ):
+            # the most frequent input: a report that changes nothing but time, answered by
+            # the quick clock (as the table would) with no event as logged made for it
+            self.time_only(t, event)
+        else:
+            # self.feed(event, t) less a call and a TableInput when the table failed
+            produced = self._answer(event_as_logged(t, event))
+            if produced is not None:
+                if self.leds is not None or self.send_orders:
+                    self.answered(produced)
+                self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
         if not self.board_listeners:
             return
         for listener in self.board_listeners:
@@ -373,6 +381,16 @@ class TableRunner:
         self.answered(produced)
         return TableInput(InputKind.BOARD, t, produced, event)
 
+    def time_only(self, t: float, event: ClockUpdate) -> None:
+        """The board's clock report ``event`` (``t`` on the table's time line), which the
+        quick clock took: it changed nothing but time, and the table's answer is its echo
+        alone.  Here: that answer to the host, as any other; a host with a cheaper way
+        to keep it overrides this."""
+        produced = [TableEvent(t, "board", event_to_json(event_as_logged(t, event)))]
+        if self.leds is not None or self.send_orders:
+            self.answered(produced)
+        self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
+
     def _answer(self, logged: BoardEvent) -> list[TableEvent] | None:
         """The table's answer to the board event ``logged`` (as a log keeps it): from the
         quick clock when it is a report that changes nothing but time; None when the table
@@ -386,6 +404,8 @@ class TableRunner:
             return self.table.feed(logged)
         except Exception:
             logger.exception("table %s: the table failed on %r", self.id, logged)
+            if quick is not None:
+                quick.disarm()  # the table takes every input until it arms it again
             return None
 
     def tick(self, now: float) -> list[TableEvent]:

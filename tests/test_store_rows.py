@@ -46,3 +46,19 @@ def test_the_page_cache_grows_with_the_tables(tmp_path: Path) -> None:
         DEFAULT_CACHE_KIB + 2000 * CACHE_KIB_PER_TABLE
     )
     store.close()
+
+
+def test_the_tables_with_rows_queued_are_read_off_the_queue(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    assert store.queued_tables() == set()
+    store.append_echo("a", 1.0, {"event": "lever", "high": "left"})
+    store.append("b", "tick", 2.0, {}, [{"type": "flag", "time": 2.0}])
+    assert store.queued_tables() == {"a", "b"}
+    store.append_echo("c", 3.0, {"event": "lever", "high": "right"})
+    assert store.queued_tables() == {"a", "b", "c"}  # the rows after the last look
+    store.commit()
+    assert store.queued_tables() == set()
+    store.append_echo("b", 4.0, {"event": "lever", "high": "left"})
+    assert store.queued_tables() == {"b"}
+    store.close()
+    assert store.queued_tables() == set()

@@ -41,7 +41,6 @@ running), :class:`BleDeviceNotFound` (nothing matching seen within the scan time
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 from collections import deque
@@ -50,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from dgt.errors import ConnectionFailed
 from dgt.events import BoardFamily
+from dgt.tasks import cancel_and_wait
 from dgt.transports.base import DataCallback, LostCallback, Transport
 
 if TYPE_CHECKING:
@@ -443,10 +443,7 @@ class BleTransport(Transport):
         client, self._client = self._client, None
         self._rx = None
         self._wake = None
-        if writer is not None and writer is not asyncio.current_task():
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
+        await cancel_and_wait(writer)
         if client is not None:
             await _disconnect_quietly(client)
 

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dgt.tasks import cancel_and_wait
 from service.atomic_file import write_atomically
 from service.broadcast.hall_feeds import hall_feeds
 from service.broadcast.lichess_pgn import FeedEntry, FeedGame, Problem, joined
@@ -135,11 +136,8 @@ class FolderWriter:
     async def close(self) -> None:
         """Stop; the folder is written once more with ``live`` false."""
         self.feeds.unlisten(self._note)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         with contextlib.suppress(OSError):
             await self.write(live=False)
         self._worker.shutdown(wait=True)

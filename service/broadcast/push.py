@@ -63,6 +63,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from dgt.tasks import cancel_and_wait
 from service.broadcast.hall_feeds import FeedHall, HallFeeds, hall_feeds
 from service.broadcast.kept_rounds import kept_path, load_rounds, save_rounds
 from service.broadcast.lichess_pgn import MAX_PUSH_BYTES, FeedEntry, joined, pack
@@ -318,11 +319,8 @@ class Pusher:
 
     async def close(self) -> None:
         self.feeds.unlisten(self._note)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel_and_wait(self._task)
+        self._task = None
         await self.client.close()
         if _PUSHERS.get(self.feeds) is self:
             del _PUSHERS[self.feeds]

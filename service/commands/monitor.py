@@ -27,6 +27,7 @@ from dgt.emulator.replay import replay_games
 from dgt.errors import LinkClosed
 from dgt.events import BoardEvent, BoardSnapshot
 from dgt.recording import RecordWriter
+from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
 from dgt.transports.tap import TapTransport
 from service.errors import UsageError
@@ -128,7 +129,7 @@ async def _monitor(args: argparse.Namespace, record: IO[str] | None) -> None:
             replay = asyncio.create_task(
                 replay_games(server, demo_games(), speed=args.speed, repeat=True, pause=3.0)
             )
-            stack.push_async_callback(_cancel, replay)
+            stack.push_async_callback(cancel_and_wait, replay)
         info = board.info
         if info.version is not None:
             title += f"\nboard version {info.version}, serial {info.serial or '?'}"
@@ -207,9 +208,3 @@ def _print_line(event: BoardEvent) -> None:
 
         line += f": {placement(event.squares)}"
     print(line, flush=True)
-
-
-async def _cancel(task: asyncio.Task[int]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task

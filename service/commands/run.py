@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dgt.tasks import cancel_and_wait
 from service import event_loop
 from service.broadcast.folder import FolderWriter
 from service.broadcast.hall_feeds import hall_feeds
@@ -564,13 +565,8 @@ async def _serve(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), seconds)
         finally:
-            retry.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await retry
-            if extra is not None:
-                extra.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await extra
+            await cancel_and_wait(retry)
+            await cancel_and_wait(extra)
     finally:
         await server.close()
         if play_api is not None:

@@ -31,6 +31,7 @@ from typing import Protocol
 
 from dgt.board import BoardInfo
 from dgt.events import BoardEvent
+from dgt.tasks import cancel_and_wait
 from service.play.eboard import Eboard, EboardState
 from service.play.server import (
     DEFAULT_HOST,
@@ -174,11 +175,8 @@ class HallPlay:
         return address
 
     async def close(self) -> None:
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
-            self._ticker = None
+        await cancel_and_wait(self._ticker)
+        self._ticker = None
         await self.server.close()
 
     async def _tick(self) -> None:

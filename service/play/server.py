@@ -25,6 +25,7 @@ from aiohttp import WSMsgType, web
 from dgt.board import BoardInfo, LedKind
 from dgt.errors import DgtError
 from dgt.events import BoardEvent, BoardFamily
+from dgt.tasks import cancel_and_wait
 from service.play.api import Api, Message, Session
 from service.play.eboard import Eboard
 
@@ -298,9 +299,7 @@ class PlayServer:
                     self._changed()  # a setup changes the feeds of the other clients too
         finally:
             self._clients.remove(client)
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
+            await cancel_and_wait(writer)
             log.info("client disconnected")
         return ws
 

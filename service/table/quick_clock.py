@@ -90,19 +90,27 @@ class QuickClock:
     def report(self, event: ClockUpdate) -> list[TableEvent] | None:
         """The table's answer to the clock report ``event`` (as logged), when it changes
         nothing but time; else None (the table takes it)."""
+        if not self.takes(event, event.time):
+            return None
+        return [TableEvent(event.time, "board", event_to_json(event))]
+
+    def takes(self, event: ClockUpdate, t: float) -> bool:
+        """Whether the clock report ``event`` at ``t`` on the table's time line changes
+        nothing but time (the game's times then follow it, and the table's answer is its
+        echo alone); else False and nothing changed (the table takes it).  ``event``'s times
+        are floats (as logged); its other fields are read for their truth only."""
         if event.lever_high is not self.lever_high:  # disarmed, or a lever press
-            return None
+            return False
         if event.running and not self.seen:
-            return None
-        t = event.time
+            return False
         if not t - self.since < self.settle:  # the recogniser may have something to do
-            return None
+            return False
         side = self.white_side
         if side is not None:  # the keeper's read, the flags checked first
             left = event.left
             right = event.right
             if self.playing and (event.left_flag or event.right_flag or left <= 0 or right <= 0):
-                return None
+                return False
             clocks = self.clocks
             if side is _LEFT:
                 clocks.white, clocks.black = left, right
@@ -113,4 +121,4 @@ class QuickClock:
                 clocks.running = WHITE if event.lever_high is side else BLACK
             else:
                 clocks.running = None
-        return [TableEvent(t, "board", event_to_json(event))]
+        return True
