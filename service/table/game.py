@@ -27,7 +27,7 @@ from typing import Any
 
 import chess
 
-from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, SquareChanged
+from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling
@@ -109,7 +109,7 @@ from service.table.views import (
     SettingsMemo,
     set_right,
 )
-from service.time_control import TimeControl
+from service.time_control import GameClocks, TimeControl
 from service.variants.base import (
     BLACK,
     EMPTY,
@@ -129,6 +129,26 @@ from service.variants.standard import squares_of
 __all__ = ["ENDED_KEPT", "Table"]
 
 logger = logging.getLogger(__name__)
+
+_INF = float("inf")
+
+_SQUARE_NAMES = chess.SQUARE_NAMES
+
+_SYMBOLS = {piece: piece.symbol for piece in Piece}
+
+
+def _square_json(event: SquareChanged) -> dict[str, Any]:
+    """``event_to_json(event)`` of a square change, written straight (a hall's tables take
+    many of these a second)."""
+    square = event.square
+    if type(square) is int and 0 <= square < 64:
+        symbols = _SYMBOLS
+        piece, previous = event.piece, event.previous
+        if type(piece) is Piece and type(previous) is Piece:
+            return {"event": "square", "square": _SQUARE_NAMES[square],
+                    "piece": symbols[piece], "previous": symbols[previous]}  # fmt: skip
+    return event_to_json(event)
+
 
 _DUE_MARGIN = 0.001
 """Seconds a tick is due early: more than the rounding of a time of day."""
@@ -229,6 +249,13 @@ class Table:
         self._summary_after = _SummaryKept.NOTHING
         """What of the summary the input the table takes now leaves right (read and reset
         by :meth:`_rearm`)."""
+        self._rearmed = False
+        """The input the table takes now re-armed :attr:`quick` itself (:meth:`_rearm_quiet`)."""
+        self._clock_due = _INF
+        """The clock's part of :attr:`QuickClock.due` as the last :meth:`_rearm` found it."""
+        self._arming: tuple[Side, bool, Side | None, GameClocks] | None = None
+        """What the last :meth:`_rearm` armed :attr:`quick` with but the recogniser's part
+        (None: it disarmed it whatever the recogniser says)."""
         self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
         """The summary's last part (the details, the next players) and the settings and
         next players it was written from."""
@@ -273,6 +300,14 @@ class Table:
 
     def feed(self, event: BoardEvent) -> list[TableEvent]:
         """Process one driver event; returns what it caused (the event itself first)."""
+        if type(event) is SquareChanged and self._awaiting is None:
+            try:
+                return self._square_change(event)
+            finally:
+                if self._rearmed:  # the square change re-armed the quick clock itself
+                    self._rearmed = False
+                else:
+                    self._rearm()
         try:
             return self._feed(event)
         finally:
@@ -347,16 +382,42 @@ class Table:
 
     def _square_change(self, event: SquareChanged) -> list[TableEvent]:
         """:meth:`feed` of a square change while no start is awaited, the steps of the
-        general path it takes only (a square change says nothing of the clock)."""
+        general path it takes only (a square change says nothing of the clock).  Most of
+        them are one lift or one place in a game that the arbiter has nothing to say of:
+        their events are written straight, and only the recogniser's part of the quick
+        clock is armed again (:meth:`_rearm_quiet`)."""
         t = event.time
-        out = [TableEvent(t, "board", event_to_json(event))]
-        self._board.set_square(event.square, event.piece)
+        square = event.square
+        out = [TableEvent(t, "board", _square_json(event))]
+        self._board.set_square(square, event.piece)
+        recognizer = self._recognizer
+        got = recognizer.tick(t)
+        fed = recognizer.feed(event)
+        if got:
+            got += fed
+        else:
+            got = fed
+        if len(got) == 1 and self._game is not None and self._link is not Link.UNKNOWN:
+            item: Any = got[0]
+            kind = type(item)
+            if kind is Lift or kind is Place:
+                on, piece = item.square, item.piece
+                data = {"square": _SQUARE_NAMES[on], "piece": piece}
+                if kind is Lift:
+                    out.append(TableEvent(t, "lift", data))
+                    ruled = self._arbiter.on_lift(t, on, piece)
+                else:
+                    out.append(TableEvent(t, "place", data))
+                    ruled = self._arbiter.on_place(t, on, piece)
+                if ruled:
+                    out += self._apply(ruled, t)
+                else:
+                    self._rearm_quiet()
+                return out
         board_only = self._summary_base is not None and self._game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
             board_only = False
-        recognizer = self._recognizer
-        got = recognizer.tick(t) + recognizer.feed(event)
         for item in got:
             if board_only and type(item) is not Lift and type(item) is not Place:
                 board_only = False
@@ -490,9 +551,9 @@ class Table:
         clock = self._clock
         quick.orders = bool(clock.orders)
         recognizer = self._recognizer
-        due = recognizer.due()
+        due = _INF  # the clock's part of it first (kept for _rearm_quiet)
         until = clock.text_until
-        if until is not None and until < due:
+        if until is not None:
             due = until
         if not clock.present and self._phase is Phase.PLAYING:  # the keeper's flag (tick)
             clocks = clock.clocks
@@ -507,21 +568,49 @@ class Table:
             ):
                 left = clocks.white if running == WHITE else clocks.black
                 due = min(due, clocks.as_of + left - _DUE_MARGIN)
-        quick.due = due
+        self._clock_due = due
+        recognized = recognizer.due()
+        quick.due = recognized if recognized < due else due
         lever = clock.lever_high
-        quiet = recognizer.quiet_reports()
         playing = clock.timed and self._phase is Phase.PLAYING
         if (
             lever is None
-            or quiet is None
             or self._awaiting is not None
             or self._link is Link.UNKNOWN
             or not clock.present
             or (playing and not self._record and clock.white_side is None)  # first report
         ):
+            self._arming = None
             quick.disarm()
             return
-        quick.arm(lever, quiet, playing, clock.white_side, clock.clocks)
+        arming = self._arming = (lever, playing, clock.white_side, clock.clocks)
+        quiet = recognizer.quiet_reports()
+        if quiet is None:
+            quick.disarm()
+            return
+        quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
+
+    def _rearm_quiet(self) -> None:
+        """:meth:`_rearm` after a lift or a place that the arbiter had nothing to say of
+        (the only input that calls it): the clock, the phase, the link and the record are
+        as the last :meth:`_rearm` left them, so only the recogniser's part of the quick
+        clock changes; the summary's board is written again at the next summary."""
+        base = self._summary_base
+        if base is not None:
+            base["board"] = None
+        quick = self.quick
+        recognizer = self._recognizer
+        recognized = recognizer.due()
+        due = self._clock_due
+        quick.due = recognized if recognized < due else due
+        arming = self._arming
+        if arming is not None:
+            quiet = recognizer.quiet_reports()
+            if quiet is None:
+                quick.disarm()
+            else:
+                quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
+        self._rearmed = True
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """The clock commands issued since the last call: the settings (set-and-run, the
