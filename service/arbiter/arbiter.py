@@ -209,8 +209,8 @@ class Arbiter:
             e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
-        if colour is None:
-            return out
+        if colour is None or not (any_open or self.rules.touch_move):
+            return out  # (a touch is noted for touch-move only, and a claim lapses by it)
         sides = game.sides_to_act()  # self._mover(), the game read once
         if len(sides) != 1:
             return out
@@ -267,6 +267,12 @@ class Arbiter:
         side = action.side
         if self._restore_to is not None and ply - 1 <= self._restore_to:
             self._restore_to = None  # the position was reinstated; this is the new move
+        if not self.rules.touch_move:  # the touches are of no use (and none was noted)
+            self._touches.pop(side, None)
+            self._during.pop(side, None)
+            self._placed = []
+            self._must_move.pop(side, None)
+            return
         touches = [
             *self._move_touches.get(ply, []),
             *self._touches.pop(side, []),
