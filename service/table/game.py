@@ -136,6 +136,8 @@ _SQUARE_NAMES = chess.SQUARE_NAMES
 
 _SYMBOLS = {piece: piece.symbol for piece in Piece}
 
+_SIDE_VALUES = {side: side.value for side in Side}
+
 
 def _square_json(event: SquareChanged) -> dict[str, Any]:
     """``event_to_json(event)`` of a square change, written straight (a hall's tables take
@@ -431,7 +433,12 @@ class Table:
         """:meth:`feed` of a lever press while no start is awaited, the steps of the general
         path it takes only (a lever press keeps the link up and says the clock is there)."""
         t = event.time
-        out = [TableEvent(t, "board", event_to_json(event))]
+        high = event.high
+        if high is Side.LEFT or high is Side.RIGHT:  # event_to_json(event), written straight
+            shown = {"event": "lever", "high": _SIDE_VALUES[high]}
+        else:
+            shown = event_to_json(event)
+        out = [TableEvent(t, "board", shown)]
         only_time = self._game is not None  # and only final moves, events that show them
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
@@ -454,11 +461,10 @@ class Table:
             out += self._recognized(item, pressed)
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
-        if (
-            only_time
-            and self._summary_base is not None
-            and all(e.type in _PRESS_SHOWS for e in out)
-        ):
+        if only_time and self._summary_base is not None:
+            for shown_event in out:
+                if shown_event.type not in _PRESS_SHOWS:
+                    return out
             self._summary_after = _SummaryKept.ALL
         return out
 
