@@ -762,13 +762,15 @@ class Table:
                 settings, self._next_players,
                 {**self._details(), **next_players_shown(self._next_players)},
             )  # fmt: skip
+        game, version = self._game, self._position_version
+        presence_only = bool(recognizer.presence_only)
+        board = self._board.placement(rotated, game, version, presence_only)
+        shown = None if presence_only else (self._board.physical(rotated), board)
         out = {
             "id": self.id,
             "phase": self._phase,
-            "fen": self._fen.fen(self._position_version, self._game),
-            "board": self._board.placement(
-                rotated, self._game, self._position_version, bool(recognizer.presence_only)
-            ),
+            "fen": self._fen.fen(version, game, shown),
+            "board": board,
             "orientation": "black" if rotated else "white",
             "last_move": self._last_move(),
             "clocks": None,
