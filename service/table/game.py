@@ -166,11 +166,19 @@ class _SummaryKept(enum.Enum):
     ALL_BUT_BOARD = enum.auto()
     """A lift or a place the arbiter has nothing to say of: the board and the squares to
     set right change."""
+    ALL_BUT_PLAY = enum.auto()
+    """Lifts, places and moves in a game that the arbiter has nothing to say of: the board,
+    the position, the record and what follows them change (see :meth:`Table._replayed`)."""
     ALL = enum.auto()
     """A lever press that completed what was played (final moves, the clock): only time."""
 
 
 _PRESS_SHOWS = frozenset(("board", "move", "clock"))
+"""What a lever press that changes nothing of the summary but time answers."""
+
+_MOVE_SHOWS = frozenset(("board", "lift", "place", "move"))
+"""What a square change that changes the summary's play only (:attr:`_SummaryKept.ALL_BUT_PLAY`)
+answers."""
 """What a lever press that changes nothing of the summary but time answers."""
 
 TABLE_COMMANDS = tuple(AdminCommand)
@@ -251,6 +259,8 @@ class Table:
         self._summary_after = _SummaryKept.NOTHING
         """What of the summary the input the table takes now leaves right (read and reset
         by :meth:`_rearm`)."""
+        self._summary_played = False
+        """The kept summary's play is to be written again (:meth:`_replayed`)."""
         self._rearmed = False
         """The input the table takes now re-armed :attr:`quick` itself (:meth:`_rearm_quiet`)."""
         self._clock_due = _INF
@@ -416,17 +426,27 @@ class Table:
                 else:
                     self._rearm_quiet()
                 return out
-        board_only = self._summary_base is not None and self._game is not None
+        game, phase = self._game, self._phase
+        board_only = self._summary_base is not None and game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
             board_only = False
+        played = board_only
         for item in got:
-            if board_only and type(item) is not Lift and type(item) is not Place:
-                board_only = False
+            if played:
+                kind = type(item)
+                if kind is not Lift and kind is not Place:
+                    board_only = False
+                    played = kind is MoveEvent
             out += self._recognized(item, None)
         # a lift or a place in a game answers its event alone unless the arbiter ruled
         if board_only and len(out) == 1 + len(got):
             self._summary_after = _SummaryKept.ALL_BUT_BOARD
+        elif played and self._game is game and self._phase is phase:
+            for shown in out:
+                if shown.type not in _MOVE_SHOWS:
+                    return out
+            self._summary_after = _SummaryKept.ALL_BUT_PLAY
         return out
 
     def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
@@ -551,8 +571,10 @@ class Table:
         else:
             self._summary_after = _SummaryKept.NOTHING
             base = self._summary_base
-            if base is not None and after is _SummaryKept.ALL_BUT_BOARD:
+            if base is not None and after is not _SummaryKept.ALL:
                 base["board"] = None  # written again at the next summary
+                if after is _SummaryKept.ALL_BUT_PLAY:
+                    self._summary_played = True
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
@@ -741,15 +763,35 @@ class Table:
         of it written."""
         base = self._summary_base
         if base is None:
+            self._summary_played = False
             base = self._summary_base = self._summary_written()
-        elif base["board"] is None:  # the board changed, nothing else
+        elif base["board"] is None:  # the board changed (and the play: _replayed)
             recognizer = self._recognizer
-            base["board"] = self._board.placement(
-                bool(recognizer.rotated), self._game, self._position_version,
-                bool(recognizer.presence_only),
-            )  # fmt: skip
+            rotated, presence_only = bool(recognizer.rotated), bool(recognizer.presence_only)
+            board = base["board"] = self._board.placement(
+                rotated, self._game, self._position_version, presence_only
+            )
+            if self._summary_played:
+                self._summary_played = False
+                self._replayed(base, None if presence_only else (
+                    self._board.physical(rotated), board))  # fmt: skip
             base["set_right"] = self._squares_to_set_right()
         return base
+
+    def _replayed(self, base: dict[str, Any], shown: tuple[SquareMap, str] | None) -> None:
+        """The parts of the summary ``base`` that lifts, places and moves nobody ruled on
+        change (:attr:`_SummaryKept.ALL_BUT_PLAY`) written again but the board's (``shown``:
+        the cells the board shows and their placement) and the squares to set right."""
+        base["phase"] = self._phase
+        base["fen"] = self._fen.fen(self._position_version, self._game, shown)
+        base["last_move"] = self._last_move()
+        base["scores"] = self._scores()
+        base["result"] = self._result
+        base["reason"] = self._reason
+        base["link"] = self._link
+        base["ply"] = len(self._record)
+        base["claims"] = self._arbiter.open_count()
+        base["irregularities"] = len(self._irregularities)
 
     def _summary_written(self) -> dict[str, Any]:
         """:meth:`summary` with its clocks left to fill in (None), as the table stands."""
