@@ -371,9 +371,16 @@ class Arbiter:
 
     # -- the clock -------------------------------------------------------------------------
 
-    def on_press(self, time: float, presser: Color, completed: bool) -> list[ArbiterEvent]:
+    def on_press(
+        self,
+        time: float,
+        presser: Color,
+        completed: bool,
+        sides: frozenset[Color] | None = None,
+    ) -> list[ArbiterEvent]:
         """``presser`` pressed the clock; ``completed``: the press completed an action of
-        theirs.  FIDE 6.2, 7.4.1, 7.5.1-7.5.5; US speed 8, 11."""
+        theirs (``sides``: the game's sides to act now, if the caller has them read).
+        FIDE 6.2, 7.4.1, 7.5.1-7.5.5; US speed 8, 11."""
         self._last_time = time
         out: list[ArbiterEvent] = []
         game = self.view.game
@@ -395,7 +402,8 @@ class Arbiter:
         if self._restore_to is not None:
             return out
         if completed:
-            sides = game.sides_to_act()
+            if sides is None:
+                sides = game.sides_to_act()
             if len(sides) == 1 and presser in sides:  # self._mover() == presser
                 return out + self._part_incomplete(time, presser, game)
             if self.rules.displaced_pieces is DisplacedPolicy.NONE:

@@ -478,7 +478,10 @@ class Table:
             first = self._first_mover_on_board()
         pressed = clock.lever(event.high, finals, not self._record, first)
         for item in got:
-            out += self._recognized(item, pressed)
+            if type(item) is MoveEvent and self._game is not None:  # (_recognized's own)
+                out += self._on_move(item, move_data(item), pressed)
+            else:
+                out += self._recognized(item, pressed)
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
         if only_time and self._summary_base is not None:
@@ -1216,7 +1219,8 @@ class Table:
         moves the press completed): the clocks, the record's times, the arbiter."""
         pressed = [e for e in completed if e.side == presser] if completed else completed
         game = self._game
-        part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
+        sides = None if game is None else game.sides_to_act()
+        part_done = sides is None or presser not in sides  # 20-chess: parts
         # the increment or bonus due depends on the moves made only under periods of moves
         clock = self._clock
         record = self._record
@@ -1228,7 +1232,7 @@ class Table:
             ply = offset + item.ply
             if ply <= len(record):
                 record[ply - 1].clock = shown
-        ruled = self._arbiter.on_press(t, presser, bool(pressed))
+        ruled = self._arbiter.on_press(t, presser, bool(pressed), sides)
         out = self._apply(ruled, t) if ruled else []
         out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
         return out
