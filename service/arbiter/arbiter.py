@@ -200,8 +200,7 @@ class Arbiter:
         if game is None or self._finished:
             return out
         current = game.squares[square] or symbol
-        colour = _colour(current)
-        if colour is not None and current.lower() == "k":
+        if current == "K" or current == "k":
             self._king_lifted[square] = time
         claims = self.claims
         any_open = claims.any_open
@@ -209,8 +208,11 @@ class Arbiter:
             e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
-        if colour is None or not (any_open or self.rules.touch_move):
-            return out  # (a touch is noted for touch-move only, and a claim lapses by it)
+        if not (any_open or self.rules.touch_move):
+            return out  # a touch is noted for touch-move only, and a claim lapses by it
+        colour = _colour(current)
+        if colour is None:
+            return out
         sides = game.sides_to_act()  # self._mover(), the game read once
         if len(sides) != 1:
             return out
