@@ -200,8 +200,7 @@ class Arbiter:
         if game is None or self._finished:
             return out
         current = game.squares[square] or symbol
-        colour = _colour(current)
-        if colour is not None and current.lower() == "k":
+        if current == "K" or current == "k":
             self._king_lifted[square] = time
         claims = self.claims
         any_open = claims.any_open
@@ -209,6 +208,9 @@ class Arbiter:
             e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
             self._king_lifted[square] = time  # the king the illegal move left there (US 11)
+        if not (any_open or self.rules.touch_move):
+            return out  # a touch is noted for touch-move only, and a claim lapses by it
+        colour = _colour(current)
         if colour is None:
             return out
         sides = game.sides_to_act()  # self._mover(), the game read once
@@ -267,6 +269,12 @@ class Arbiter:
         side = action.side
         if self._restore_to is not None and ply - 1 <= self._restore_to:
             self._restore_to = None  # the position was reinstated; this is the new move
+        if not self.rules.touch_move:  # the touches are of no use (and none was noted)
+            self._touches.pop(side, None)
+            self._during.pop(side, None)
+            self._placed = []
+            self._must_move.pop(side, None)
+            return
         touches = [
             *self._move_touches.get(ply, []),
             *self._touches.pop(side, []),
@@ -365,9 +373,16 @@ class Arbiter:
 
     # -- the clock -------------------------------------------------------------------------
 
-    def on_press(self, time: float, presser: Color, completed: bool) -> list[ArbiterEvent]:
+    def on_press(
+        self,
+        time: float,
+        presser: Color,
+        completed: bool,
+        sides: frozenset[Color] | None = None,
+    ) -> list[ArbiterEvent]:
         """``presser`` pressed the clock; ``completed``: the press completed an action of
-        theirs.  FIDE 6.2, 7.4.1, 7.5.1-7.5.5; US speed 8, 11."""
+        theirs (``sides``: the game's sides to act now, if the caller has them read).
+        FIDE 6.2, 7.4.1, 7.5.1-7.5.5; US speed 8, 11."""
         self._last_time = time
         out: list[ArbiterEvent] = []
         game = self.view.game
@@ -389,7 +404,8 @@ class Arbiter:
         if self._restore_to is not None:
             return out
         if completed:
-            sides = game.sides_to_act()
+            if sides is None:
+                sides = game.sides_to_act()
             if len(sides) == 1 and presser in sides:  # self._mover() == presser
                 return out + self._part_incomplete(time, presser, game)
             if self.rules.displaced_pieces is DisplacedPolicy.NONE:

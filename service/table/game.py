@@ -27,7 +27,7 @@ from typing import Any
 
 import chess
 
-from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, SquareChanged
+from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling
@@ -109,7 +109,7 @@ from service.table.views import (
     SettingsMemo,
     set_right,
 )
-from service.time_control import TimeControl
+from service.time_control import GameClocks, TimeControl
 from service.variants.base import (
     BLACK,
     EMPTY,
@@ -130,6 +130,28 @@ __all__ = ["ENDED_KEPT", "Table"]
 
 logger = logging.getLogger(__name__)
 
+_INF = float("inf")
+
+_SQUARE_NAMES = chess.SQUARE_NAMES
+
+_SYMBOLS = {piece: piece.symbol for piece in Piece}
+
+_SIDE_VALUES = {side: side.value for side in Side}
+
+
+def _square_json(event: SquareChanged) -> dict[str, Any]:
+    """``event_to_json(event)`` of a square change, written straight (a hall's tables take
+    many of these a second)."""
+    square = event.square
+    if type(square) is int and 0 <= square < 64:
+        symbols = _SYMBOLS
+        piece, previous = event.piece, event.previous
+        if type(piece) is Piece and type(previous) is Piece:
+            return {"event": "square", "square": _SQUARE_NAMES[square],
+                    "piece": symbols[piece], "previous": symbols[previous]}  # fmt: skip
+    return event_to_json(event)
+
+
 _DUE_MARGIN = 0.001
 """Seconds a tick is due early: more than the rounding of a time of day."""
 
@@ -144,11 +166,19 @@ class _SummaryKept(enum.Enum):
     ALL_BUT_BOARD = enum.auto()
     """A lift or a place the arbiter has nothing to say of: the board and the squares to
     set right change."""
+    ALL_BUT_PLAY = enum.auto()
+    """Lifts, places and moves in a game that the arbiter has nothing to say of: the board,
+    the position, the record and what follows them change (see :meth:`Table._replayed`)."""
     ALL = enum.auto()
     """A lever press that completed what was played (final moves, the clock): only time."""
 
 
 _PRESS_SHOWS = frozenset(("board", "move", "clock"))
+"""What a lever press that changes nothing of the summary but time answers."""
+
+_MOVE_SHOWS = frozenset(("board", "lift", "place", "move"))
+"""What a square change that changes the summary's play only (:attr:`_SummaryKept.ALL_BUT_PLAY`)
+answers."""
 """What a lever press that changes nothing of the summary but time answers."""
 
 TABLE_COMMANDS = tuple(AdminCommand)
@@ -229,6 +259,15 @@ class Table:
         self._summary_after = _SummaryKept.NOTHING
         """What of the summary the input the table takes now leaves right (read and reset
         by :meth:`_rearm`)."""
+        self._summary_played = False
+        """The kept summary's play is to be written again (:meth:`_replayed`)."""
+        self._rearmed = False
+        """The input the table takes now re-armed :attr:`quick` itself (:meth:`_rearm_quiet`)."""
+        self._clock_due = _INF
+        """The clock's part of :attr:`QuickClock.due` as the last :meth:`_rearm` found it."""
+        self._arming: tuple[Side, bool, Side | None, GameClocks] | None = None
+        """What the last :meth:`_rearm` armed :attr:`quick` with but the recogniser's part
+        (None: it disarmed it whatever the recogniser says)."""
         self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
         """The summary's last part (the details, the next players) and the settings and
         next players it was written from."""
@@ -273,6 +312,14 @@ class Table:
 
     def feed(self, event: BoardEvent) -> list[TableEvent]:
         """Process one driver event; returns what it caused (the event itself first)."""
+        if type(event) is SquareChanged and self._awaiting is None:
+            try:
+                return self._square_change(event)
+            finally:
+                if self._rearmed:  # the square change re-armed the quick clock itself
+                    self._rearmed = False
+                else:
+                    self._rearm()
         try:
             return self._feed(event)
         finally:
@@ -347,30 +394,71 @@ class Table:
 
     def _square_change(self, event: SquareChanged) -> list[TableEvent]:
         """:meth:`feed` of a square change while no start is awaited, the steps of the
-        general path it takes only (a square change says nothing of the clock)."""
+        general path it takes only (a square change says nothing of the clock).  Most of
+        them are one lift or one place in a game that the arbiter has nothing to say of:
+        their events are written straight, and only the recogniser's part of the quick
+        clock is armed again (:meth:`_rearm_quiet`)."""
         t = event.time
-        out = [TableEvent(t, "board", event_to_json(event))]
-        self._board.set_square(event.square, event.piece)
-        board_only = self._summary_base is not None and self._game is not None
+        square = event.square
+        out = [TableEvent(t, "board", _square_json(event))]
+        self._board.set_square(square, event.piece)
+        recognizer = self._recognizer
+        got = recognizer.tick(t)
+        fed = recognizer.feed(event)
+        if got:
+            got += fed
+        else:
+            got = fed
+        if len(got) == 1 and self._game is not None and self._link is not Link.UNKNOWN:
+            item: Any = got[0]
+            kind = type(item)
+            if kind is Lift or kind is Place:
+                on, piece = item.square, item.piece
+                data = {"square": _SQUARE_NAMES[on], "piece": piece}
+                if kind is Lift:
+                    out.append(TableEvent(t, "lift", data))
+                    ruled = self._arbiter.on_lift(t, on, piece)
+                else:
+                    out.append(TableEvent(t, "place", data))
+                    ruled = self._arbiter.on_place(t, on, piece)
+                if ruled:
+                    out += self._apply(ruled, t)
+                else:
+                    self._rearm_quiet()
+                return out
+        game, phase = self._game, self._phase
+        board_only = self._summary_base is not None and game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
             board_only = False
-        recognizer = self._recognizer
-        got = recognizer.tick(t) + recognizer.feed(event)
+        played = board_only
         for item in got:
-            if board_only and type(item) is not Lift and type(item) is not Place:
-                board_only = False
+            if played:
+                kind = type(item)
+                if kind is not Lift and kind is not Place:
+                    board_only = False
+                    played = kind is MoveEvent
             out += self._recognized(item, None)
         # a lift or a place in a game answers its event alone unless the arbiter ruled
         if board_only and len(out) == 1 + len(got):
             self._summary_after = _SummaryKept.ALL_BUT_BOARD
+        elif played and self._game is game and self._phase is phase:
+            for shown in out:
+                if shown.type not in _MOVE_SHOWS:
+                    return out
+            self._summary_after = _SummaryKept.ALL_BUT_PLAY
         return out
 
     def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
         """:meth:`feed` of a lever press while no start is awaited, the steps of the general
         path it takes only (a lever press keeps the link up and says the clock is there)."""
         t = event.time
-        out = [TableEvent(t, "board", event_to_json(event))]
+        high = event.high
+        if high is Side.LEFT or high is Side.RIGHT:  # event_to_json(event), written straight
+            shown = {"event": "lever", "high": _SIDE_VALUES[high]}
+        else:
+            shown = event_to_json(event)
+        out = [TableEvent(t, "board", shown)]
         only_time = self._game is not None  # and only final moves, events that show them
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
@@ -390,14 +478,16 @@ class Table:
             first = self._first_mover_on_board()
         pressed = clock.lever(event.high, finals, not self._record, first)
         for item in got:
-            out += self._recognized(item, pressed)
+            if type(item) is MoveEvent and self._game is not None:  # (_recognized's own)
+                out += self._on_move(item, move_data(item), pressed)
+            else:
+                out += self._recognized(item, pressed)
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
-        if (
-            only_time
-            and self._summary_base is not None
-            and all(e.type in _PRESS_SHOWS for e in out)
-        ):
+        if only_time and self._summary_base is not None:
+            for shown_event in out:
+                if shown_event.type not in _PRESS_SHOWS:
+                    return out
             self._summary_after = _SummaryKept.ALL
         return out
 
@@ -484,15 +574,17 @@ class Table:
         else:
             self._summary_after = _SummaryKept.NOTHING
             base = self._summary_base
-            if base is not None and after is _SummaryKept.ALL_BUT_BOARD:
+            if base is not None and after is not _SummaryKept.ALL:
                 base["board"] = None  # written again at the next summary
+                if after is _SummaryKept.ALL_BUT_PLAY:
+                    self._summary_played = True
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
         recognizer = self._recognizer
-        due = recognizer.due()
+        due = _INF  # the clock's part of it first (kept for _rearm_quiet)
         until = clock.text_until
-        if until is not None and until < due:
+        if until is not None:
             due = until
         if not clock.present and self._phase is Phase.PLAYING:  # the keeper's flag (tick)
             clocks = clock.clocks
@@ -507,21 +599,49 @@ class Table:
             ):
                 left = clocks.white if running == WHITE else clocks.black
                 due = min(due, clocks.as_of + left - _DUE_MARGIN)
-        quick.due = due
+        self._clock_due = due
+        recognized = recognizer.due()
+        quick.due = recognized if recognized < due else due
         lever = clock.lever_high
-        quiet = recognizer.quiet_reports()
         playing = clock.timed and self._phase is Phase.PLAYING
         if (
             lever is None
-            or quiet is None
             or self._awaiting is not None
             or self._link is Link.UNKNOWN
             or not clock.present
             or (playing and not self._record and clock.white_side is None)  # first report
         ):
+            self._arming = None
             quick.disarm()
             return
-        quick.arm(lever, quiet, playing, clock.white_side, clock.clocks)
+        arming = self._arming = (lever, playing, clock.white_side, clock.clocks)
+        quiet = recognizer.quiet_reports()
+        if quiet is None:
+            quick.disarm()
+            return
+        quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
+
+    def _rearm_quiet(self) -> None:
+        """:meth:`_rearm` after a lift or a place that the arbiter had nothing to say of
+        (the only input that calls it): the clock, the phase, the link and the record are
+        as the last :meth:`_rearm` left them, so only the recogniser's part of the quick
+        clock changes; the summary's board is written again at the next summary."""
+        base = self._summary_base
+        if base is not None:
+            base["board"] = None
+        quick = self.quick
+        recognizer = self._recognizer
+        recognized = recognizer.due()
+        due = self._clock_due
+        quick.due = recognized if recognized < due else due
+        arming = self._arming
+        if arming is not None:
+            quiet = recognizer.quiet_reports()
+            if quiet is None:
+                quick.disarm()
+            else:
+                quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
+        self._rearmed = True
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """The clock commands issued since the last call: the settings (set-and-run, the
@@ -646,15 +766,35 @@ class Table:
         of it written."""
         base = self._summary_base
         if base is None:
+            self._summary_played = False
             base = self._summary_base = self._summary_written()
-        elif base["board"] is None:  # the board changed, nothing else
+        elif base["board"] is None:  # the board changed (and the play: _replayed)
             recognizer = self._recognizer
-            base["board"] = self._board.placement(
-                bool(recognizer.rotated), self._game, self._position_version,
-                bool(recognizer.presence_only),
-            )  # fmt: skip
+            rotated, presence_only = bool(recognizer.rotated), bool(recognizer.presence_only)
+            board = base["board"] = self._board.placement(
+                rotated, self._game, self._position_version, presence_only
+            )
+            if self._summary_played:
+                self._summary_played = False
+                self._replayed(base, None if presence_only else (
+                    self._board.physical(rotated), board))  # fmt: skip
             base["set_right"] = self._squares_to_set_right()
         return base
+
+    def _replayed(self, base: dict[str, Any], shown: tuple[SquareMap, str] | None) -> None:
+        """The parts of the summary ``base`` that lifts, places and moves nobody ruled on
+        change (:attr:`_SummaryKept.ALL_BUT_PLAY`) written again but the board's (``shown``:
+        the cells the board shows and their placement) and the squares to set right."""
+        base["phase"] = self._phase
+        base["fen"] = self._fen.fen(self._position_version, self._game, shown)
+        base["last_move"] = self._last_move()
+        base["scores"] = self._scores()
+        base["result"] = self._result
+        base["reason"] = self._reason
+        base["link"] = self._link
+        base["ply"] = len(self._record)
+        base["claims"] = self._arbiter.open_count()
+        base["irregularities"] = len(self._irregularities)
 
     def _summary_written(self) -> dict[str, Any]:
         """:meth:`summary` with its clocks left to fill in (None), as the table stands."""
@@ -667,13 +807,15 @@ class Table:
                 settings, self._next_players,
                 {**self._details(), **next_players_shown(self._next_players)},
             )  # fmt: skip
+        game, version = self._game, self._position_version
+        presence_only = bool(recognizer.presence_only)
+        board = self._board.placement(rotated, game, version, presence_only)
+        shown = None if presence_only else (self._board.physical(rotated), board)
         out = {
             "id": self.id,
             "phase": self._phase,
-            "fen": self._fen.fen(self._position_version, self._game),
-            "board": self._board.placement(
-                rotated, self._game, self._position_version, bool(recognizer.presence_only)
-            ),
+            "fen": self._fen.fen(version, game, shown),
+            "board": board,
             "orientation": "black" if rotated else "white",
             "last_move": self._last_move(),
             "clocks": None,
@@ -1077,7 +1219,8 @@ class Table:
         moves the press completed): the clocks, the record's times, the arbiter."""
         pressed = [e for e in completed if e.side == presser] if completed else completed
         game = self._game
-        part_done = game is None or presser not in game.sides_to_act()  # 20-chess: parts
+        sides = None if game is None else game.sides_to_act()
+        part_done = sides is None or presser not in sides  # 20-chess: parts
         # the increment or bonus due depends on the moves made only under periods of moves
         clock = self._clock
         record = self._record
@@ -1089,7 +1232,7 @@ class Table:
             ply = offset + item.ply
             if ply <= len(record):
                 record[ply - 1].clock = shown
-        ruled = self._arbiter.on_press(t, presser, bool(pressed))
+        ruled = self._arbiter.on_press(t, presser, bool(pressed), sides)
         out = self._apply(ruled, t) if ruled else []
         out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
         return out

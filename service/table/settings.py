@@ -64,12 +64,16 @@ class TableError(ValueError):
     """A bad admin command or setting (one-line message)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TableSettings:
-    """What a table plays: players, event, time control (PGN ``TimeControl`` form), rule set,
-    variant, optionally a start FEN (e.g. a Chess960 position) and the variant's options
-    (20-chess: ``schedule=12,13 cast stand-ins=special``, see
-    :meth:`service.variants.twenty_chess.TwentyChess.from_options`)."""
+@dataclass(frozen=True)
+class _Game:
+    """The settings every kind of table has before its own (players, event, time control,
+    rule set, variant, start FEN): a part of :class:`TableSettings` and
+    :class:`RealtimeSettings`, written once.  The parts hold no slots of their own (the
+    settings classes do), so a class can be made of several; a dataclass lists its bases'
+    fields in the reverse order of its bases, so a settings class names its parts last to
+    first."""
+
+    __slots__ = ()
 
     white: str = "?"
     black: str = "?"
@@ -80,7 +84,15 @@ class TableSettings:
     rules: str = "casual"
     variant: str = "standard"
     start: str | None = None
-    options: str | None = None
+
+
+@dataclass(frozen=True)
+class _Details:
+    """The players' details and the board number (:data:`DETAIL_KEYS`), the last settings
+    of every kind of table (see :class:`_Game`)."""
+
+    __slots__ = ()
+
     white_title: str | None = None
     white_elo: str | None = None
     white_federation: str | None = None
@@ -92,6 +104,24 @@ class TableSettings:
     black_fide_id: str | None = None
     black_team: str | None = None
     board: str | None = None
+
+
+@dataclass(frozen=True)
+class _Options:
+    """A turn-based table's variant options (see :class:`TableSettings`)."""
+
+    __slots__ = ()
+
+    options: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings(_Details, _Options, _Game):
+    """What a table plays: players, event, time control (PGN ``TimeControl`` form), rule set,
+    variant, optionally a start FEN (e.g. a Chess960 position) and the variant's options
+    (20-chess: ``schedule=12,13 cast stand-ins=special``, see
+    :meth:`service.variants.twenty_chess.TwentyChess.from_options`), then the players'
+    details."""
 
 
 def details_json(settings: Any) -> dict[str, str]:
@@ -207,31 +237,22 @@ def check_settings(settings: TableSettings) -> tuple[RuleSet, Variant, TimeContr
 # -- realtime chess ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RealtimeSettings:
-    """:class:`service.table.TableSettings` plus ``tick`` (seconds per tick, rule 6)."""
+@dataclass(frozen=True)
+class _Tick:
+    """A realtime table's tick (see :class:`RealtimeSettings`)."""
 
-    white: str = "?"
-    black: str = "?"
-    event: str = "?"
-    site: str = "?"
-    round: str = "?"
-    time_control: str = "-"
-    rules: str = "casual"
-    variant: str = "realtime"
-    start: str | None = None
+    __slots__ = ()
+
     tick: float = STANDARD_TICK
-    white_title: str | None = None
-    white_elo: str | None = None
-    white_federation: str | None = None
-    white_fide_id: str | None = None
-    white_team: str | None = None
-    black_title: str | None = None
-    black_elo: str | None = None
-    black_federation: str | None = None
-    black_fide_id: str | None = None
-    black_team: str | None = None
-    board: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RealtimeSettings(_Details, _Tick, _Game):
+    """:class:`service.table.TableSettings` with ``tick`` (seconds per tick, rule 6) where
+    that has the variant's options."""
+
+    time_control: str = "-"
+    variant: str = "realtime"
 
 
 _KEYS = frozenset(f.name for f in fields(RealtimeSettings))

@@ -330,17 +330,22 @@ _FEN_STEPS = 4
 """Positions :class:`FenMemo` keeps the FEN of (the recogniser steps back and forth)."""
 
 
-def next_fen(fen: str, before: SquareMap, after: SquareMap, move: chess.Move) -> str | None:
+def next_fen(
+    fen: str, before: SquareMap, after: SquareMap, move: chess.Move, placement: str | None = None
+) -> str | None:
     """The FEN after ``move`` (standard chess, not Chess960) from ``fen``, the FEN
     python-chess wrote for the position before it (its squares ``before``; ``after``: the
     squares after it), as python-chess writes it; None where only a board can tell (a
-    double step next to a pawn that might take en passant)."""
-    placement, turn, castling, _, halfmove, fullmove = fen.split(" ")
+    double step next to a pawn that might take en passant).  ``placement``: the placement
+    field of ``after`` when the caller has it (a board that shows the position)."""
+    was, turn, castling, _, halfmove, fullmove = fen.split(" ")
     origin, target = move.from_square, move.to_square
-    rows = placement.split("/")  # a move changes the ranks of its squares only (castling,
-    for rank in {origin >> 3, target >> 3}:  # en passant: the ranks of its king, its pawn)
-        first = rank << 3
-        rows[7 - rank] = _rank_fen(after[first : first + 8])
+    if placement is None:
+        rows = was.split("/")  # a move changes the ranks of its squares only (castling,
+        for rank in {origin >> 3, target >> 3}:  # en passant: the ranks of its king, pawn)
+            first = rank << 3
+            rows[7 - rank] = _rank_fen(after[first : first + 8])
+        placement = "/".join(rows)
     piece = before[origin]
     pawn = piece in ("P", "p")
     ep = "-"
@@ -354,7 +359,7 @@ def next_fen(fen: str, before: SquareMap, after: SquareMap, move: chess.Move) ->
         if lost:
             castling = "".join(right for right in castling if right not in lost) or "-"
     return " ".join((
-        "/".join(rows),
+        placement,
         "b" if turn == "w" else "w",
         castling,
         ep,
@@ -375,17 +380,23 @@ class FenMemo:
         """(game, ply, squares, FEN) of the last positions written (squares by identity:
         a chess game keeps one squares object per position)."""
 
-    def fen(self, version: int, game: VariantGame | None) -> str | None:
+    def fen(
+        self, version: int, game: VariantGame | None, shown: tuple[SquareMap, str] | None = None
+    ) -> str | None:
+        """``shown``: the cells a board shows and their placement field (a move's FEN
+        takes it when they are the game's position)."""
         kept = self._kept
         if kept is not None and kept[0] == version:
             return kept[1]
-        fen = None if game is None else self._chess_fen(game)
+        fen = None if game is None else self._chess_fen(game, shown)
         if fen is None and game is not None:
             fen = game.fen()
         self._kept = (version, fen)
         return fen
 
-    def _chess_fen(self, game: VariantGame) -> str | None:
+    def _chess_fen(
+        self, game: VariantGame, shown: tuple[SquareMap, str] | None = None
+    ) -> str | None:
         if type(game).fen is not ChessGame.fen:
             return None
         assert isinstance(game, ChessGame)
@@ -400,7 +411,10 @@ class FenMemo:
             before, move = last
             for step in steps:
                 if step[0] is game and step[1] == ply - 1 and step[2] is before:
-                    fen = next_fen(step[3], before, squares, move)
+                    placement = None
+                    if shown is not None and (shown[0] is squares or shown[0] == squares):
+                        placement = shown[1]
+                    fen = next_fen(step[3], before, squares, move, placement)
                     break
         if fen is None:
             fen = chess_fen(game)
