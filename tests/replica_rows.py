@@ -1,5 +1,6 @@
 """Log rows of an edge's store as a read replica is fed them, and a centre's database of
-them for the central web's tailer.  (No tests here.)
+them for the central web's tailer; a hall store's input rows as its tests compare them.
+(No tests here.)
 
 :func:`edge_rows` reads a club hall's store (no registration rows: a store writes them
 once it is an edge's) and makes a registration for each table of its ``tables`` table
@@ -16,6 +17,18 @@ from pathlib import Path
 from service.scaleout.central_store import CentralStore
 from service.scaleout.log_wire import Batch
 from service.scaleout.rows import REGISTRATION, LogRow
+
+
+def input_rows(db: Path) -> list[tuple[object, ...]]:
+    """The rows of the store ``db`` that the tables' inputs and answers made (no
+    registration rows), in log order, as ``(table_id, role, kind, t, data)``."""
+    connection = sqlite3.connect(db)
+    try:
+        return connection.execute(
+            "SELECT table_id, role, kind, t, data FROM log WHERE role != 'table' ORDER BY seq"
+        ).fetchall()
+    finally:
+        connection.close()
 
 
 def edge_rows(db: Path, boards: dict[str, int] | None = None) -> list[LogRow]:

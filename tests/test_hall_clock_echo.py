@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-import sqlite3
 import time
 from functools import partial
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
+from replica_rows import input_rows
 
 import service.hall
 from dgt.emulator.board import start_squares
@@ -70,16 +70,6 @@ def _extend(seen: list[dict[str, Any]], update: Update) -> None:
     seen.extend(update.events)
 
 
-def _rows(path: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(
-            "SELECT table_id, role, kind, t, data FROM log WHERE role != 'table' ORDER BY seq"
-        ).fetchall()
-    finally:
-        db.close()
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_short_way_stores_and_shows_what_the_general_way_does(
     tmp_path: Path, seed: int
@@ -108,7 +98,7 @@ def test_the_short_way_stores_and_shows_what_the_general_way_does(
         halls.append(hall)
         shown.append(seen)
     assert short > 100  # most reports took the short way
-    assert _rows(tmp_path / "short.db") == _rows(tmp_path / "general.db")
+    assert input_rows(tmp_path / "short.db") == input_rows(tmp_path / "general.db")
     assert shown[1] == shown[0]
     assert any(event.get("event") == "clock" for event in shown[0])
 

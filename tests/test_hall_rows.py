@@ -4,9 +4,10 @@ same input and outputs, byte for byte."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
+
+from replica_rows import input_rows
 
 from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
 from dgt.protocol import Piece
@@ -36,16 +37,6 @@ def _events() -> list[BoardEvent]:
     ]
 
 
-def _rows(path: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(path)
-    try:
-        return db.execute(
-            "SELECT table_id, role, kind, t, data FROM log WHERE role != 'table' ORDER BY seq"
-        ).fetchall()
-    finally:
-        db.close()
-
-
 def test_the_echoed_rows_are_the_rows_append_writes(tmp_path: Path) -> None:
     store = Store(tmp_path / "hall.db")
     hall = Hall(store)
@@ -63,10 +54,10 @@ def test_the_echoed_rows_are_the_rows_append_writes(tmp_path: Path) -> None:
     reference.commit()
     store.close()
     reference.close()
-    rows = _rows(tmp_path / "hall.db")
+    rows = input_rows(tmp_path / "hall.db")
     assert answered > len(_events())  # moves and clock events besides the echoes
     assert {row[1] for row in rows} == {"echo", "out"}
-    assert rows == _rows(tmp_path / "reference.db")
+    assert rows == input_rows(tmp_path / "reference.db")
 
 
 def test_a_clock_report_is_shown_when_its_clock_starts_or_stops_and_else_kept_quiet(
@@ -94,7 +85,7 @@ def test_a_clock_report_is_shown_when_its_clock_starts_or_stops_and_else_kept_qu
     store.close()
     clocks = [(event["left"], event["running"]) for event in shown if event.get("event") == "clock"]
     assert clocks == [(300.0, False), (299.0, True), (298.0, False)]
-    assert len(_rows(tmp_path / "hall.db")) == len(reports)  # every one stored
+    assert len(input_rows(tmp_path / "hall.db")) == len(reports)  # every one stored
 
 
 def test_a_running_clock_is_shown_once_per_refresh_on_any_time_line(tmp_path: Path) -> None:
@@ -119,4 +110,4 @@ def test_a_running_clock_is_shown_once_per_refresh_on_any_time_line(tmp_path: Pa
     store.close()
     clocks = [event["left"] for event in shown if event.get("event") == "clock"]
     assert clocks == [300.0, 300.0 - CLOCK_REFRESH, 300.0 - 2 * CLOCK_REFRESH]
-    assert len(_rows(tmp_path / "hall.db")) == len(offsets)  # every one stored
+    assert len(input_rows(tmp_path / "hall.db")) == len(offsets)  # every one stored

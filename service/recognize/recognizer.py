@@ -1125,6 +1125,16 @@ class Recognizer:
                 return symbol
         return reading
 
+    def _compared(self, top: _Ref) -> tuple[_Ref, ...]:
+        """The references a square's change is compared with: the top one, the previous
+        one and the last sure one, each once."""
+        prev, sure = self._prev, self._sure
+        if prev is None:
+            return (top,) if sure is None or sure is top else (top, sure)
+        if sure is None or sure is top or sure is prev:
+            return (top, prev)
+        return (top, prev, sure)
+
     def _set(self, square: int, reading: str, time: float) -> None:
         """The board reads ``reading`` on ``square`` from ``time`` (another reading than it
         had: a square set to what it reads is never set), and the references compared with
@@ -1139,12 +1149,7 @@ class Recognizer:
                 self._occupied -= 1
             if top is None:
                 return  # no game yet: nothing to compare with
-            prev, sure = self._prev, self._sure
-            for ref in (
-                (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
-            ):
-                if ref is None:
-                    continue
+            for ref in self._compared(top):
                 if ref.view[square]:
                     ref.diff[square] = None
                 else:
@@ -1166,12 +1171,7 @@ class Recognizer:
         self._occupied += (reading != UNREADABLE) - (before != EMPTY and before != UNREADABLE)
         if top is None:
             return  # no game yet: nothing to compare with
-        prev, sure = self._prev, self._sure
-        for ref in (
-            (top, prev) if sure is None or sure is top or sure is prev else (top, prev, sure)
-        ):
-            if ref is None:
-                continue
+        for ref in self._compared(top):
             if reading == ref.view[square]:
                 ref.diff.pop(square, None)
             else:
