@@ -179,7 +179,6 @@ _PRESS_SHOWS = frozenset(("board", "move", "clock"))
 _MOVE_SHOWS = frozenset(("board", "lift", "place", "move"))
 """What a square change that changes the summary's play only (:attr:`_SummaryKept.ALL_BUT_PLAY`)
 answers."""
-"""What a lever press that changes nothing of the summary but time answers."""
 
 TABLE_COMMANDS = tuple(AdminCommand)
 """The admin commands a turn-based table takes: all of them."""
