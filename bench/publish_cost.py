@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import service.hall as hall_module
 import service.web.stream as stream_module
 from dgt.recording import event_from_json
 from service.config import TableConfig
@@ -34,7 +35,8 @@ _cpu = time.process_time_ns
 
 
 class _FixedTime:
-    """``time`` for the stream module with a fixed ``time()`` (frames comparable)."""
+    """``time`` for the stream module with a fixed ``time()``, and the hall's monotonic time
+    fixed (frames comparable from run to run)."""
 
     @staticmethod
     def time() -> float:
@@ -60,8 +62,10 @@ async def amain() -> int:
     parser.add_argument("db")
     parser.add_argument("--limit", type=int, default=0, help="inputs at most (0: all)")
     parser.add_argument("--batch", type=int, default=20, help="inputs per commit")
+    parser.add_argument("--frames", help="write every frame to this file (to compare)")
     args = parser.parse_args()
     stream_module.time = _FixedTime  # type: ignore[assignment]
+    hall_module.time.monotonic = _FixedTime.time  # type: ignore[assignment]  # this process
     source = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
     tables = [r[0] for r in source.execute("SELECT DISTINCT table_id FROM log ORDER BY 1")]
     tmp = tempfile.TemporaryDirectory(prefix="publish-cost-")
@@ -92,12 +96,15 @@ async def amain() -> int:
     hall.unsubscribe(on_update)
     hall.subscribe(timed)
     digest = hashlib.sha256()
+    out = open(args.frames, "wb") if args.frames else None  # noqa: SIM115, ASYNC230
     frames = 0
 
     def drain() -> None:
         nonlocal frames
         for table_id in sorted(client.pending):
             digest.update(client.pending[table_id])
+            if out is not None:
+                out.write(client.pending[table_id])
             frames += 1
         client.pending.clear()
 
@@ -129,9 +136,12 @@ async def amain() -> int:
     drain()
     store.close()
     tmp.cleanup()
+    if out is not None:
+        out.close()
     n = max(spent[1], 1)
+    us = spent[0] / n / 1000
     print(f"inputs {total}, updates {spent[1]}, frames {frames}, "
-          f"stream us/update {spent[0] / n / 1000:.2f}, digest {digest.hexdigest()[:16]}")  # fmt: skip
+          f"stream us/update {us:.2f}, digest {digest.hexdigest()[:16]}")  # fmt: skip
     return 0
 
 
