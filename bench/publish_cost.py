@@ -62,6 +62,7 @@ async def amain() -> int:
     parser.add_argument("db")
     parser.add_argument("--limit", type=int, default=0, help="inputs at most (0: all)")
     parser.add_argument("--batch", type=int, default=20, help="inputs per commit")
+    parser.add_argument("--no-stream", action="store_true", help="no hub (to subtract)")
     parser.add_argument("--frames", help="write every frame to this file (to compare)")
     args = parser.parse_args()
     stream_module.time = _FixedTime  # type: ignore[assignment]
@@ -82,6 +83,8 @@ async def amain() -> int:
         items = list(grouped_inputs(iter(list(rows)), _parse))
         streams.append([(item.t, item.seq, runner, item) for item in items])
     hub = StreamHub(hall)  # type: ignore[arg-type]
+    if args.no_stream:
+        hub.close()
     client = StreamClient(None, False)
     hub.clients.add(client)
     spent = [0, 0]
@@ -93,8 +96,9 @@ async def amain() -> int:
         spent[0] += _cpu() - t0
         spent[1] += 1
 
-    hall.unsubscribe(on_update)
-    hall.subscribe(timed)
+    if not args.no_stream:
+        hall.unsubscribe(on_update)
+        hall.subscribe(timed)
     digest = hashlib.sha256()
     out = open(args.frames, "wb") if args.frames else None  # noqa: SIM115, ASYNC230
     frames = 0
