@@ -148,3 +148,25 @@ def test_a_penalty_adds_time_and_says_so() -> None:
     orders = k.take_orders()
     assert orders[0] == ClockOrder("set_and_run", 290.0, 420.0, Side.LEFT)
     assert orders[1].text == "+2 MIN"
+
+
+def test_round_ms_is_round_to_three_places() -> None:
+    import math
+    import random
+
+    from service.table.clock_keeper import round_ms
+
+    rng = random.Random(20)
+    values: list[float] = [0.0, -0.0, 0.0004, -0.0004, 0.0005, 0.0015, 2.675, 1e9, -1e9, 1e12,
+                           math.inf, -math.inf, 5e-324, 299.9995, 0.1 + 0.2]  # fmt: skip
+    values += [rng.uniform(0.0, 10_800.0) for _ in range(100_000)]
+    values += [rng.uniform(-1e6, 1e6) for _ in range(50_000)]
+    values += [rng.randrange(0, 10**7) / 1000 + rng.choice((-1, 1)) * 5e-4 for _ in range(50_000)]
+    values += [rng.randrange(0, 10**9) / 10**6 for _ in range(50_000)]
+    for value in values:
+        got, want = round_ms(value), round(value, 3)
+        assert got == want, value
+        assert math.copysign(1, got) == math.copysign(1, want), value
+    assert math.isnan(round_ms(math.nan))
+    assert round_ms(300) == 300
+    assert type(round_ms(300)) is int  # as round: an int stays one

@@ -28,6 +28,7 @@ __all__ = [
     "OrderKind",
     "other_side",
     "result_text",
+    "round_ms",
 ]
 
 TEXT_WIDTH = 8
@@ -90,6 +91,21 @@ def other_side(side: Side) -> Side:
 def result_text(result: str) -> str:
     """A result as the clock shows it: ``1-0``, ``0-1``, ``DRAW``."""
     return result if result != "1/2-1/2" else "DRAW"
+
+
+def round_ms(seconds: float) -> float:
+    """``round(seconds, 3)``, the same value, without the decimal string ``round`` writes
+    (a tenth of its time).  ``seconds * 1000`` is within 2**-23 of its exact value below a
+    billion seconds, so where it is more than 0.0001 from a half it rounds to the same whole
+    ``n`` as the exact value does, and ``n / 1000`` (``n`` exact, the division correctly
+    rounded) is the float ``round`` reads back from its string.  Elsewhere (near a half,
+    at zero for its sign, not a float, huge or not a number) ``round`` itself."""
+    if type(seconds) is float and -1e9 < seconds < 1e9:
+        scaled = seconds * 1000.0
+        whole = round(scaled)
+        if whole and -0.4999 < scaled - whole < 0.4999:
+            return whole / 1000.0
+    return round(seconds, 3)
 
 
 _Shown = tuple[float, float, Color | None, float, float, dict[str, object]]
@@ -207,12 +223,12 @@ class ClockKeeper:
             shown_black = kept[5]["black"]
         else:
             left = black - spent if black_runs else black
-            shown_black = round(left if left > 0.0 else 0.0, 3)
+            shown_black = round_ms(left if left > 0.0 else 0.0)
         if kept is not None and kept[0] is white and not white_runs and not ran_white:
             shown_white = kept[5]["white"]
         else:
             left = white - spent if white_runs else white
-            shown_white = round(left if left > 0.0 else 0.0, 3)
+            shown_white = round_ms(left if left > 0.0 else 0.0)
         shown: dict[str, object] = {
             "white": shown_white,
             "black": shown_black,
@@ -386,7 +402,7 @@ class ClockKeeper:
         run = None
         if not paused and self.clocks.running is not None and self.white_side is not None:
             run = side if self.clocks.running == WHITE else other_side(side)
-        self.orders.append(ClockOrder(OrderKind.SET_AND_RUN, round(left, 3), round(right, 3), run))
+        self.orders.append(ClockOrder(OrderKind.SET_AND_RUN, round_ms(left), round_ms(right), run))
 
     def text(self, text: str, beep: float, t: float, *, hold: bool = False) -> None:
         """Show ``text`` on the clock for :data:`TEXT_SECONDS` (``hold``: until the next

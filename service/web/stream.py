@@ -82,7 +82,13 @@ _STATE = Event.STATE.value
 
 def json_bytes(value: Any) -> bytes:
     """:func:`service.json_text.dumps` as UTF-8 bytes (orjson's own bytes where it can; a
-    character UTF-8 cannot write, a lone surrogate, is replaced)."""
+    character UTF-8 cannot write, a lone surrogate, is replaced).  orjson is asked first
+    without its options: they change only how a key that is not a string is written (which
+    it then refuses), and cost a third of the time of a table's summary."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        pass
     try:
         return orjson.dumps(value, option=ORJSON_OPTIONS)
     except TypeError:
