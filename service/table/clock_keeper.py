@@ -95,7 +95,7 @@ def result_text(result: str) -> str:
 
 def round_ms(seconds: float) -> float:
     """``round(seconds, 3)``, the same value, without the decimal string ``round`` writes
-    (a tenth of its time).  ``seconds * 1000`` is within 2**-23 of its exact value below a
+    (a tenth of its time).  ``seconds * 1000`` is within 2**-14 of its exact value below a
     billion seconds, so where it is more than 0.0001 from a half it rounds to the same whole
     ``n`` as the exact value does, and ``n / 1000`` (``n`` exact, the division correctly
     rounded) is the float ``round`` reads back from its string.  Elsewhere (near a half,
