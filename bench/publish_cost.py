@@ -14,19 +14,19 @@ import argparse
 import asyncio
 import hashlib
 import heapq
-import json
 import sqlite3
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _hall_log import rebuilt_tables
+
 import service.hall as hall_module
 import service.web.stream as stream_module
 from dgt.recording import event_from_json
-from service.config import TableConfig
 from service.hall import Hall
-from service.store import Store, grouped_inputs, output_json
+from service.store import Store, output_json
 from service.table.admin import replayed_admin_args
 from service.table_runner import InputKind, TableInput
 from service.web.stream import StreamClient, StreamHub
@@ -43,20 +43,6 @@ class _FixedTime:
         return 1_800_000_000.25
 
 
-def _parse(text: str, seq: int) -> dict[str, Any]:
-    value: dict[str, Any] = json.loads(text)
-    return value
-
-
-def _settings(source: sqlite3.Connection, table_id: str) -> dict[str, Any]:
-    row = source.execute(
-        "SELECT data FROM log WHERE table_id = ? AND role = 'registration' ORDER BY seq LIMIT 1",
-        (table_id,),
-    ).fetchone()
-    data: dict[str, Any] = json.loads(row[0]) if row else {}
-    return data.get("settings", data)
-
-
 async def amain() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("db")
@@ -68,20 +54,10 @@ async def amain() -> int:
     stream_module.time = _FixedTime  # type: ignore[assignment]
     hall_module.time.monotonic = _FixedTime.time  # type: ignore[assignment]  # this process
     source = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
-    tables = [r[0] for r in source.execute("SELECT DISTINCT table_id FROM log ORDER BY 1")]
     tmp = tempfile.TemporaryDirectory(prefix="publish-cost-")
     store = Store(Path(tmp.name) / "r.db")
     hall = Hall(store)
-    streams = []
-    for table_id in tables:
-        settings = _settings(source, table_id)
-        runner = hall.add_table(TableConfig(table_id, f"replay-{table_id}", None, settings))
-        rows = source.execute(
-            "SELECT seq, role, kind, t, data FROM log WHERE table_id = ? ORDER BY seq",
-            (table_id,),
-        )
-        items = list(grouped_inputs(iter(list(rows)), _parse))
-        streams.append([(item.t, item.seq, runner, item) for item in items])
+    _, streams = rebuilt_tables(source, hall)
     hub = StreamHub(hall)  # type: ignore[arg-type]
     if args.no_stream:
         hub.close()

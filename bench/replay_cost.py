@@ -32,22 +32,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _hall_log import rebuilt_tables
+
 from dgt.recording import event_from_json
 from service.collector_pacer import CollectorPacer
-from service.config import TableConfig
 from service.hall import Hall
-from service.store import Store, grouped_inputs, output_json
+from service.store import Store, output_json
 from service.table.admin import replayed_admin_args
 from service.table_runner import InputKind, TableInput
 
 _cpu = time.process_time_ns
-
-
-def _parse(text: str, seq: int) -> dict[str, Any]:
-    import json
-
-    value: dict[str, Any] = json.loads(text)
-    return value
 
 
 async def amain() -> int:
@@ -67,7 +61,6 @@ async def amain() -> int:
     )
     args = parser.parse_args()
     source = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
-    tables = [r[0] for r in source.execute("SELECT DISTINCT table_id FROM log ORDER BY 1")]
     import tempfile
 
     tmp = tempfile.TemporaryDirectory(prefix="replay-cost-")
@@ -77,16 +70,7 @@ async def amain() -> int:
     differ = 0
     total = 0
     hall = Hall(store)
-    streams = []
-    for table_id in tables:
-        settings = _settings(source, table_id)
-        runner = hall.add_table(TableConfig(table_id, f"replay-{table_id}", None, settings))
-        rows = source.execute(
-            "SELECT seq, role, kind, t, data FROM log WHERE table_id = ? ORDER BY seq",
-            (table_id,),
-        )
-        items = list(grouped_inputs(iter(list(rows)), _parse))
-        streams.append([(item.t, item.seq, runner, item) for item in items])
+    tables, streams = rebuilt_tables(source, hall)
     # the tables' inputs interleaved as the hall took them (in time order)
     merged = heapq.merge(*streams, key=lambda x: (x[0], x[1]))
     if args.collector == "paced":
@@ -204,17 +188,6 @@ def _compare(source: sqlite3.Connection, store: Store, tables: list[str], total:
         if len(got) != len(want):
             differ += 1
     return differ
-
-
-def _settings(source: sqlite3.Connection, table_id: str) -> dict[str, Any]:
-    import json
-
-    row = source.execute(
-        "SELECT data FROM log WHERE table_id = ? AND role = 'registration' ORDER BY seq LIMIT 1",
-        (table_id,),
-    ).fetchone()
-    data: dict[str, Any] = json.loads(row[0]) if row else {}
-    return data.get("settings", data)
 
 
 if __name__ == "__main__":
