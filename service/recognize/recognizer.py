@@ -1291,10 +1291,10 @@ class Recognizer:
 
     def _lifted_only(self) -> bool:
         """:meth:`_analyse` after a lift, its common case (the board differs from the top
-        position by lifts alone, on a board with fewer than 32 pieces than no earlier
-        position had as many as): nothing to do but work out the actions changing the first
-        square lifted (for the place that completes one); False when the case is another
-        (the caller analyses)."""
+        position by lifts alone, and its count of pieces is neither a start position's 32
+        nor one an earlier position had): nothing to do but work out the actions changing
+        the first square lifted (for the place that completes one); False when the case is
+        another (the caller analyses)."""
         top = self._plain_top()
         if top is None:
             return False
