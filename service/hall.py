@@ -505,19 +505,7 @@ class Hall:
             self._queue(table, [echo_of(t, board_input(event_as_logged(t, event)))], received)
             return
         self._log_clock(table, t, event)
-        # self._queue_quiet(table, []) for an input the table did not take: no game can
-        # have ended; clock orders only where the quick clock says some may wait
-        quick = table.quick
-        if quick is not None and quick.orders and self._hold_clock_orders(table):
-            self._schedule_flush()
-        elif self.store.pending:
-            loop = self._loop
-            if self._flush_handle is None or loop is None:
-                self._schedule_flush(QUIET_COMMIT_DELAY)
-            elif loop.time() - self._flush_due > FLUSH_OVERDUE:
-                # _schedule_flush(QUIET_COMMIT_DELAY) with a commit due already (no later
-                # than this row asks for one): only its check that the loop is not starved
-                self._flush()  # the loop is starved of turns: commit from the input path
+        self._queue_quiet(table, [])
 
     def _log_clock(self, table: HallTable, t: float, event: ClockUpdate) -> None:
         """:meth:`_log` of the clock report :meth:`clock_echo` keeps off the stream."""

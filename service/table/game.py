@@ -580,8 +580,7 @@ class Table:
         quick = self.quick
         clock = self._clock
         quick.orders = bool(clock.orders)
-        recognizer = self._recognizer
-        due = _INF  # the clock's part of it first (kept for _rearm_quiet)
+        due = _INF  # the clock's part of it (kept for _rearm_quiet)
         until = clock.text_until
         if until is not None:
             due = until
@@ -599,8 +598,6 @@ class Table:
                 left = clocks.white if running == WHITE else clocks.black
                 due = min(due, clocks.as_of + left - _DUE_MARGIN)
         self._clock_due = due
-        recognized = recognizer.due()
-        quick.due = recognized if recognized < due else due
         lever = clock.lever_high
         playing = clock.timed and self._phase is Phase.PLAYING
         if (
@@ -611,14 +608,9 @@ class Table:
             or (playing and not self._record and clock.white_side is None)  # first report
         ):
             self._arming = None
-            quick.disarm()
-            return
-        arming = self._arming = (lever, playing, clock.white_side, clock.clocks)
-        quiet = recognizer.quiet_reports()
-        if quiet is None:
-            quick.disarm()
-            return
-        quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
+        else:
+            self._arming = (lever, playing, clock.white_side, clock.clocks)
+        self._arm_quick()
 
     def _rearm_quiet(self) -> None:
         """:meth:`_rearm` after a lift or a place that the arbiter had nothing to say of
@@ -628,19 +620,23 @@ class Table:
         base = self._summary_base
         if base is not None:
             base["board"] = None
+        self._arm_quick()
+        self._rearmed = True
+
+    def _arm_quick(self) -> None:
+        """:attr:`quick` armed from the recogniser as it stands and the clock's part the
+        last :meth:`_rearm` kept (:attr:`_clock_due`, :attr:`_arming`)."""
         quick = self.quick
         recognizer = self._recognizer
         recognized = recognizer.due()
         due = self._clock_due
         quick.due = recognized if recognized < due else due
         arming = self._arming
-        if arming is not None:
-            quiet = recognizer.quiet_reports()
-            if quiet is None:
-                quick.disarm()
-            else:
-                quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
-        self._rearmed = True
+        quiet = None if arming is None else recognizer.quiet_reports()
+        if arming is None or quiet is None:
+            quick.disarm()
+        else:
+            quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """The clock commands issued since the last call: the settings (set-and-run, the
@@ -783,7 +779,8 @@ class Table:
     def _replayed(self, base: dict[str, Any], shown: tuple[SquareMap, str] | None) -> None:
         """The parts of the summary ``base`` that lifts, places and moves nobody ruled on
         change (:attr:`_SummaryKept.ALL_BUT_PLAY`) written again but the board's (``shown``:
-        the cells the board shows and their placement) and the squares to set right."""
+        the cells the board shows and their placement) and the squares to set right; also
+        the play's parts of a summary written from nothing (:meth:`_summary_written`)."""
         base["phase"] = self._phase
         base["fen"] = self._fen.fen(self._position_version, self._game, shown)
         base["last_move"] = self._last_move()
@@ -806,32 +803,32 @@ class Table:
                 settings, self._next_players,
                 {**self._details(), **next_players_shown(self._next_players)},
             )  # fmt: skip
-        game, version = self._game, self._position_version
         presence_only = bool(recognizer.presence_only)
-        board = self._board.placement(rotated, game, version, presence_only)
+        board = self._board.placement(rotated, self._game, self._position_version, presence_only)
         shown = None if presence_only else (self._board.physical(rotated), board)
-        out = {
+        out: dict[str, Any] = {
             "id": self.id,
-            "phase": self._phase,
-            "fen": self._fen.fen(version, game, shown),
+            "phase": None,  # the play's parts (None, 0) are written by _replayed, below
+            "fen": None,
             "board": board,
             "orientation": "black" if rotated else "white",
-            "last_move": self._last_move(),
+            "last_move": None,
             "clocks": None,
-            "scores": self._scores(),
-            "result": self._result,
-            "reason": self._reason,
-            "link": self._link,
+            "scores": None,
+            "result": None,
+            "reason": None,
+            "link": None,
             "white": settings.white,
             "black": settings.black,
             "round": settings.round,
             "event": settings.event,
             "variant": settings.variant,
-            "ply": len(self._record),
-            "claims": self._arbiter.open_count(),
-            "irregularities": len(self._irregularities),
+            "ply": 0,
+            "claims": 0,
+            "irregularities": 0,
             "set_right": self._squares_to_set_right(),
         }
+        self._replayed(out, shown)
         tail = kept[2]
         if tail:
             out.update(tail)
