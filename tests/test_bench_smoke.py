@@ -140,3 +140,38 @@ def test_replay_cost_runs_on_a_recorded_hall_log(tmp_path: Path) -> None:
     assert re.search(r"^inputs [\d,]+, differing 0$", done.stdout, re.MULTILINE), done.stdout
     for kind in ("clock", "square", "lever", "all"):
         assert re.search(rf"^{kind} +\d+ +us/input:", done.stdout, re.MULTILINE), done.stdout
+
+
+@pytest.mark.slow
+def test_publish_cost_prints_the_same_digest_of_its_frames_run_after_run(tmp_path: Path) -> None:
+    """``bench/publish_cost.py`` on the log the tests keep: every published update made into
+    one frame of the overview stream, and, the times fixed, the same frames each run (the
+    digest two versions are compared by)."""
+    db = tmp_path / "hall-log.db"
+    with gzip.open(Path(__file__).parent / "data" / "hall-log.db.gz") as packed:
+        db.write_bytes(packed.read())
+    digests = []
+    for run in range(2):
+        frames = tmp_path / f"frames-{run}"
+        done = subprocess.run(
+            [sys.executable, str(BENCH / "publish_cost.py"), str(db), "--frames", str(frames)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        found = re.search(
+            r"^inputs (\d+), updates (\d+), frames (\d+), stream us/update [\d.]+, "
+            r"digest ([0-9a-f]{16})$",
+            done.stdout,
+            re.MULTILINE,
+        )
+        assert found, done.stdout
+        inputs, updates, count = (int(found[i]) for i in (1, 2, 3))
+        assert inputs > 0
+        assert 0 < updates == count
+        assert frames.read_bytes().count(b"event: state\n") == count
+        digests.append(found[4])
+    assert digests[0] == digests[1]
+    assert (tmp_path / "frames-0").read_bytes() == (tmp_path / "frames-1").read_bytes()

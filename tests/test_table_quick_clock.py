@@ -10,6 +10,7 @@ from typing import Any
 
 import chess
 import pytest
+from conftest import ErrorLog
 
 from dgt.emulator.board import start_squares
 from dgt.events import (
@@ -159,3 +160,39 @@ def test_a_runner_with_its_quick_clock_answers_as_the_table(
     assert skipped > 0
     if clock:
         assert answered_quickly > 0
+
+
+def test_a_table_that_fails_takes_every_clock_report_until_it_arms_its_quick_clock_again(
+    monkeypatch: pytest.MonkeyPatch, error_log: ErrorLog
+) -> None:
+    table = Table("q", TableSettings(time_control="60+0"))
+    runner = TableRunner("q", table, _Host(), send_orders=False)
+    for _, t, event in _game(1, clock=True):  # up to the first report it would answer
+        if type(event) is ClockUpdate and table.quick.lever_high is event.lever_high:
+            break
+        if event is None:
+            runner.tick(t)
+        else:
+            runner.feed(event, t)
+    assert table.quick.lever_high is not None  # armed
+    fed: list[BoardEvent] = []
+    real_feed = table.feed
+
+    def failing_feed(event: BoardEvent) -> list[TableEvent]:
+        fed.append(event)
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(table, "feed", failing_feed)
+    snapshot = BoardSnapshot(t, start_squares(), "poll")
+    assert runner.feed(snapshot, t) is None  # the table failed: no answer
+    error_log.expect("table q: the table failed on")
+    assert table.quick.lever_high is None  # disarmed
+
+    def recorded_feed(event: BoardEvent) -> list[TableEvent]:
+        fed.append(event)
+        return real_feed(event)
+
+    monkeypatch.setattr(table, "feed", recorded_feed)
+    report = ClockUpdate(t + 0.5, 59.0, 60.0, True, Side.LEFT, False, False, False, Side.LEFT)
+    runner.feed(report, t + 0.5)
+    assert type(fed[-1]) is ClockUpdate  # the table itself took the report
