@@ -15,11 +15,14 @@ import pytest
 from nats.aio.client import Client
 from nats_broker import Broker
 
+from dgt.tasks import cancel_and_wait
+from service.scaleout import jetstream_log
 from service.scaleout.aggregator import Aggregator
 from service.scaleout.central_store import CentralStore
 from service.scaleout.edge_forwarder import LogForwarder, Unreachable
 from service.scaleout.jetstream_log import (
     JetStreamLog,
+    StreamClash,
     close_client,
     connect,
     ensure_log_stream,
@@ -27,6 +30,8 @@ from service.scaleout.jetstream_log import (
 from service.scaleout.log_wire import (
     EXPECTED_LAST_SUBJECT_SEQ,
     LOG_STREAM,
+    LOG_SUBJECTS,
+    SUBJECTS_OVERLAP,
     Batch,
     encode_batch,
     log_subject,
@@ -213,9 +218,13 @@ async def test_restarts_of_edge_reader_and_broker_resume_exactly(
     assert db is not None
 
     async def forward_all(client: Client) -> None:
+        # as the service does: run() retries what a broker just started cannot answer yet
         forwarder = LogForwarder(store, JetStreamLog(client.jetstream()), "a", db, log_subject("a"))
-        while await forwarder.step():
-            pass
+        task = asyncio.get_running_loop().create_task(forwarder.run())
+        try:
+            await wait_for(lambda: forwarder.forwarded == store.last_seq())
+        finally:
+            await cancel_and_wait(task)
 
     reader = Reader(nats_broker.url, tmp_path / "centre.db")
     try:
@@ -416,3 +425,48 @@ async def test_a_centre_whose_position_is_past_the_stream_reads_it_from_its_star
     finally:
         await reader.close()
     store.close()
+
+
+class RecoveringBroker:
+    """The answers of a broker that has just started and is still reading its streams back:
+    the log stream is missing, then making it clashes with its own subjects, then it is
+    there (seen under load right after a restart)."""
+
+    def __init__(self, missing: int) -> None:
+        self.missing = missing
+        self.calls: list[str] = []
+
+    async def stream_info(self, name: str) -> object:
+        self.calls.append("info")
+        if self.missing > 0:
+            self.missing -= 1
+            raise nats.js.errors.NotFoundError()
+        return object()
+
+    async def add_stream(self, config: object) -> object:
+        self.calls.append("add")
+        raise nats.js.errors.BadRequestError(
+            code=400, err_code=SUBJECTS_OVERLAP, description="subjects overlap"
+        )
+
+
+async def test_the_log_stream_is_looked_for_again_while_a_broker_recovers_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(jetstream_log, "STREAM_LOOK_WAIT", 0.0)
+    broker = RecoveringBroker(missing=2)
+    await ensure_log_stream(broker)  # type: ignore[arg-type]
+    assert broker.calls == ["info", "add", "info", "add", "info"]
+
+
+async def test_a_stream_holding_the_logs_subjects_is_named(
+    nats_broker: Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jetstream_log, "STREAM_LOOK_WAIT", 0.0)
+    async with connected(nats_broker) as client:
+        js = client.jetstream()
+        await js.add_stream(name="SOMEONE_ELSE", subjects=[LOG_SUBJECTS])
+        with pytest.raises(StreamClash, match="belong to the stream 'SOMEONE_ELSE'"):
+            await ensure_log_stream(js)
+        with pytest.raises(Exception, match="belong to the stream 'SOMEONE_ELSE'"):
+            await JetStreamLog(js).last(log_subject("a"))

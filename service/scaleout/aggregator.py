@@ -41,6 +41,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from service.scaleout.central_store import CentralStore, CentralStoreError, Gap
 from service.scaleout.jetstream_log import (
     NATS_ERRORS,
+    StreamClash,
     cancelling,
     close_client,
     connect,
@@ -113,6 +114,8 @@ class Aggregator:
                         gap,
                         self.store.position() + 1,
                     )
+                except StreamClash as exc:
+                    logger.warning("centre: %s; trying again", exc)
                 except NATS_ERRORS as exc:
                     if cancelling():
                         raise asyncio.CancelledError from None

@@ -28,6 +28,7 @@ from service.scaleout.log_wire import (
     LOG_STREAM,
     LOG_SUBJECTS,
     STATUS_BUCKET,
+    SUBJECTS_OVERLAP,
     WRONG_LAST_SEQUENCE,
 )
 
@@ -41,6 +42,12 @@ REQUEST_TIMEOUT = 3.0
 
 CLOSE_WAIT = 2.0
 """Seconds a connection has to close at a stop."""
+
+STREAM_LOOKS = 5
+STREAM_LOOK_WAIT = 0.2
+"""How often, and how many seconds apart, the log stream is looked for again when making it
+clashed with a stream on its subjects (a broker that has just started may answer before it
+has read its streams back from its files)."""
 
 NATS_ERRORS: tuple[type[BaseException], ...] = (nats.errors.Error, OSError, TimeoutError)
 """What a call to the broker raises when it cannot be reached or does not answer."""
@@ -119,14 +126,43 @@ async def close_client(client: Client, seconds: float = CLOSE_WAIT) -> None:
         await asyncio.wait_for(client.close(), seconds)
 
 
+class StreamClash(nats.errors.Error):
+    """Another stream holds the log's subjects: the log stream cannot be made."""
+
+
 async def ensure_log_stream(js: JetStreamContext) -> None:
-    """Make the log stream (file storage) unless it exists."""
+    """Make the log stream (file storage) unless it exists.
+
+    A broker just started may say the stream is missing and then refuse to make it because
+    its subjects are taken: it was reading the stream back from its files.  The stream is
+    looked for again a few times before another stream is blamed (:class:`StreamClash`).
+    """
+    for look in range(STREAM_LOOKS):
+        try:
+            await js.stream_info(LOG_STREAM)
+            return
+        except nats.js.errors.NotFoundError:
+            pass
+        try:
+            await js.add_stream(
+                StreamConfig(name=LOG_STREAM, subjects=[LOG_SUBJECTS], storage=StorageType.FILE)
+            )
+            return
+        except nats.js.errors.BadRequestError as exc:
+            if exc.err_code != SUBJECTS_OVERLAP:
+                raise
+        if look < STREAM_LOOKS - 1:
+            await asyncio.sleep(STREAM_LOOK_WAIT)
     try:
-        await js.stream_info(LOG_STREAM)
-    except nats.js.errors.NotFoundError:
-        await js.add_stream(
-            StreamConfig(name=LOG_STREAM, subjects=[LOG_SUBJECTS], storage=StorageType.FILE)
-        )
+        owner = await js.find_stream_name_by_subject(LOG_SUBJECTS)
+    except NATS_ERRORS:
+        owner = "another stream"
+    else:
+        owner = f"the stream {owner!r}"
+    raise StreamClash(
+        f"the log's subjects {LOG_SUBJECTS} belong to {owner} on the broker, not to "
+        f"{LOG_STREAM}: delete that stream or give the log a broker of its own"
+    )
 
 
 async def ensure_status_bucket(js: JetStreamContext) -> None:

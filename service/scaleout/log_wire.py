@@ -48,6 +48,9 @@ that stream sequence (0: none yet)."""
 WRONG_LAST_SEQUENCE = 10071
 """JetStream's error code for a publish refused by that header."""
 
+SUBJECTS_OVERLAP = 10065
+"""JetStream's error code for a stream made on subjects another stream holds."""
+
 MAX_BATCH_ROWS = 500
 MAX_BATCH_BYTES = 256 * 1024
 """A batch stops at this many rows or bytes of row data as sent (the broker takes 1 MB a
