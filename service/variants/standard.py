@@ -190,6 +190,72 @@ def has_free_move(board: chess.Board) -> bool:
     return False
 
 
+def push(board: chess.Board, move: chess.Move) -> None:
+    """``board.push(move)`` for a legal move: the same board, move stack and state stack
+    after it (so ``board.pop()`` undoes it), made here at a fraction of python-chess's cost
+    for the common move of a piece other than the king, without promotion or en passant,
+    on a board holding no promoted piece; every other move is python-chess's."""
+    origin = move.from_square
+    target = move.to_square
+    from_bb = chess.BB_SQUARES[origin]
+    to_bb = chess.BB_SQUARES[target]
+    pawn = board.pawns & from_bb
+    if (
+        move.promotion
+        or move.drop
+        or type(board) is not chess.Board
+        or board.promoted
+        or board.kings & from_bb
+        or (pawn and target == board.ep_square)
+    ):
+        board.push(move)
+        return
+    turn = board.turn
+    occupied_co = board.occupied_co
+    if not occupied_co[turn] & from_bb or occupied_co[turn] & to_bb:
+        board.push(move)  # not a move of the side to move (python-chess decides)
+        return
+    state = chess._BoardState(board)
+    board.castling_rights = board.clean_castling_rights() & ~(from_bb | to_bb)
+    board.move_stack.append(move)
+    board._stack.append(state)
+    board.ep_square = None
+    if not turn:
+        board.fullmove_number += 1
+    captured = occupied_co[not turn] & to_bb
+    if pawn or captured:
+        board.halfmove_clock = 0
+    else:
+        board.halfmove_clock += 1
+    if pawn:
+        if target - origin == 16 and origin >> 3 == 1:
+            board.ep_square = origin + 8
+        elif target - origin == -16 and origin >> 3 == 6:
+            board.ep_square = origin - 8
+    if captured:
+        keep = ~to_bb
+        board.pawns &= keep
+        board.knights &= keep
+        board.bishops &= keep
+        board.rooks &= keep
+        board.queens &= keep
+        occupied_co[not turn] &= keep
+    both = from_bb | to_bb
+    if pawn:
+        board.pawns ^= both
+    elif board.knights & from_bb:
+        board.knights ^= both
+    elif board.bishops & from_bb:
+        board.bishops ^= both
+    elif board.rooks & from_bb:
+        board.rooks ^= both
+    else:
+        board.queens ^= both
+    occupied_co[turn] ^= both
+    board.occupied = (board.occupied & ~from_bb) | to_bb
+    board.turn = not turn
+
+
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 """The promotion kinds in python-chess's order of generation."""
 _BACK_RANKS = chess.BB_RANK_1 | chess.BB_RANK_8
@@ -265,6 +331,71 @@ def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None
             double = single + step
             if chess.BB_SQUARES[double] & ~occupied & _DOUBLE_STEP_ENDS[turn]:
                 moves.append(chess.Move(square, double))
+    return moves
+
+
+def moves_to(board: chess.Board, square: int) -> list[chess.Move] | None:
+    """The legal moves of the side to move onto ``square`` (empty or holding an opposing
+    piece) from the pieces attacking it and the pawns of its file, in python-chess's order
+    (``board.generate_legal_moves(attackers | file, square's mask)``), when its king is not
+    in check, cannot castle from that mask and ``square`` is no en passant target; None
+    otherwise (python-chess decides)."""
+    turn = board.turn
+    own = board.occupied_co[turn]
+    king_mask = board.kings & own
+    bb = chess.BB_SQUARES[square]
+    if not king_mask or own & bb or square == board.ep_square:
+        return None
+    king = king_mask.bit_length() - 1
+    if (
+        king_mask != chess.BB_SQUARES[king]
+        or board.is_variant_end()
+        or board.attackers_mask(not turn, king)
+    ):
+        return None
+    attackers = board.attackers_mask(turn, square)
+    pawns = board.pawns & own & chess.BB_FILES[square & 7]
+    if (king_mask & (attackers | pawns)) and board.castling_rights:
+        return None
+    moves: list[chess.Move] = []
+    for origin in chess.scan_reversed(attackers & ~board.pawns):
+        if origin == king:
+            if not board.is_attacked_by(not turn, square):
+                moves.append(chess.Move(origin, square))
+        elif not _pinned(board, king, origin) or chess.ray(origin, square) & king_mask:
+            moves.append(chess.Move(origin, square))
+    promoting = bb & _BACK_RANKS
+    capturers = (attackers | pawns) & board.pawns
+    opposing = board.occupied_co[not turn]
+    if opposing & bb:
+        for origin in chess.scan_reversed(capturers):
+            if chess.BB_PAWN_ATTACKS[turn][origin] & bb and (
+                not _pinned(board, king, origin) or chess.ray(origin, square) & king_mask
+            ):
+                if promoting:
+                    moves += [chess.Move(origin, square, kind) for kind in _PROMOTIONS]
+                else:
+                    moves.append(chess.Move(origin, square))
+        return moves
+    step = -8 if turn else 8
+    occupied = board.occupied
+    behind = square + step
+    if not 0 <= behind < 64:
+        return moves
+    if chess.BB_SQUARES[behind] & pawns:
+        if not _pinned(board, king, behind) or chess.ray(behind, square) & king_mask:
+            if promoting:
+                moves += [chess.Move(behind, square, kind) for kind in _PROMOTIONS]
+            else:
+                moves.append(chess.Move(behind, square))
+    elif not chess.BB_SQUARES[behind] & occupied and bb & _DOUBLE_STEP_ENDS[turn]:
+        start = behind + step
+        if (
+            0 <= start < 64
+            and chess.BB_SQUARES[start] & pawns
+            and (not _pinned(board, king, start) or chess.ray(start, square) & king_mask)
+        ):
+            moves.append(chess.Move(start, square))
     return moves
 
 
@@ -358,7 +489,7 @@ class ChessGame(VariantGame):
         if unmade:
             board = self._board
             for move in unmade:
-                board.push(move)
+                push(board, move)
             unmade.clear()
         return self._board
 
@@ -476,8 +607,12 @@ class ChessGame(VariantGame):
             free = free_piece_moves(board, square)
             moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
         else:
-            origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
-            moves = list(board.generate_legal_moves(origins, bb))
+            to = moves_to(board, square)
+            if to is None:
+                origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
+                moves = list(board.generate_legal_moves(origins, bb))
+            else:
+                moves = to
         extra: list[chess.Move] = []
         backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
         rooks = board.castling_rights & backrank
@@ -537,7 +672,7 @@ class ChessGame(VariantGame):
             known = here.known.get(action) if here.known is not None else None
             if known is None:
                 board = self.board
-                board.push(move)
+                push(board, move)
                 squares = squares_of(board)
             else:
                 self._unmade.append(move)
@@ -615,7 +750,7 @@ class ChessGame(VariantGame):
         uncovered = board.attackers_mask(turn, king, occupied) & ~chess.BB_SQUARES[origin]
         if not by_mover and not uncovered:  # no check
             return san
-        board.push(move)
+        push(board, move)
         try:
             return san + ("#" if board.is_checkmate() else "+")
         finally:
