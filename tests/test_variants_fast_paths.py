@@ -379,6 +379,20 @@ def test_push_hands_what_it_does_not_cover_to_python_chess(short_cuts: None) -> 
     assert promoted.promoted == chess.BB_B5
 
 
+def test_push_takes_a_rook_and_its_castling_right(short_cuts: None) -> None:
+    """A rook taken on its corner takes its side's castling right with it (python-chess
+    keeps the right it cleans when it makes the next move: the board right after differs)."""
+    start = "r3k2r/p7/8/8/8/8/P5B1/R3K2R w KQkq - 0 1"
+    ours, theirs = chess.Board(start), chess.Board(start)
+    for uci in ("g2a8", "h8h1"):
+        passed = chess.Move.from_uci(uci)
+        push(ours, passed)
+        theirs.push(passed)
+        assert ours.move_stack[-1] is passed  # made by the short cut
+        assert _state(ours) == _state(theirs), uci
+    assert ours.castling_rights == chess.BB_A1
+
+
 @pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
 def test_games_of_every_variant_on_python_chess_agree_with_python_chess(
     variant_id: str, short_cuts: None

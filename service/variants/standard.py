@@ -199,9 +199,9 @@ _short_cuts: bool | None = None
 work on and answers as python-chess 1.11 (which they were checked against) on the probe
 games."""
 
-_PROBES = (
+_PROBES: tuple[tuple[str | int, str], ...] = (
     (
-        None,
+        chess.STARTING_FEN,
         "e2e4 d7d5 e4d5 c7c5 d5c6 g8f6 c6b7 b8d7 b7a8q e7e5 a8a7 f8c5 b1c3 e8g8 d2d3 f8e8 "
         "c1e3 d8b6 d1d2 b6a5 e1c1 c5e3 d2e3 a5a2 e3e5 e8e5 a7d7 f6d7 h2h4 g7g5 h4g5 h7h5 "
         "g5g6 h5h4 g6g7 h4h3 g1f3 g8h7 g7g8n d7f6 g8e7 e5e6 e7c8 e6c6 g2h3 c6c3 b2c3 a2a1 "
@@ -212,11 +212,12 @@ _PROBES = (
         "g2g3 g7g5 d2d4 h8f6 h1f3 b7b5 f3e4 e7e6 e4g6 d7d6 c1g5 g8h6 d1b1 e8d7 g5g4 d8f8 "
         "g6f5 g8h8 g4f3 f8e8 c2c3 f6e7 c1d2 h8g7",
     ),
+    ("r3k2r/p7/8/8/8/8/P5B1/R3K2R w KQkq - 0 1", "g2a8 h8h1 e1e2 h1a1 a8d5 a7a5"),
 )
-"""Games the short cuts are checked on against python-chess, once (a start: a Chess960
-start number, None for the classical start; its moves in UCI): double steps, en passant,
-captures, castling both ways (standard and Chess960), promotions, a promoted piece moving
-and captured, checks."""
+"""Games the short cuts are checked on against python-chess, once (a start: its FEN, or its
+Chess960 start number; its moves in UCI): double steps, en passant, captures, castling both
+ways (standard and Chess960), promotions, a promoted piece moving and captured, checks, a
+rook taken on its corner while it may castle."""
 
 
 def _short_cuts_on() -> bool:
@@ -249,12 +250,12 @@ def _probe_short_cuts() -> str | None:
     """What :func:`push` or :func:`moves_to` answers unlike python-chess on the probe games,
     None when nothing."""
     try:
-        for number, ucis in _PROBES:
-            if number is None:
-                ours, theirs = chess.Board(), chess.Board()
+        for start, ucis in _PROBES:
+            if isinstance(start, str):
+                ours, theirs = chess.Board(start), chess.Board(start)
             else:
-                ours = chess.Board.from_chess960_pos(number)
-                theirs = chess.Board.from_chess960_pos(number)
+                ours = chess.Board.from_chess960_pos(start)
+                theirs = chess.Board.from_chess960_pos(start)
             for ply, uci in enumerate(ucis.split()):
                 if ply % 3 == 0:  # (every third position: ~20 ms in all, once)
                     for square in chess.SQUARES:
