@@ -231,8 +231,8 @@ def _short_cuts_on() -> bool:
         _short_cuts = problem is None
         if problem is not None:
             _log.debug(
-                "python-chess %s is not the 1.11 the move short cuts were checked against "
-                "(%s): python-chess makes and generates every move itself",
+                "python-chess %s does not answer as the 1.11 the move short cuts were checked "
+                "against (%s): python-chess makes and generates every move itself",
                 chess.__version__,
                 problem,
             )
