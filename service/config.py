@@ -13,6 +13,8 @@
     play_origins = ["http://myhost:8000"]  # more origins whose pages may use it
     central = "nats://10.0.0.5:4222" # an edge of a central service: forward the log there
     edge_id = "hall-a"             # this hall's id there (kept in the database)
+    board_poll_ms = 0              # read the serial boards together every N ms (0-50);
+                                   # 0, the default: each board wakes the service itself
 
     [defaults]                     # apply to every table unless the table says otherwise
     event = "Club Championship"
@@ -89,8 +91,13 @@ _PLAY_KEYS = {"play", "play_origins"}
 _CENTRAL_KEYS = {"central", "edge_id"}
 """The keys of an edge of a central service (``run --central``) in ``[service]``."""
 _SERVICE_KEYS = (
-    {"bind", "port", "database", "admin_token_file", "hosts"} | _PLAY_KEYS | _CENTRAL_KEYS
+    {"bind", "port", "database", "admin_token_file", "hosts", "board_poll_ms"}
+    | _PLAY_KEYS
+    | _CENTRAL_KEYS
 )
+BOARD_POLL_MS = (0.0, 50.0)
+"""Milliseconds between two reads of the serial boards together that ``board_poll_ms``
+may ask for (0: off, each board wakes the event loop itself)."""
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
@@ -188,6 +195,9 @@ class ServiceConfig:
     """The broker of a central service this hall is an edge of (``nats://HOST:PORT``)."""
     edge_id: str | None = None
     """This hall's id as an edge (kept in its database)."""
+    board_poll_ms: float = 0.0
+    """Milliseconds between two reads of the hall's serial boards together
+    (:class:`dgt.transports.poller.BoardPoller`); 0: each board wakes the event loop."""
 
 
 def check_central_url(value: object) -> str:
@@ -536,6 +546,19 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
             "hosts",
             "service",
         )
+    board_poll_ms = service.get("board_poll_ms", 0)
+    low, high = BOARD_POLL_MS
+    if (
+        not isinstance(board_poll_ms, int | float)
+        or isinstance(board_poll_ms, bool)
+        or not low <= board_poll_ms <= high
+    ):
+        raise fail(
+            f"[service] board_poll_ms: must be a number of milliseconds from {low:g} to "
+            f"{high:g} (0: off), not {_show(board_poll_ms)}",
+            "board_poll_ms",
+            "service",
+        )
     play, play_origins = _play_keys(service, fail)
     central, edge_id = _central_keys(service, fail)
     base = path.parent
@@ -729,6 +752,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         pairings=_pairings(data.get("pairings"), lines, path),
         central=central,
         edge_id=edge_id,
+        board_poll_ms=float(board_poll_ms),
     )
 
 

@@ -28,6 +28,10 @@ JSON form reads back: :func:`dgt.recording.event_as_logged`), so a rebuild sees 
 live table saw.  Boards are opened without draining their memory (``read_memory=False``):
 the games a board stored while no host was connected are not part of a table's log; a
 table whose config says ``read_memory = true`` asks for it (the records go into its log).
+With ``board_poll_ms`` (``[service]`` of the config) the boards on serial ports share one
+:class:`~dgt.transports.poller.BoardPoller`: their bytes are read in one batch every so
+many milliseconds rather than each waking the event loop (boards on a bus line, over
+Bluetooth or emulated in the process are read as before).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from dgt.board import Board
 from dgt.events import BoardEvent, ClockUpdate
 from dgt.recording import event_as_logged
 from dgt.tasks import cancel_and_wait
-from dgt.transports import Transport, open_transport
+from dgt.transports import BoardPoller, Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
 from service.committed_view import CommittedView
 from service.config import TableConfig, settings_dict
@@ -276,7 +280,9 @@ class HallTable(TableRunner, GameBook):
         own transport (made once, reused by every attempt)."""
         if self.config.bus is not None:
             return self.hall.bus_links.board(self.config, self.transport)
-        transport = self.transport or open_transport(self.config.port)
+        transport = self.transport or open_transport(
+            self.config.port, watcher=self.hall.board_poller
+        )
         self.transport = transport
         options = self.hall.board_options
         if self.config.read_memory:
@@ -318,8 +324,13 @@ class Hall:
         board_options: Mapping[str, Any] | None = None,
         wall_clock: Callable[[], float] = time.time,
         central: CentralLink | None = None,
+        board_poll_ms: float = 0.0,
     ) -> None:
         self.store = store
+        self.board_poller = BoardPoller(board_poll_ms / 1000) if board_poll_ms > 0 else None
+        """What reads the serial boards' bytes (``board_poll_ms`` > 0): one poll of them
+        all every so many milliseconds instead of a wake-up of the event loop for each
+        board's (see :mod:`dgt.transports.poller`); None: the event loop watches each."""
         self.central = central
         self.table_factory = table_factory or default_table_factory
         self.tick_interval = tick_interval
@@ -442,6 +453,8 @@ class Hall:
             await cancel_and_wait(task)
         await asyncio.gather(*(runner.close() for runner in self.runners.values()))
         await self.bus_links.close()
+        if self.board_poller is not None:
+            self.board_poller.close()
         self._flush()
         if self.central is not None:
             await self.central.close()  # after the last commit: it may still forward it

@@ -5,9 +5,11 @@
 9600 baud, 8N1, no flow control, input flushed on open (bytes left over from an earlier
 session would desynchronise the handshake), exclusive access where the platform has it.
 Ports with a file descriptor (POSIX serial ports, pseudo-terminals and ``socket://``
-URLs, the last sent without delay: ``TCP_NODELAY``) are read with ``loop.add_reader`` and
-written without blocking through ``loop.add_writer``; anything else (other URL handlers)
-is read by a small thread.
+URLs, the last sent without delay: ``TCP_NODELAY``) are read with ``loop.add_reader`` (or
+the ``add_reader`` of the watcher the transport is given: a hall's
+:class:`~dgt.transports.poller.BoardPoller`, which reads many boards in batches) and
+written without blocking (``loop.add_writer`` when the line cannot take them yet);
+anything else (other URL handlers) is read by a small thread.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from serial.urlhandler import protocol_socket
 
 from dgt.errors import ConnectionFailed, PortBusy, PortNotFound, PortPermissionDenied
 from dgt.transports.base import DataCallback, LostCallback, Transport
+from dgt.transports.poller import PollerClosed, ReadWatcher
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +80,25 @@ class _SocketPort(protocol_socket.Serial):
 
 
 class SerialTransport(Transport):
-    """A board on a serial port or pyserial URL."""
+    """A board on a serial port or pyserial URL.
 
-    def __init__(self, url: str, *, baudrate: int = BAUDRATE, exclusive: bool = True) -> None:
+    ``watcher``: what watches the port's descriptor for bytes to read (a port with one),
+    by default the event loop the transport is opened on."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        baudrate: int = BAUDRATE,
+        exclusive: bool = True,
+        watcher: ReadWatcher | None = None,
+    ) -> None:
         self.url = url
         self.baudrate = baudrate
         self.exclusive = exclusive
+        self.watcher = watcher
+        self._reading: ReadWatcher | None = None
+        """Whom the open descriptor is registered with for reading."""
         self._port: serial.SerialBase | None = None
         self._fd: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -152,7 +168,13 @@ class SerialTransport(Transport):
         if fd is not None:
             os.set_blocking(fd, False)
             self._fd = fd
-            loop.add_reader(fd, self._read_ready)
+            reading: ReadWatcher = loop if self.watcher is None else self.watcher
+            try:
+                reading.add_reader(fd, self._read_ready)
+            except (PollerClosed, OSError, ValueError) as exc:
+                self._release()
+                raise ConnectionFailed(f"cannot read {self.url}: {exc}") from None
+            self._reading = reading
         else:
             port.timeout = THREAD_READ_TIMEOUT
             if self._stop is None:
@@ -263,10 +285,11 @@ class SerialTransport(Transport):
         port, self._port = self._port, None
         fd, self._fd = self._fd, None
         loop = self._loop
-        if fd is not None and loop is not None:
-            loop.remove_reader(fd)
-            if self._writing:
-                loop.remove_writer(fd)
+        reading, self._reading = self._reading, None
+        if fd is not None and reading is not None:
+            reading.remove_reader(fd)
+        if fd is not None and loop is not None and self._writing:
+            loop.remove_writer(fd)
         self._writing = False
         self._out.clear()
         if port is not None:

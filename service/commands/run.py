@@ -320,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
         play=play,
         outputs=Outputs(pgn_dir, config.broadcast, lichess_token),
         central=central,
+        board_poll_ms=config.board_poll_ms,
     )
 
 
@@ -392,10 +393,12 @@ def serve(
     play: PlayOption | None = None,
     outputs: Outputs | None = None,
     central: CentralOption | None = None,
+    board_poll_ms: float = 0.0,
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
     synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
-    serve until Ctrl-C, SIGTERM or ``seconds`` (with ``play``: the play API too).  Returns
+    serve until Ctrl-C, SIGTERM or ``seconds`` (with ``play``: the play API too;
+    ``board_poll_ms`` > 0: the serial boards read together that often).  Returns
     1 when the store could not commit everything at the end (the message says how many rows
     and where they went)."""
     try:
@@ -433,6 +436,7 @@ def serve(
                         play,
                         outputs or Outputs(),
                         link,
+                        board_poll_ms,
                     )
                 )
         except StoreError as exc:  # a damaged row found while rebuilding the tables
@@ -512,8 +516,9 @@ async def _serve(
     play: PlayOption | None = None,
     outputs: Outputs | None = None,
     central: CentralLink | None = None,
+    board_poll_ms: float = 0.0,
 ) -> None:
-    hall = Hall(store, central=central)
+    hall = Hall(store, central=central, board_poll_ms=board_poll_ms)
     try:
         await setup(hall)
     except HallError as exc:

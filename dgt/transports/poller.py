@@ -1,0 +1,186 @@
+"""Many boards' file descriptors read in batches, on a timer of the event loop.
+
+With each board's descriptor watched by the event loop itself (``loop.add_reader``), a hall
+of thousands of boards wakes the loop for nearly every message: a few inputs per wake-up,
+and each wake-up after a pause finds the CPU's caches cold.  A :class:`BoardPoller` holds
+the descriptors in a selector of its own (epoll on Linux) and, every ``period`` seconds,
+asks it without blocking which are ready and calls their callbacks one after another: the
+loop then wakes about once a period for all the boards that spoke meanwhile, for at most
+about one period of added latency.
+
+The poller and the event loop offer the same two methods (:class:`ReadWatcher`), so a
+transport registers its descriptor with whichever it is given
+(:class:`dgt.transports.serial.SerialTransport`).  Nothing here reads or writes a
+descriptor: the callbacks do, on the event loop's thread, from a ``loop.call_at`` timer
+(no thread, no blocking sleep).  The timer runs only while a descriptor is registered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import selectors
+from collections.abc import Callable
+from typing import Protocol
+
+logger = logging.getLogger(__name__)
+
+ReadCallback = Callable[[], object]
+"""Called with no argument when a watched descriptor is ready to read (or hung up)."""
+
+
+class ReadWatcher(Protocol):
+    """Something that calls a callback when a file descriptor is ready to read: the event
+    loop (``loop.add_reader``) or a :class:`BoardPoller`."""
+
+    def add_reader(self, fd: int, callback: ReadCallback) -> None:
+        """Call ``callback()`` whenever ``fd`` is ready to read (replacing any callback
+        ``fd`` had)."""
+
+    def remove_reader(self, fd: int) -> object:
+        """Stop watching ``fd`` (nothing happens if it was not watched)."""
+
+
+class PollerClosed(RuntimeError):
+    """A descriptor was added to a :class:`BoardPoller` after it was closed."""
+
+
+class BoardPoller:
+    """Descriptors polled together every ``period`` seconds on ``loop`` (by default the
+    running loop, taken when the first descriptor is added).
+
+    Each poll calls the ready descriptors' callbacks in the order the selector gives them;
+    a descriptor removed by an earlier callback of the same poll is not called.  A callback
+    that raises is logged (a warning the first time for its descriptor, at debug level
+    after that) and the others are called all the same.
+    """
+
+    def __init__(self, period: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        if not period > 0:
+            raise ValueError(f"a board poller's period must be more than 0 s, not {period!r}")
+        self.period = period
+        self._loop = loop
+        self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
+        self._callbacks: dict[int, ReadCallback] = {}
+        self._warned: set[int] = set()
+        """Descriptors whose callback raised once already (warned about)."""
+        self._timer: asyncio.TimerHandle | None = None
+        self._due = 0.0
+        self.polls = 0
+        """Polls made so far (for benches and tests)."""
+
+    def __len__(self) -> int:
+        return len(self._callbacks)
+
+    def __contains__(self, fd: object) -> bool:
+        return fd in self._callbacks
+
+    @property
+    def running(self) -> bool:
+        """Whether the poll timer is scheduled."""
+        return self._timer is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._selector is None
+
+    def add_reader(self, fd: int, callback: ReadCallback) -> None:
+        """Watch ``fd``: ``callback()`` is called from the next poll that finds it ready.
+        Raises :class:`PollerClosed` after :meth:`close`."""
+        selector = self._selector
+        if selector is None:
+            raise PollerClosed("the board poller is closed: no descriptor can be added")
+        if fd in self._callbacks:
+            # registered again (a new callback, or the number of a descriptor closed without
+            # being removed, which the kernel then dropped from the poll): anew, to be sure
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                selector.unregister(fd)
+        selector.register(fd, selectors.EVENT_READ)
+        self._callbacks[fd] = callback
+        self._warned.discard(fd)
+        if self._timer is None:
+            self._start()
+
+    def remove_reader(self, fd: int) -> bool:
+        """Stop watching ``fd``; returns whether it was watched.  The timer stops with the
+        last descriptor."""
+        if self._callbacks.pop(fd, None) is None:
+            return False
+        self._warned.discard(fd)
+        if self._selector is not None:
+            with contextlib.suppress(KeyError, ValueError, OSError):  # closed already
+                self._selector.unregister(fd)
+        if not self._callbacks:
+            self._stop()
+        return True
+
+    def close(self) -> None:
+        """Stop the timer and forget every descriptor (they are not closed).  Idempotent."""
+        self._stop()
+        self._callbacks.clear()
+        self._warned.clear()
+        selector, self._selector = self._selector, None
+        if selector is not None:
+            selector.close()
+
+    # -- the timer ------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        self._due = loop.time() + self.period
+        self._timer = loop.call_at(self._due, self._poll)
+
+    def _stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _poll(self) -> None:
+        """One poll: the ready descriptors' callbacks, then the next poll scheduled one
+        period after this one was due (no sooner than now: a late poll is not made up)."""
+        self._timer = None
+        selector = self._selector
+        if selector is None or not self._callbacks:
+            return
+        self.polls += 1
+        try:
+            ready = selector.select(0)
+        except OSError as exc:  # not expected of epoll; keep polling rather than go deaf
+            logger.warning("board poller: poll failed: %s", exc)
+            ready = []
+        callbacks = self._callbacks
+        for key, _events in ready:
+            fd = key.fd
+            callback = callbacks.get(fd)
+            if callback is None:  # removed by an earlier callback of this poll
+                continue
+            try:
+                callback()
+            except Exception as exc:  # noqa: BLE001  # one board's fault stops no other
+                self._report(fd, exc)
+        if self._callbacks and self._timer is None and self._selector is not None:
+            loop = self._loop
+            assert loop is not None
+            self._due = max(self._due + self.period, loop.time())
+            self._timer = loop.call_at(self._due, self._poll)
+
+    def _report(self, fd: int, exc: Exception) -> None:
+        if fd in self._warned:
+            logger.debug("board poller: callback of fd %d raised again: %r", fd, exc)
+            return
+        self._warned.add(fd)
+        logger.warning(
+            "board poller: the callback of fd %d raised %s: %s (further errors of this fd "
+            "are logged at debug level)",
+            fd,
+            type(exc).__name__,
+            exc,
+            exc_info=exc,
+        )
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{len(self._callbacks)} fds"
+        return f"<BoardPoller every {self.period * 1000:g} ms, {state}>"
