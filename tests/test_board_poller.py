@@ -1,0 +1,436 @@
+"""dgt.transports.poller.BoardPoller: many boards' descriptors polled together on a timer of
+the event loop; serial transports on real ptys read through one poller (every byte, in order
+per board, within about a period; a closed pty reported lost with the usual message and its
+descriptor dropped); the hall with ``board_poll_ms`` set plays through emulated boards on
+ptys as it does without; the config option's errors are one line."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import termios
+import time
+import tty
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import chess
+import pytest
+from conftest import wait_until
+
+from dgt.emulator import EmulatorServer
+from dgt.emulator.board import VirtualBoard
+from dgt.errors import ConnectionFailed
+from dgt.protocol import Piece
+from dgt.transports import BoardPoller, ReadWatcher, SerialTransport, open_transport
+from dgt.transports.poller import PollerClosed
+from service.config import ConfigError, TableConfig, parse_config
+from service.hall import Hall, Update
+from service.store import Store
+
+pytestmark = pytest.mark.usefixtures("no_leaked_tasks")
+
+PERIOD = 0.02
+
+
+@pytest.fixture
+def ptys() -> Iterator[list[tuple[int, str]]]:
+    """Four ptys in raw mode: (master fd, slave path) each."""
+    opened: list[int] = []
+    pairs = []
+    for _ in range(4):
+        master, slave = os.openpty()
+        tty.setraw(slave, termios.TCSANOW)
+        opened += [master, slave]
+        pairs.append((master, os.ttyname(slave)))
+    yield pairs
+    for fd in opened:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+@pytest.fixture
+async def poller() -> AsyncIterator[BoardPoller]:
+    board_poller = BoardPoller(PERIOD)
+    yield board_poller
+    board_poller.close()
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.lost: list[str] = []
+        self.arrived: list[float] = []
+
+    def on_data(self, data: bytes) -> None:
+        self.data += data
+        self.arrived.append(time.monotonic())
+
+    def on_lost(self, reason: str) -> None:
+        self.lost.append(reason)
+
+
+def test_the_event_loop_and_the_poller_are_read_watchers() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        watchers: list[ReadWatcher] = [loop, BoardPoller(0.01)]  # mypy checks the seam
+        assert all(callable(w.add_reader) and callable(w.remove_reader) for w in watchers)
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("period", [0, -1.0, float("nan")])
+def test_a_poller_needs_a_period(period: float) -> None:
+    with pytest.raises(ValueError, match="more than 0 s"):
+        BoardPoller(period)
+
+
+# -- the poller on its own (pipes: ready the moment they are written) -------------------
+
+
+@pytest.fixture
+def pipes() -> Iterator[list[tuple[int, int]]]:
+    made = [os.pipe() for _ in range(3)]
+    for r, _ in made:
+        os.set_blocking(r, False)
+    yield made
+    for pair in made:
+        for fd in pair:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+async def test_one_poll_calls_every_ready_fd_and_the_timer_runs_only_while_it_has_one(
+    poller: BoardPoller, pipes: list[tuple[int, int]]
+) -> None:
+    called: list[int] = []
+
+    def reader(fd: int) -> None:
+        os.read(fd, 100)
+        called.append(fd)
+
+    assert not poller.running
+    for r, _ in pipes:
+        poller.add_reader(r, functools.partial(reader, r))
+    assert poller.running
+    assert len(poller) == 3
+    polls = poller.polls
+    for _, w in pipes:
+        os.write(w, b"x")
+    await wait_until(lambda: len(called) == 3)
+    assert sorted(called) == sorted(r for r, _ in pipes)
+    assert poller.polls == polls + 1  # all three in one wake-up
+    for r, _ in pipes:
+        assert poller.remove_reader(r)
+    assert not poller.remove_reader(pipes[0][0])
+    assert not poller.running
+    assert len(poller) == 0
+    poller.add_reader(pipes[0][0], lambda: reader(pipes[0][0]))
+    assert poller.running
+    poller.close()
+    assert not poller.running
+    assert poller.closed
+    with pytest.raises(PollerClosed, match="closed"):
+        poller.add_reader(pipes[1][0], lambda: None)
+    poller.close()  # idempotent
+
+
+async def test_a_fd_removed_while_ready_is_not_called(
+    poller: BoardPoller, pipes: list[tuple[int, int]]
+) -> None:
+    called: list[int] = []
+    (r1, w1), (r2, w2), (r3, w3) = pipes
+
+    def first() -> None:  # whichever the poll calls first removes the other two
+        called.append(1)
+        for fd in (r1, r2, r3):
+            poller.remove_reader(fd)
+
+    for fd in (r1, r2, r3):
+        poller.add_reader(fd, first)
+    for w in (w1, w2, w3):
+        os.write(w, b"x")
+    await wait_until(lambda: bool(called))
+    await asyncio.sleep(3 * PERIOD)
+    assert called == [1]
+    assert len(poller) == 0
+    assert not poller.running
+
+
+async def test_a_callback_that_raises_is_warned_about_once_and_stops_no_other(
+    poller: BoardPoller, pipes: list[tuple[int, int]], caplog: pytest.LogCaptureFixture
+) -> None:
+    (r1, w1), (r2, w2), _ = pipes
+    good: list[bytes] = []
+
+    def bad() -> None:
+        os.read(r1, 100)
+        raise RuntimeError("a bug in one board's reader")
+
+    poller.add_reader(r1, bad)
+    poller.add_reader(r2, lambda: good.append(os.read(r2, 100)))
+    with caplog.at_level(logging.DEBUG, logger="dgt.transports.poller"):
+        for i in range(3):
+            os.write(w1, b"x")
+            os.write(w2, b"%d" % i)
+            await wait_until(functools.partial(lambda n: len(good) == n, i + 1))
+    assert good == [b"0", b"1", b"2"]
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert f"fd {r1}" in warnings[0].getMessage()
+    assert "a bug in one board's reader" in warnings[0].getMessage()
+    assert sum("raised again" in r.getMessage() for r in caplog.records) == 2
+
+
+async def test_a_fd_number_reused_after_a_close_without_remove_is_polled_again(
+    poller: BoardPoller,
+) -> None:
+    r, w = os.pipe()
+    poller.add_reader(r, lambda: None)
+    os.close(r)  # the kernel drops it from the poll; the poller still lists the number
+    os.close(w)
+    r2, w2 = os.pipe()
+    try:
+        os.set_blocking(r2, False)
+        got: list[bytes] = []
+        poller.add_reader(r2, lambda: got.append(os.read(r2, 10)))
+        os.write(w2, b"again")
+        await wait_until(lambda: got == [b"again"])
+    finally:
+        poller.remove_reader(r2)
+        os.close(r2)
+        os.close(w2)
+
+
+# -- serial transports on ptys through one poller -----------------------------------------
+
+
+async def test_bytes_of_several_boards_all_arrive_in_order_through_one_poller(
+    poller: BoardPoller, ptys: list[tuple[int, str]]
+) -> None:
+    transports = [SerialTransport(name, watcher=poller) for _, name in ptys]
+    sinks = [Sink() for _ in ptys]
+    for transport, sink in zip(transports, sinks, strict=True):
+        await transport.open(sink.on_data, sink.on_lost)
+    assert len(poller) == len(ptys)
+    sent: list[bytearray] = [bytearray() for _ in ptys]
+    for step in range(40):
+        for i, (master, _) in enumerate(ptys):
+            chunk = bytes([i, step]) * (1 + (step + i) % 5)
+            os.write(master, chunk)
+            sent[i] += chunk
+        if step % 7 == 0:
+            await asyncio.sleep(PERIOD / 3)
+    await wait_until(lambda: all(len(s.data) == len(b) for s, b in zip(sinks, sent, strict=True)))
+    assert [bytes(s.data) for s in sinks] == [bytes(b) for b in sent]
+    # the writes go out on the line at once (not through the poller)
+    transports[0].write(b"\x40")
+    assert os.read(ptys[0][0], 16) == b"\x40"
+    for transport in transports:
+        await transport.close()
+    assert len(poller) == 0
+    assert not poller.running
+    assert not any(s.lost for s in sinks)
+
+
+async def test_the_latency_added_is_at_most_about_one_period(
+    ptys: list[tuple[int, str]],
+) -> None:
+    period = 0.05
+    board_poller = BoardPoller(period)
+    master, name = ptys[0]
+    transport = SerialTransport(name, watcher=board_poller)
+    sink = Sink()
+    await transport.open(sink.on_data, sink.on_lost)
+    try:
+        delays = []
+        for i in range(8):
+            await asyncio.sleep(period * (i % 3) / 3)  # anywhere in the period
+            sent = time.monotonic()
+            os.write(master, b"m")
+            await wait_until(functools.partial(lambda n: len(sink.data) == n, i + 1), within=2)
+            delays.append(sink.arrived[-1] - sent)
+        # a poll comes at most one period after the bytes (the loop's lateness on a
+        # loaded machine on top), and bytes written just after a poll wait for the next
+        # one (read at once, they would arrive within a millisecond)
+        assert max(delays) < period + 0.05, delays
+        assert max(delays) > period / 4, delays
+    finally:
+        await transport.close()
+        board_poller.close()
+
+
+async def test_a_closed_pty_is_lost_with_the_usual_message_and_its_fd_dropped(
+    poller: BoardPoller, ptys: list[tuple[int, str]]
+) -> None:
+    reasons = []
+    for watcher in (None, poller):  # the event loop, as before, then the poller
+        master, name = ptys.pop()
+        transport = SerialTransport(name, watcher=watcher)
+        sink = Sink()
+        await transport.open(sink.on_data, sink.on_lost)
+        os.write(master, b"\x8e")
+        await wait_until(lambda: bytes(sink.data) == b"\x8e")  # noqa: B023  # awaited here
+        os.close(master)  # the cable is pulled
+        await wait_until(lambda: bool(sink.lost))  # noqa: B023
+        await asyncio.sleep(3 * PERIOD)
+        assert len(sink.lost) == 1
+        assert not transport.is_open
+        reasons.append(sink.lost[0].replace(name, "PORT"))
+        assert len(poller) == 0
+        assert not poller.running
+        await transport.close()
+    assert reasons[0] == reasons[1]
+    assert reasons[1].startswith("PORT: ")
+
+
+async def test_a_board_reopened_after_a_loss_is_read_through_the_poller_again(
+    poller: BoardPoller, tmp_path: Path
+) -> None:
+    async with EmulatorServer(VirtualBoard(), link=tmp_path / "board") as server:
+        transport = open_transport(server.path, watcher=poller)
+        assert isinstance(transport, SerialTransport)
+        assert transport.watcher is poller
+        for _ in range(2):
+            sink = Sink()
+            await transport.open(sink.on_data, sink.on_lost)
+            assert len(poller) == 1
+            transport.write(b"\x40")  # reset: no answer; then ask for the board
+            transport.write(b"\x42")
+            await wait_until(lambda: len(sink.data) >= 67)  # noqa: B023  # awaited here
+            server.unplug()
+            await wait_until(lambda: bool(sink.lost))  # noqa: B023
+            assert len(poller) == 0
+            server.plug()
+        await transport.close()
+
+
+async def test_a_transport_given_a_closed_poller_does_not_open(
+    ptys: list[tuple[int, str]],
+) -> None:
+    board_poller = BoardPoller(PERIOD)
+    board_poller.close()
+    transport = SerialTransport(ptys[0][1], watcher=board_poller)
+    with pytest.raises(ConnectionFailed, match="poller is closed"):
+        await transport.open(Sink().on_data, Sink().on_lost)
+    assert not transport.is_open
+    again = SerialTransport(ptys[0][1])
+    await again.open(Sink().on_data, Sink().on_lost)  # the port was let go
+    await again.close()
+    await transport.close()
+
+
+# -- the hall -----------------------------------------------------------------------------
+
+OPTIONS = {"reconnect_min": 0.05, "reconnect_max": 0.2, "handshake_timeout": 3.0}
+
+FOOLS_MATE = ["f2f3", "e7e5", "g2g4", "d8h4"]
+
+
+async def make_move(
+    server: EmulatorServer, vb: VirtualBoard, uci: str, position: chess.Board
+) -> None:
+    """One hand makes ``uci`` on the board (no capture in the games played here), then
+    presses the clock."""
+    move = chess.Move.from_uci(uci)
+    piece = Piece.from_symbol(position.piece_at(move.from_square).symbol())  # type: ignore[union-attr]
+    position.push(move)
+    server.act(lambda now: vb.lift(move.from_square, now))
+    await asyncio.sleep(0.05)
+    server.act(lambda now: vb.place(move.to_square, piece, now))
+    await asyncio.sleep(0.05)
+    server.act(lambda now: vb.press_lever(now))
+
+
+@pytest.mark.parametrize("board_poll_ms", [0, 5])
+async def test_the_hall_plays_through_emulated_boards_on_ptys_both_ways(
+    tmp_path: Path, board_poll_ms: int
+) -> None:
+    store = Store(tmp_path / "hall.db")
+    hall = Hall(store, tick_interval=0.1, board_options=OPTIONS, board_poll_ms=board_poll_ms)
+    seen: list[Update] = []
+    hall.subscribe(seen.append)
+    boards = {table: VirtualBoard(serial=f"0000{table}") for table in ("1", "2")}
+    async with contextlib.AsyncExitStack() as stack:
+        servers = {
+            table: await stack.enter_async_context(EmulatorServer(vb, link=tmp_path / table))
+            for table, vb in boards.items()
+        }
+        for table, server in servers.items():
+            hall.add_table(TableConfig(table, server.path, None, {"rules": "casual"}))
+        await hall.start()
+        try:
+            runners = hall.runners
+            for runner in runners.values():
+                assert await runner.wait_ready(10)
+            poller = hall.board_poller
+            if board_poll_ms:
+                assert poller is not None
+                assert poller.period == board_poll_ms / 1000
+                assert len(poller) == 2
+                assert poller.running
+            else:
+                assert poller is None
+
+            def moves(table: str) -> list[str]:
+                return [m["uci"] for m in hall.state(table)["moves"]]
+
+            positions = {table: chess.Board() for table in boards}
+            for ply, uci in enumerate(FOOLS_MATE):
+                for table in boards:
+                    await make_move(servers[table], boards[table], uci, positions[table])
+                await wait_until(
+                    functools.partial(lambda n: all(len(moves(t)) == n for t in boards), ply + 1),
+                    within=10,
+                )
+            for table in boards:
+                assert moves(table) == FOOLS_MATE
+            await wait_until(lambda: all(hall.state(t)["result"] == "0-1" for t in boards))
+            published = {u.table_id for u in seen for e in u.events if e["type"] == "move"}
+            assert published == {"1", "2"}
+            # a board pulled and plugged in again comes back (through the poller again)
+            servers["1"].unplug()
+            await wait_until(lambda: not runners["1"].board.ready)  # type: ignore[union-attr]
+            if poller is not None:
+                assert len(poller) == 1
+            servers["1"].plug()
+            await wait_until(lambda: runners["1"].board.ready, within=10)  # type: ignore[union-attr]
+            if poller is not None:
+                assert len(poller) == 2
+        finally:
+            await hall.close()
+            store.close()
+        if board_poll_ms:
+            assert hall.board_poller is not None
+            assert hall.board_poller.closed
+
+
+# -- the config option --------------------------------------------------------------------
+
+TABLE = '\n[[table]]\nport = "/dev/ttyACM0"\n'
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("0", 0.0), ("5", 5.0), ("2.5", 2.5), ("50", 50.0)]
+)
+def test_board_poll_ms_is_read_from_service(value: str, expected: float) -> None:
+    config = parse_config(f"[service]\nboard_poll_ms = {value}\n{TABLE}", "hall.toml")
+    assert config.board_poll_ms == expected
+
+
+def test_board_poll_ms_is_off_by_default() -> None:
+    assert parse_config(TABLE, "hall.toml").board_poll_ms == 0.0
+
+
+@pytest.mark.parametrize("value", ["-1", "51", "50.5", '"5"', "true", "nan", "inf", "[5]"])
+def test_a_bad_board_poll_ms_is_one_line_naming_file_line_and_key(value: str) -> None:
+    text = f"[service]\nport = 8080\nboard_poll_ms = {value}\n{TABLE}"
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, "hall.toml")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("hall.toml:3: [service] board_poll_ms: must be a number of ")
+    assert "from 0 to 50 (0: off)" in message
