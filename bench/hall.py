@@ -115,7 +115,7 @@ from dgt.transports.emulator import EmulatorTransport  # noqa: E402
 from service import event_loop  # noqa: E402
 from service.collector_pacer import CollectorPacer  # noqa: E402
 from service.commands.demo import emulated_tables, load_games, play  # noqa: E402
-from service.config import TableConfig  # noqa: E402
+from service.config import BOARD_POLL_MS, TableConfig  # noqa: E402
 from service.hall import Hall  # noqa: E402
 from service.store import Store  # noqa: E402
 from service.web import WebServer  # noqa: E402
@@ -728,7 +728,7 @@ async def _measure(
                     flush=True,
                 )
 
-        hall = Hall(store)
+        hall = Hall(store, board_poll_ms=args.board_poll)
         admin = hall.admin if meter is None else meter.admin(hall.admin)
         hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
         if boards is None:
@@ -798,6 +798,7 @@ async def _measure(
                 cpu_seconds(), time.monotonic(), split.bench, cpu_wait_seconds()
             )  # fmt: skip
             wakes0 = wake_ups()
+            polls0 = hall.board_poller.polls if hall.board_poller is not None else 0
             overload.due(args.duration, "window")
             await asyncio.sleep(args.duration)
             overload.back()
@@ -805,6 +806,7 @@ async def _measure(
                 cpu_seconds(), time.monotonic(), split.bench, cpu_wait_seconds()
             )  # fmt: skip
             wakes = wake_ups() - wakes0
+            polls = (hall.board_poller.polls if hall.board_poller is not None else 0) - polls0
             if meter is not None:
                 meter.on = False
             child1 = boards.cpu_seconds() if boards is not None else 0.0
@@ -847,6 +849,8 @@ async def _measure(
         "boards_wait": (child_wait1 - child_wait0) / (wall1 - wall0),
         "cpu_wait": (wait1 - wait0) / (wall1 - wall0),
         "wake_ups": wakes / (wall1 - wall0),
+        "board_poll": args.board_poll,
+        "polls": polls / (wall1 - wall0),
         "transport": transport,
         "spectator_inside": args.spectator_inside,
         "n": n,
@@ -929,6 +933,27 @@ def bench_part(r: dict[str, Any]) -> str:
     )
 
 
+def board_poll_part(r: dict[str, Any]) -> str:
+    """How the service read its boards, for the figure line."""
+    if not r["board_poll"]:
+        return "board poll off (--board-poll 0: each board wakes the loop)"
+    return f"board poll {r['board_poll']:g} ms ({r['polls']:,.0f} polls/s)"
+
+
+def check_board_poll(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--board-poll`` for these sizes (None: nothing)."""
+    low, high = BOARD_POLL_MS
+    if not low <= args.board_poll <= high:
+        return f"--board-poll: {args.board_poll:g} is not a number of milliseconds from 0 to 50"
+    inside = [n for n in args.sizes if not boards_apart(n, args)]
+    if args.board_poll and inside:
+        return (
+            f"--board-poll: the boards of N={inside[0]} run in the service's process (no "
+            "port to poll): add --boards-process"
+        )
+    return None
+
+
 async def main_async(args: argparse.Namespace) -> int:
     if args.serve_boards:
         return await serve_boards(args.serve_boards, args)
@@ -964,7 +989,7 @@ async def main_async(args: argparse.Namespace) -> int:
             f"longest {r['gc_longest'] * 1000:.0f} ms; waited {r['cpu_wait'] * 100:.0f}% of "
             f"the window for its CPU; {r['wake_ups']:,.0f} wake-ups/s "
             f"({r['inputs'] / max(r['wake_ups'] * r['window'], 1):.1f} inputs per wake-up); "
-            f"load average {os.getloadavg()[0]:.1f}",
+            f"{board_poll_part(r)}; load average {os.getloadavg()[0]:.1f}",
             flush=True,
         )
         if r["memory"] is not None:
@@ -1060,6 +1085,15 @@ def main() -> int:
         help="with --memory: also tracemalloc's growth by file and line (slows the service "
         "down; its own memory counts in the resident set)",
     )
+    parser.add_argument(
+        "--board-poll",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the hall reads its boards' ports together every MS milliseconds (0-50; the "
+        "config's board_poll_ms, dgt.transports.poller); 0, the default: each board wakes the "
+        "event loop itself.  Needs the boards in a process of their own (--boards-process)",
+    )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)
     parser.add_argument("--on-cpus", default="", help=argparse.SUPPRESS)
@@ -1072,6 +1106,9 @@ def main() -> int:
         return event_loop.run(main_async(args))
     if args.quick:
         args.sizes, args.duration, args.warmup, args.stagger = [20], 4.0, 2.0, 1.0
+    problem = check_board_poll(args)
+    if problem is not None:
+        parser.error(problem)
     pin_service()
     raise_open_files_limit()
     return event_loop.run(main_async(args))  # the loop the service runs on
