@@ -53,6 +53,7 @@ that on its own decided the p99 of a 20 s window whenever it fell inside it (run
     .venv/bin/python bench/hall.py --sizes 1000 2000  # 2,000: boards in a second process
     .venv/bin/python bench/hall.py --sizes 5000       # boards over TCP (pty/max is 4,096)
     .venv/bin/python bench/hall.py --sizes 2000 --memory   # where the memory goes
+    .venv/bin/python bench/hall.py --sizes 2000 --board-poll 5  # boards read together every 5 ms
 
 ``--boards-process`` moves the emulated boards and their replays out of the service's
 process: a child process (pinned to another CPU when there is one) serves each virtual board
@@ -63,7 +64,10 @@ N does not fit in the ones free, the child serves every board on a TCP port of 1
 instead (:class:`dgt.emulator.tcp.TcpEmulatorServer`) and the hall opens it as a pyserial
 ``socket://`` URL, as it would a board behind a serial-to-network bridge; the same driver,
 read on the same event loop (``--boards-transport`` picks one; the figure line says which
-was used).  The
+was used), each board waking it, or with ``--board-poll MS`` all of them read together every
+MS milliseconds (the config's ``board_poll_ms``: :class:`dgt.transports.poller.BoardPoller`;
+the figure line says which, and the latency, counted from the moment the service read the
+bytes, leaves out the up to MS they waited for the poll).  The
 service's process then holds only the service and the spectator (still charged to the
 bench), its memory growth is the service's alone, and the child's CPU share is printed
 apart.  The replays in the child do not set the players through the admin API (the child

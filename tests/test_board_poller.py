@@ -11,6 +11,9 @@ import contextlib
 import functools
 import logging
 import os
+import re
+import subprocess
+import sys
 import termios
 import time
 import tty
@@ -345,6 +348,7 @@ async def make_move(
     server.act(lambda now: vb.press_lever(now))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("board_poll_ms", [0, 5])
 async def test_the_hall_plays_through_emulated_boards_on_ptys_both_ways(
     tmp_path: Path, board_poll_ms: int
@@ -434,3 +438,44 @@ def test_a_bad_board_poll_ms_is_one_line_naming_file_line_and_key(value: str) ->
     assert "\n" not in message
     assert message.startswith("hall.toml:3: [service] board_poll_ms: must be a number of ")
     assert "from 0 to 50 (0: off)" in message
+
+
+# -- the hall bench's option --------------------------------------------------------------
+
+BENCH_HALL = Path(__file__).resolve().parent.parent / "bench" / "hall.py"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sizes", "500", "--board-poll", "5"], "the boards of N=500 run in the service's"),
+        (["--board-poll", "51", "--boards-process"], "51 is not a number of milliseconds"),
+    ],
+)
+def test_the_hall_bench_refuses_a_board_poll_it_cannot_use_in_one_line(
+    args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH_HALL), *args],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert message in done.stderr.splitlines()[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_the_hall_bench_reads_its_boards_through_the_poller_and_says_so() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH_HALL), "--quick", "--no-stages", "--boards-process",
+         "--board-poll", "5"],
+        capture_output=True, text=True, timeout=140, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(
+        r"^N=20: service CPU per input .* wake-ups/s .*; board poll 5 ms \([\d,]+ polls/s\)",
+        done.stdout,
+        re.M,
+    ), done.stdout
