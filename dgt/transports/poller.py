@@ -48,7 +48,7 @@ class PollerClosed(RuntimeError):
 
 class BoardPoller:
     """Descriptors polled together every ``period`` seconds on ``loop`` (by default the
-    running loop, taken when the first descriptor is added).
+    loop running when the timer starts: when a descriptor is added to an empty poller).
 
     Each poll calls the ready descriptors' callbacks in the order the selector gives them;
     a descriptor removed by an earlier callback of the same poll is not called.  A callback
@@ -60,6 +60,7 @@ class BoardPoller:
         if not period > 0:
             raise ValueError(f"a board poller's period must be more than 0 s, not {period!r}")
         self.period = period
+        self._given_loop = loop
         self._loop = loop
         self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
         self._callbacks: dict[int, ReadCallback] = {}
@@ -127,9 +128,8 @@ class BoardPoller:
     # -- the timer ------------------------------------------------------------------------
 
     def _start(self) -> None:
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
+        loop = self._given_loop or asyncio.get_running_loop()
+        self._loop = loop
         self._due = loop.time() + self.period
         self._timer = loop.call_at(self._due, self._poll)
 
