@@ -330,7 +330,11 @@ class Hall:
         self.board_poller = BoardPoller(board_poll_ms / 1000) if board_poll_ms > 0 else None
         """What reads the serial boards' bytes (``board_poll_ms`` > 0): one poll of them
         all every so many milliseconds instead of a wake-up of the event loop for each
-        board's (see :mod:`dgt.transports.poller`); None: the event loop watches each."""
+        board's (see :mod:`dgt.transports.poller`); None: the event loop watches each.
+        A poll's inputs are committed at its end when a commit is due by then
+        (:meth:`_commit_at_poll`), in the same wake-up of the loop."""
+        if self.board_poller is not None:
+            self.board_poller.after_poll = self._commit_at_poll
         self.central = central
         self.table_factory = table_factory or default_table_factory
         self.tick_interval = tick_interval
@@ -695,6 +699,18 @@ class Hall:
             self._flush_handle = loop.call_soon(self._flush)
         else:
             self._flush_handle = loop.call_at(due, self._flush)
+
+    def _commit_at_poll(self) -> None:
+        """After a poll of the boards: commit now what waits to be shown when its commit
+        would come before the middle of the next poll's period, rather than wake the loop
+        again for it a few milliseconds later (the spacing of commits then follows the
+        polls')."""
+        loop = self._loop
+        poller = self.board_poller
+        if self._flush_handle is None or not self._flush_undelayed or loop is None:
+            return
+        if poller is not None and self._flush_due - loop.time() < poller.period / 2:
+            self._flush()
 
     def _flush(self) -> None:
         """Commit the queue; only once the commit succeeded send the clock orders its

@@ -188,6 +188,36 @@ async def test_a_callback_that_raises_is_warned_about_once_and_stops_no_other(
     assert sum("raised again" in r.getMessage() for r in caplog.records) == 2
 
 
+async def test_after_poll_follows_each_poll_that_found_bytes_and_its_error_is_logged(
+    poller: BoardPoller, pipes: list[tuple[int, int]], caplog: pytest.LogCaptureFixture
+) -> None:
+    (r1, w1), (r2, w2), _ = pipes
+    log: list[str] = []
+    poller.add_reader(r1, lambda: log.append(f"read {os.read(r1, 100)!r}"))
+    poller.add_reader(r2, lambda: log.append(f"read {os.read(r2, 100)!r}"))
+
+    def after() -> None:
+        log.append("after")
+        if len(log) > 4:
+            raise RuntimeError("the hall's commit failed")
+
+    poller.after_poll = after
+    await asyncio.sleep(3 * PERIOD)
+    assert log == []  # polls that found nothing call nothing
+    os.write(w1, b"a")
+    os.write(w2, b"b")
+    await wait_until(lambda: "after" in log)
+    assert sorted(log[:2]) == ["read b'a'", "read b'b'"]
+    assert log[2:] == ["after"]
+    with caplog.at_level(logging.WARNING, logger="dgt.transports.poller"):
+        os.write(w1, b"c")
+        await wait_until(lambda: len(log) == 5)
+        os.write(w1, b"d")
+        await wait_until(lambda: len(log) == 7)  # it goes on polling
+    assert log[3:] == ["read b'c'", "after", "read b'd'", "after"]
+    assert any("the hall's commit failed" in r.getMessage() for r in caplog.records)
+
+
 async def test_a_fd_number_reused_after_a_close_without_remove_is_polled_again(
     poller: BoardPoller,
 ) -> None:
@@ -378,6 +408,17 @@ async def test_the_hall_plays_through_emulated_boards_on_ptys_both_ways(
                 assert poller.running
             else:
                 assert poller is None
+            commits_at_polls: list[int] = []
+            if poller is not None:
+                commit_at_poll = poller.after_poll
+                assert commit_at_poll is not None
+
+                def watched() -> None:
+                    before = store.commits
+                    commit_at_poll()
+                    commits_at_polls.append(store.commits - before)
+
+                poller.after_poll = watched
 
             def moves(table: str) -> list[str]:
                 return [m["uci"] for m in hall.state(table)["moves"]]
@@ -395,6 +436,8 @@ async def test_the_hall_plays_through_emulated_boards_on_ptys_both_ways(
             await wait_until(lambda: all(hall.state(t)["result"] == "0-1" for t in boards))
             published = {u.table_id for u in seen for e in u.events if e["type"] == "move"}
             assert published == {"1", "2"}
+            if poller is not None:  # moves committed at the end of the poll that read them
+                assert sum(commits_at_polls) > 0
             # a board pulled and plugged in again comes back (through the poller again)
             servers["1"].unplug()
             await wait_until(lambda: not runners["1"].board.ready)  # type: ignore[union-attr]

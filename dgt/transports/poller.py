@@ -70,6 +70,10 @@ class BoardPoller:
         self._due = 0.0
         self.polls = 0
         """Polls made so far (for benches and tests)."""
+        self.after_poll: Callable[[], object] | None = None
+        """Called once after the callbacks of a poll that found a descriptor ready (what
+        the boards' bytes led to can then be finished in the same wake-up of the loop: a
+        hall commits there).  An exception it raises is logged, not raised."""
 
     def __len__(self) -> int:
         return len(self._callbacks)
@@ -161,6 +165,14 @@ class BoardPoller:
                 callback()
             except Exception as exc:  # noqa: BLE001  # one board's fault stops no other
                 self._report(fd, exc)
+        after = self.after_poll
+        if ready and after is not None:
+            try:
+                after()
+            except Exception as exc:  # the poller goes on whatever it did
+                logger.warning(
+                    "board poller: after the poll: %s: %s", type(exc).__name__, exc, exc_info=exc
+                )
         if self._callbacks and self._timer is None and self._selector is not None:
             loop = self._loop
             assert loop is not None
