@@ -26,6 +26,13 @@ from itertools import compress
 import chess
 
 from service.variants.base import LegalAction, Move, VariantGame
+from service.variants.standard import (
+    ChessGame,
+    _legal_move,
+    free_piece_moves,
+    may_lack_material,
+    may_repeat,
+)
 
 AHEAD_PLIES = 4
 """The most actions a reading ahead makes in one go."""
@@ -151,6 +158,144 @@ def _masks(squares: Sequence[str]) -> tuple[int, int]:
     return occupied, white
 
 
+_Position = tuple[int, int, int, int, int, int, int, int, int, int]
+"""A position of chess as reading ahead steps through it without a game (no python-chess
+``push``): the squares (bit masks) of the pawns, knights, bishops, rooks, queens and kings,
+of the white and the black pieces, python-chess's castling rights (the rooks' squares) and
+the en passant square (-1: none)."""
+
+_PAIRS = ("pP", "nN", "bB", "rR", "qQ", "kK")
+_KIND = {symbol: kind for kind, pair in enumerate(_PAIRS) for symbol in pair}
+_SYMBOL = ("p", "n", "b", "r", "q", "k")
+_CASTLING_ENDS = chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_F | chess.BB_FILE_G
+_SCRATCH = chess.Board(None)
+"""The board a position of :data:`_Position` is set on to ask python-chess for its moves (its
+move stack stays empty: nothing is pushed on it)."""
+_EXPANDED: dict[tuple[_Position, bool, int], tuple[_Entry, ...]] = {}
+""":func:`_expand` of the positions and squares seen (a stretch of board events searches the
+same positions again and again)."""
+_EXPANDED_MOST = 1 << 12
+
+
+def _set_up(position: _Position, turn: bool) -> chess.Board:
+    """:data:`_SCRATCH` set to ``position`` with ``turn`` to move."""
+    board = _SCRATCH
+    (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        white, black, board.castling_rights, ep_square,
+    ) = position  # fmt: skip
+    board.occupied_co[chess.WHITE] = white
+    board.occupied_co[chess.BLACK] = black
+    board.occupied = white | black
+    board.promoted = 0
+    board.ep_square = None if ep_square < 0 else ep_square
+    board.turn = turn
+    return board
+
+
+def _root(game: VariantGame, plies: int) -> _Position | None:
+    """``game``'s position as a :data:`_Position`, if reading ahead ``plies`` actions from it
+    may step without the game: a game of chess on a python-chess board, no position within
+    ``plies`` that may end the game by the seventy-five-move rule or a fivefold repetition
+    (their tests need the game's history), castling rights as python-chess cleans them."""
+    if type(game) is not ChessGame:
+        return None
+    board = game.chess_board()
+    if type(board) is not chess.Board or board.chess960:
+        return None
+    if may_repeat(board, 5) or board.halfmove_clock + plies - 1 >= 4 * (5 - 1):
+        return None
+    ep_square = board.ep_square
+    position = (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], board.castling_rights,
+        -1 if ep_square is None else ep_square,
+    )  # fmt: skip
+    if _set_up(position, board.turn).clean_castling_rights() != board.castling_rights:
+        return None
+    return position
+
+
+def _symbol(position: _Position, square: int) -> str:
+    """The piece on ``square`` of ``position`` (FEN letter; empty: none)."""
+    bit = 1 << square
+    for kind in range(6):
+        if position[kind] & bit:
+            return _SYMBOL[kind].upper() if position[6] & bit else _SYMBOL[kind]
+    return ""
+
+
+def _expand(position: _Position, turn: bool, square: int) -> tuple[_Entry, ...]:
+    """As :func:`_entries` of the game's ``actions_changing(square)`` in ``position`` with
+    ``turn`` to move (the same actions, in the same order: the same python-chess move
+    generation, the same end of the game by material)."""
+    key = (position, turn, square)
+    known = _EXPANDED.get(key)
+    if known is not None:
+        return known
+    board = _set_up(position, turn)
+    bb = chess.BB_SQUARES[square]
+    if board.occupied_co[turn] & bb:
+        free = free_piece_moves(board, square)
+        moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
+    else:
+        origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
+        moves = list(board.generate_legal_moves(origins, bb))
+    extra: list[chess.Move] = []
+    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
+    rooks = board.castling_rights & backrank
+    if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
+        extra += board.generate_castling_moves()
+    ep_square = board.ep_square
+    if ep_square is not None and square == ep_square + (-8 if turn else 8):
+        extra += board.generate_legal_ep()
+    if extra:
+        moves = list(dict.fromkeys([*moves, *extra]))
+    entries: list[_Entry] = []
+    if moves and not (may_lack_material(board) and board.is_insufficient_material()):
+        for move in moves:
+            origin, target = move.from_square, move.to_square
+            action = _legal_move(
+                origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
+            )
+            for changed, _ in action.changes:
+                if changed == square:
+                    _, filled, emptied, whites, empties = _bits(action)
+                    entries.append((action, action.uci, filled, emptied, whites, empties))
+                    break
+    result = tuple(entries)
+    if len(_EXPANDED) >= _EXPANDED_MOST:
+        _EXPANDED.clear()
+    _EXPANDED[key] = result
+    return result
+
+
+def _after(
+    position: _Position, action: LegalAction, filled: int, emptied: int, whites: int
+) -> _Position:
+    """``position`` after ``action`` (legal there; its :func:`_bits` given), as python-chess's
+    ``push`` leaves the board."""
+    keep = ~(filled | emptied)
+    kinds = [position[kind] & keep for kind in range(6)]
+    for square, symbol in action.changes:
+        if symbol:
+            kinds[_KIND[symbol]] |= 1 << square
+    castling = position[8] & keep
+    ep_square = -1
+    move = action.action
+    if isinstance(move, Move):
+        origin = 1 << move.from_square
+        if position[5] & origin:  # a king's move gives up its side's castlings
+            castling &= ~(chess.BB_RANK_1 if action.side else chess.BB_RANK_8)
+        elif position[0] & origin and abs(move.to_square - move.from_square) == 16:
+            ep_square = (move.from_square + move.to_square) // 2
+    return (
+        kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5],
+        (position[6] & keep) | whites, (position[7] & keep) | (filled & ~whites),
+        castling, ep_square,
+    )  # fmt: skip
+
+
 def search(
     game: VariantGame,
     occupied: int,
@@ -201,13 +346,25 @@ def search(
             return 0
         return (todo | spare) & own  # an action empties a square of the side to act
 
+    root: _Position | None = None  # the game's position, once asked (None: step with the game)
+    asked = False
+
     def down(
-        occupancy: int, todo: int, left: int, since: float, whites: int, squares: int, spare: int
+        occupancy: int,
+        todo: int,
+        left: int,
+        since: float,
+        whites: int,
+        squares: int,
+        spare: int,
+        position: _Position | None,
+        turn: bool,
     ) -> None:
-        """Extend ``path`` by an action emptying one of ``squares`` (the game is at its
-        end): a sequence found is kept without making its last action, and an action is
-        made only if what is left to flip stays within reach (the bit masks tell)."""
-        nonlocal visited
+        """Extend ``path`` by an action emptying one of ``squares`` (from ``position`` with
+        ``turn`` to move; None: the game's, which is at its end): a sequence found is kept
+        without making its last action, and an action is made only if what is left to flip
+        stays within reach (the bit masks tell)."""
+        nonlocal visited, root, asked
         if visited >= budget:
             return
         visited += 1
@@ -215,9 +372,11 @@ def search(
         replacing = not path and not_first is not None  # (no action equals None)
         allowed = todo | spare
         for square in chess.scan_forward(squares):
-            for action, uci, filled, emptied, set_white, empties in _entries(
-                game.actions_changing(square)
-            ):
+            if position is None:
+                entries = _entries(game.actions_changing(square))
+            else:
+                entries = _expand(position, turn, square)
+            for action, uci, filled, emptied, set_white, empties in entries:
                 # (the flips first: most actions fail them; an action seen twice -- a
                 # castling changes two of its side's squares -- flips the same squares)
                 mask = (filled & ~occupancy) | (emptied & occupancy)
@@ -258,6 +417,27 @@ def search(
                 )
                 if not next_squares:
                     continue
+                if not asked:
+                    root, asked = _root(game, plies), True
+                base = position if position is not None or path else root
+                if base is not None:
+                    child = _after(base, action, filled, emptied, set_white)
+                    path.append(action)
+                    try:
+                        down(
+                            occupancy ^ mask,
+                            rest,
+                            left - 1,
+                            since if earliest is None else earliest,
+                            after,
+                            next_squares,
+                            left_spare,
+                            child,
+                            not action.side,
+                        )
+                    finally:
+                        path.pop()
+                    continue
                 game.apply(action.action)
                 path.append(action)
                 try:
@@ -269,6 +449,8 @@ def search(
                         after,
                         next_squares,
                         left_spare,
+                        None,
+                        not action.side,
                     )
                 finally:
                     path.pop()
@@ -278,7 +460,7 @@ def search(
         starts(occupied, differ, plies, next(iter(sides)), white, twice) if differ and plies else 0
     )
     if first:
-        down(occupied, differ, plies, float("-inf"), white, first, twice)
+        down(occupied, differ, plies, float("-inf"), white, first, twice, None, next(iter(sides)))
     return found
 
 
