@@ -158,7 +158,7 @@ def _masks(squares: Sequence[str]) -> tuple[int, int]:
     return occupied, white
 
 
-_Position = tuple[int, int, int, int, int, int, int, int, int, int]
+Position = tuple[int, int, int, int, int, int, int, int, int, int]
 """A position of chess as reading ahead steps through it without a game (no python-chess
 ``push``): the squares (bit masks) of the pawns, knights, bishops, rooks, queens and kings,
 of the white and the black pieces, python-chess's castling rights (the rooks' squares) and
@@ -169,15 +169,17 @@ _KIND = {symbol: kind for kind, pair in enumerate(_PAIRS) for symbol in pair}
 _SYMBOL = ("p", "n", "b", "r", "q", "k")
 _CASTLING_ENDS = chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_F | chess.BB_FILE_G
 _SCRATCH = chess.Board(None)
-"""The board a position of :data:`_Position` is set on to ask python-chess for its moves (its
+"""The board a position of :data:`Position` is set on to ask python-chess for its moves (its
 move stack stays empty: nothing is pushed on it)."""
-_EXPANDED: dict[tuple[_Position, bool, int], tuple[_Entry, ...]] = {}
+_EXPANDED: dict[tuple[Position, bool, int], tuple[_Entry, ...]] = {}
 """:func:`_expand` of the positions and squares seen (a stretch of board events searches the
 same positions again and again)."""
 _EXPANDED_MOST = 1 << 12
+_LEGAL: dict[tuple[Position, bool, int], list[chess.Move]] = {}
+""":func:`legal_from` of the positions and squares seen."""
 
 
-def _set_up(position: _Position, turn: bool) -> chess.Board:
+def _set_up(position: Position, turn: bool) -> chess.Board:
     """:data:`_SCRATCH` set to ``position`` with ``turn`` to move."""
     board = _SCRATCH
     (
@@ -193,30 +195,37 @@ def _set_up(position: _Position, turn: bool) -> chess.Board:
     return board
 
 
-def _root(game: VariantGame, plies: int) -> _Position | None:
-    """``game``'s position as a :data:`_Position`, if reading ahead ``plies`` actions from it
-    may step without the game: a game of chess on a python-chess board, no position within
-    ``plies`` that may end the game by the seventy-five-move rule or a fivefold repetition
-    (their tests need the game's history), castling rights as python-chess cleans them."""
-    if type(game) is not ChessGame:
-        return None
-    board = game.chess_board()
+def chess_position(board: chess.Board) -> Position | None:
+    """The position of ``board`` as a :data:`Position`, if it is one of standard chess with
+    castling rights as python-chess cleans them (else None)."""
     if type(board) is not chess.Board or board.chess960:
         return None
-    if may_repeat(board, 5) or board.halfmove_clock + plies - 1 >= 4 * (5 - 1):
-        return None
     ep_square = board.ep_square
+    castling = board.castling_rights
     position = (
         board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
-        board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], board.castling_rights,
+        board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], castling,
         -1 if ep_square is None else ep_square,
     )  # fmt: skip
-    if _set_up(position, board.turn).clean_castling_rights() != board.castling_rights:
+    if _set_up(position, board.turn).clean_castling_rights() != castling:
         return None
     return position
 
 
-def _symbol(position: _Position, square: int) -> str:
+def _root(game: VariantGame, plies: int) -> Position | None:
+    """``game``'s position as a :data:`Position`, if reading ahead ``plies`` actions from it
+    may step without the game: a game of chess on a python-chess board (see
+    :func:`chess_position`), no position within ``plies`` that may end the game by the
+    seventy-five-move rule or a fivefold repetition (their tests need the game's history)."""
+    if type(game) is not ChessGame:
+        return None
+    board = game.chess_board()
+    if board is None or may_repeat(board, 5) or board.halfmove_clock + plies - 1 >= 4 * (5 - 1):
+        return None
+    return chess_position(board)
+
+
+def _symbol(position: Position, square: int) -> str:
     """The piece on ``square`` of ``position`` (FEN letter; empty: none)."""
     bit = 1 << square
     for kind in range(6):
@@ -225,7 +234,45 @@ def _symbol(position: _Position, square: int) -> str:
     return ""
 
 
-def _expand(position: _Position, turn: bool, square: int) -> tuple[_Entry, ...]:
+def legal_from(position: Position, turn: bool, square: int) -> list[chess.Move]:
+    """python-chess's legal moves of the piece on ``square`` in ``position`` with ``turn``
+    to move (``generate_legal_moves`` of that square, in its order; the end of the game not
+    asked).  Kept: do not change the list."""
+    key = (position, turn, square)
+    known = _LEGAL.get(key)
+    if known is not None:
+        return known
+    board = _set_up(position, turn)
+    free = free_piece_moves(board, square)
+    bb = chess.BB_SQUARES[square]
+    moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
+    if len(_LEGAL) >= _EXPANDED_MOST:
+        _LEGAL.clear()
+    _LEGAL[key] = moves
+    return moves
+
+
+def is_legal(position: Position, turn: bool, move: chess.Move) -> bool:
+    """python-chess's ``is_legal(move)`` in ``position`` with ``turn`` to move."""
+    origin, target = move.from_square, move.to_square
+    if position[5] >> origin & 1 and (
+        abs((origin & 7) - (target & 7)) > 1 or position[3] >> target & 1
+    ):  # a king's castling (or a move python-chess may read as one): python-chess decides
+        return _set_up(position, turn).is_legal(move)
+    return move in legal_from(position, turn, origin)
+
+
+def after_move(position: Position, move: chess.Move) -> Position:
+    """``position`` after ``move`` (legal there), as python-chess's ``push`` leaves it."""
+    origin, target = move.from_square, move.to_square
+    action = _legal_move(
+        origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
+    )
+    _, filled, emptied, whites, _ = _bits(action)
+    return _after(position, action, filled, emptied, whites)
+
+
+def _expand(position: Position, turn: bool, square: int) -> tuple[_Entry, ...]:
     """As :func:`_entries` of the game's ``actions_changing(square)`` in ``position`` with
     ``turn`` to move (the same actions, in the same order: the same python-chess move
     generation, the same end of the game by material)."""
@@ -233,12 +280,12 @@ def _expand(position: _Position, turn: bool, square: int) -> tuple[_Entry, ...]:
     known = _EXPANDED.get(key)
     if known is not None:
         return known
-    board = _set_up(position, turn)
     bb = chess.BB_SQUARES[square]
-    if board.occupied_co[turn] & bb:
-        free = free_piece_moves(board, square)
-        moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
+    if (position[6] if turn else position[7]) & bb:
+        moves = legal_from(position, turn, square)
+        board = _set_up(position, turn)
     else:
+        board = _set_up(position, turn)
         origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
         moves = list(board.generate_legal_moves(origins, bb))
     extra: list[chess.Move] = []
@@ -271,8 +318,8 @@ def _expand(position: _Position, turn: bool, square: int) -> tuple[_Entry, ...]:
 
 
 def _after(
-    position: _Position, action: LegalAction, filled: int, emptied: int, whites: int
-) -> _Position:
+    position: Position, action: LegalAction, filled: int, emptied: int, whites: int
+) -> Position:
     """``position`` after ``action`` (legal there; its :func:`_bits` given), as python-chess's
     ``push`` leaves the board."""
     keep = ~(filled | emptied)
@@ -346,7 +393,7 @@ def search(
             return 0
         return (todo | spare) & own  # an action empties a square of the side to act
 
-    root: _Position | None = None  # the game's position, once asked (None: step with the game)
+    root: Position | None = None  # the game's position, once asked (None: step with the game)
     asked = False
 
     def down(
@@ -357,7 +404,7 @@ def search(
         whites: int,
         squares: int,
         spare: int,
-        position: _Position | None,
+        position: Position | None,
         turn: bool,
     ) -> None:
         """Extend ``path`` by an action emptying one of ``squares`` (from ``position`` with
