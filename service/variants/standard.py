@@ -8,6 +8,7 @@ Chess960).  Chess960 and T20 subclass it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -33,6 +34,8 @@ from service.variants.base import (
 )
 
 CLASSICAL_FEN = chess.STARTING_FEN
+
+_log = logging.getLogger(__name__)
 
 
 def squares_of(board: chess.BaseBoard) -> SquareMap:
@@ -190,6 +193,153 @@ def has_free_move(board: chess.Board) -> bool:
     return False
 
 
+_short_cuts: bool | None = None
+"""Whether :func:`push` and :func:`moves_to` take their short cuts: None until first asked
+(:func:`_short_cuts_on`), then whether the python-chess installed has the internals they
+work on and answers as python-chess 1.11 (which they were checked against) on the probe
+games."""
+
+_PROBES: tuple[tuple[str | int, str], ...] = (
+    (
+        chess.STARTING_FEN,
+        "e2e4 d7d5 e4d5 c7c5 d5c6 g8f6 c6b7 b8d7 b7a8q e7e5 a8a7 f8c5 b1c3 e8g8 d2d3 f8e8 "
+        "c1e3 d8b6 d1d2 b6a5 e1c1 c5e3 d2e3 a5a2 e3e5 e8e5 a7d7 f6d7 h2h4 g7g5 h4g5 h7h5 "
+        "g5g6 h5h4 g6g7 h4h3 g1f3 g8h7 g7g8n d7f6 g8e7 e5e6 e7c8 e6c6 g2h3 c6c3 b2c3 a2a1 "
+        "c1d2 a1d1 d2d1 h7g6 c8e7",
+    ),
+    (
+        331,
+        "g2g3 g7g5 d2d4 h8f6 h1f3 b7b5 f3e4 e7e6 e4g6 d7d6 c1g5 g8h6 d1b1 e8d7 g5g4 d8f8 "
+        "g6f5 g8h8 g4f3 f8e8 c2c3 f6e7 c1d2 h8g7",
+    ),
+    ("r3k2r/p7/8/8/8/8/P5B1/R3K2R w KQkq - 0 1", "g2a8 h8h1 e1e2 h1a1 a8d5 a7a5"),
+)
+"""Games the short cuts are checked on against python-chess, once (a start: its FEN, or its
+Chess960 start number; its moves in UCI): double steps, en passant, captures, castling both
+ways (standard and Chess960), promotions, a promoted piece moving and captured, checks, a
+rook taken on its corner while it may castle."""
+
+
+def _short_cuts_on() -> bool:
+    """Whether :func:`push` and :func:`moves_to` may take their short cuts (decided once:
+    when the probe games find python-chess's internals missing or changed, python-chess's
+    own code makes every move and generates every move list, only slower)."""
+    global _short_cuts
+    if _short_cuts is None:
+        _short_cuts = True  # the probe runs the short cuts
+        problem = _probe_short_cuts()
+        _short_cuts = problem is None
+        if problem is not None:
+            _log.debug(
+                "python-chess %s does not answer as the 1.11 the move short cuts were checked "
+                "against (%s): python-chess makes and generates every move itself",
+                chess.__version__,
+                problem,
+            )
+    return _short_cuts
+
+
+def _board_state(board: chess.Board) -> dict[str, object]:
+    """Everything a python-chess board holds, its state stack entry by entry."""
+    state = dict(vars(board))
+    state["_stack"] = [vars(entry) for entry in board._stack]
+    return state
+
+
+def _probe_short_cuts() -> str | None:
+    """What :func:`push` or :func:`moves_to` answers unlike python-chess on the probe games,
+    None when nothing."""
+    try:
+        for start, ucis in _PROBES:
+            if isinstance(start, str):
+                ours, theirs = chess.Board(start), chess.Board(start)
+            else:
+                ours = chess.Board.from_chess960_pos(start)
+                theirs = chess.Board.from_chess960_pos(start)
+            for ply, uci in enumerate(ucis.split()):
+                if ply % 3 == 0:  # (every third position: ~20 ms in all, once)
+                    for square in chess.SQUARES:
+                        got = moves_to(ours, square)
+                        if got is not None and got != generated_moves_to(theirs, square):
+                            return f"moves onto {chess.square_name(square)} in {theirs.fen()}"
+                move = chess.Move.from_uci(uci)
+                push(ours, move)
+                theirs.push(move)
+                if _board_state(ours) != _board_state(theirs):
+                    return f"{uci} made in {theirs.fen()}"
+    except Exception as error:  # noqa: BLE001 - internals gone or changed: python-chess decides
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def push(board: chess.Board, move: chess.Move) -> None:
+    """``board.push(move)`` for a legal move: the same board, move stack and state stack
+    after it (so ``board.pop()`` undoes it), made here at a fraction of python-chess's cost
+    for the common move of a piece other than the king, without promotion or en passant,
+    on a board holding no promoted piece; every other move is python-chess's.  (The move
+    stack holds ``move`` itself, where python-chess holds an equal copy.)"""
+    origin = move.from_square
+    target = move.to_square
+    from_bb = chess.BB_SQUARES[origin]
+    to_bb = chess.BB_SQUARES[target]
+    pawn = board.pawns & from_bb
+    if (
+        move.promotion
+        or move.drop
+        or type(board) is not chess.Board
+        or board.promoted
+        or board.kings & (from_bb | to_bb)
+        or (pawn and target == board.ep_square)
+        or not (_short_cuts or _short_cuts_on())
+    ):
+        board.push(move)
+        return
+    turn = board.turn
+    occupied_co = board.occupied_co
+    if not occupied_co[turn] & from_bb or occupied_co[turn] & to_bb:
+        board.push(move)  # not a move of the side to move (python-chess decides)
+        return
+    state = chess._BoardState(board)
+    board.castling_rights = board.clean_castling_rights() & ~(from_bb | to_bb)
+    board.move_stack.append(move)
+    board._stack.append(state)
+    board.ep_square = None
+    if not turn:
+        board.fullmove_number += 1
+    captured = occupied_co[not turn] & to_bb
+    if pawn or captured:
+        board.halfmove_clock = 0
+    else:
+        board.halfmove_clock += 1
+    if pawn:
+        if target - origin == 16 and origin >> 3 == 1:
+            board.ep_square = origin + 8
+        elif target - origin == -16 and origin >> 3 == 6:
+            board.ep_square = origin - 8
+    if captured:
+        keep = ~to_bb
+        board.pawns &= keep
+        board.knights &= keep
+        board.bishops &= keep
+        board.rooks &= keep
+        board.queens &= keep
+        occupied_co[not turn] &= keep
+    both = from_bb | to_bb
+    if pawn:
+        board.pawns ^= both
+    elif board.knights & from_bb:
+        board.knights ^= both
+    elif board.bishops & from_bb:
+        board.bishops ^= both
+    elif board.rooks & from_bb:
+        board.rooks ^= both
+    else:
+        board.queens ^= both
+    occupied_co[turn] ^= both
+    board.occupied = (board.occupied & ~from_bb) | to_bb
+    board.turn = not turn
+
+
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 """The promotion kinds in python-chess's order of generation."""
 _BACK_RANKS = chess.BB_RANK_1 | chess.BB_RANK_8
@@ -265,6 +415,83 @@ def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None
             double = single + step
             if chess.BB_SQUARES[double] & ~occupied & _DOUBLE_STEP_ENDS[turn]:
                 moves.append(chess.Move(square, double))
+    return moves
+
+
+def generated_moves_to(board: chess.Board, square: int) -> list[chess.Move]:
+    """python-chess's legal moves onto ``square`` from the pieces attacking it and the pawns
+    of its file (what :func:`moves_to` answers when it can)."""
+    origins = board.attackers_mask(board.turn, square) | chess.BB_FILES[square & 7]
+    return list(board.generate_legal_moves(origins, chess.BB_SQUARES[square]))
+
+
+def moves_to(board: chess.Board, square: int) -> list[chess.Move] | None:
+    """The legal moves of the side to move onto ``square`` (empty or holding an opposing
+    piece) from the pieces attacking it and the pawns of its file, in python-chess's order
+    (``board.generate_legal_moves(attackers | file, square's mask)``), when its king is not
+    in check, cannot castle from that mask and ``square`` is no en passant target; None
+    otherwise (python-chess decides)."""
+    turn = board.turn
+    own = board.occupied_co[turn]
+    king_mask = board.kings & own
+    bb = chess.BB_SQUARES[square]
+    if (
+        not king_mask
+        or own & bb
+        or square == board.ep_square
+        or not (_short_cuts or _short_cuts_on())
+    ):
+        return None
+    king = king_mask.bit_length() - 1
+    if (
+        king_mask != chess.BB_SQUARES[king]
+        or board.is_variant_end()
+        or board.attackers_mask(not turn, king)
+    ):
+        return None
+    attackers = board.attackers_mask(turn, square)
+    pawns = board.pawns & own & chess.BB_FILES[square & 7]
+    if (king_mask & (attackers | pawns)) and board.castling_rights:
+        return None
+    moves: list[chess.Move] = []
+    for origin in chess.scan_reversed(attackers & ~board.pawns):
+        if origin == king:
+            if not board.is_attacked_by(not turn, square):
+                moves.append(chess.Move(origin, square))
+        elif not _pinned(board, king, origin) or chess.ray(origin, square) & king_mask:
+            moves.append(chess.Move(origin, square))
+    promoting = bb & _BACK_RANKS
+    capturers = (attackers | pawns) & board.pawns
+    opposing = board.occupied_co[not turn]
+    if opposing & bb:
+        for origin in chess.scan_reversed(capturers):
+            if chess.BB_PAWN_ATTACKS[turn][origin] & bb and (
+                not _pinned(board, king, origin) or chess.ray(origin, square) & king_mask
+            ):
+                if promoting:
+                    moves += [chess.Move(origin, square, kind) for kind in _PROMOTIONS]
+                else:
+                    moves.append(chess.Move(origin, square))
+        return moves
+    step = -8 if turn else 8
+    occupied = board.occupied
+    behind = square + step
+    if not 0 <= behind < 64:
+        return moves
+    if chess.BB_SQUARES[behind] & pawns:
+        if not _pinned(board, king, behind) or chess.ray(behind, square) & king_mask:
+            if promoting:
+                moves += [chess.Move(behind, square, kind) for kind in _PROMOTIONS]
+            else:
+                moves.append(chess.Move(behind, square))
+    elif not chess.BB_SQUARES[behind] & occupied and bb & _DOUBLE_STEP_ENDS[turn]:
+        start = behind + step
+        if (
+            0 <= start < 64
+            and chess.BB_SQUARES[start] & pawns
+            and (not _pinned(board, king, start) or chess.ray(start, square) & king_mask)
+        ):
+            moves.append(chess.Move(start, square))
     return moves
 
 
@@ -358,7 +585,7 @@ class ChessGame(VariantGame):
         if unmade:
             board = self._board
             for move in unmade:
-                board.push(move)
+                push(board, move)
             unmade.clear()
         return self._board
 
@@ -476,8 +703,8 @@ class ChessGame(VariantGame):
             free = free_piece_moves(board, square)
             moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
         else:
-            origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
-            moves = list(board.generate_legal_moves(origins, bb))
+            to = moves_to(board, square)
+            moves = generated_moves_to(board, square) if to is None else to
         extra: list[chess.Move] = []
         backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
         rooks = board.castling_rights & backrank
@@ -537,7 +764,7 @@ class ChessGame(VariantGame):
             known = here.known.get(action) if here.known is not None else None
             if known is None:
                 board = self.board
-                board.push(move)
+                push(board, move)
                 squares = squares_of(board)
             else:
                 self._unmade.append(move)
@@ -615,7 +842,7 @@ class ChessGame(VariantGame):
         uncovered = board.attackers_mask(turn, king, occupied) & ~chess.BB_SQUARES[origin]
         if not by_mover and not uncovered:  # no check
             return san
-        board.push(move)
+        push(board, move)
         try:
             return san + ("#" if board.is_checkmate() else "+")
         finally:
