@@ -265,11 +265,34 @@ def is_legal(position: Position, turn: bool, move: chess.Move) -> bool:
 def after_move(position: Position, move: chess.Move) -> Position:
     """``position`` after ``move`` (legal there), as python-chess's ``push`` leaves it."""
     origin, target = move.from_square, move.to_square
-    action = _legal_move(
-        origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
-    )
-    _, filled, emptied, whites, _ = _bits(action)
-    return _after(position, action, filled, emptied, whites)
+    bit = 1 << origin
+    kind = 0
+    while not position[kind] & bit:
+        kind += 1
+    if kind == 5 or (
+        kind == 0 and (origin ^ target) & 7 and not (position[6] | position[7]) >> target & 1
+    ):
+        # a king's move (castling among them) or an en passant capture: as its changes say
+        action = _legal_move(
+            origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
+        )
+        _, filled, emptied, whites, _ = _bits(action)
+        return _after(position, action, filled, emptied, whites)
+    # a plain move or a capture, a promotion among them
+    keep = ~(bit | 1 << target)
+    landed = (kind if move.promotion is None else move.promotion - 1, 1 << target)
+    kinds = [(position[each] & keep) | (landed[1] if each == landed[0] else 0) for each in range(6)]
+    white = position[6] & keep
+    black = position[7] & keep
+    if position[6] & bit:
+        white |= landed[1]
+    else:
+        black |= landed[1]
+    ep_square = (origin + target) // 2 if kind == 0 and abs(target - origin) == 16 else -1
+    return (
+        kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], white, black,
+        position[8] & keep, ep_square,
+    )  # fmt: skip
 
 
 def _expand(position: Position, turn: bool, square: int) -> tuple[_Entry, ...]:
