@@ -12,8 +12,14 @@ actions whose flips are all among the squares still to flip (a square flipped tw
 leaving it, another arriving -- is left out: within a few plies it is rare), which narrows it
 to a handful of actions per ply.
 
-It is pure: the game is stepped forward and back and left as it was; the handling seen since
-the position (when each square was lifted and set down) ranks the sequences found.
+It is pure: the game is left as it was; the handling seen since the position (when each
+square was lifted and set down) ranks the sequences found.  In a game of standard chess the
+positions beyond the game's own are stepped through on bit masks (:data:`Position`), each
+square's legal moves asked of python-chess on a scratch board that nothing is pushed on, and
+kept across searches (a stretch of board events searches the same positions again and
+again): the same actions in the same order as the game's, at a fraction of a ``push`` and a
+position of the game each.  Other variants, and positions that the seventy-five-move rule or
+a fivefold repetition may end, step the game itself forward and back.
 """
 
 from __future__ import annotations
