@@ -12,8 +12,14 @@ actions whose flips are all among the squares still to flip (a square flipped tw
 leaving it, another arriving -- is left out: within a few plies it is rare), which narrows it
 to a handful of actions per ply.
 
-It is pure: the game is stepped forward and back and left as it was; the handling seen since
-the position (when each square was lifted and set down) ranks the sequences found.
+It is pure: the game is left as it was; the handling seen since the position (when each
+square was lifted and set down) ranks the sequences found.  In a game of standard chess the
+positions beyond the game's own are stepped through on bit masks (:data:`Position`), each
+square's legal moves asked of python-chess on a scratch board that nothing is pushed on, and
+kept across searches (a stretch of board events searches the same positions again and
+again): the same actions in the same order as the game's, at a fraction of a ``push`` and a
+position of the game each.  Other variants, and positions that the seventy-five-move rule or
+a fivefold repetition may end, step the game itself forward and back.
 """
 
 from __future__ import annotations
@@ -26,6 +32,13 @@ from itertools import compress
 import chess
 
 from service.variants.base import LegalAction, Move, VariantGame
+from service.variants.standard import (
+    ChessGame,
+    _legal_move,
+    free_piece_moves,
+    may_lack_material,
+    may_repeat,
+)
 
 AHEAD_PLIES = 4
 """The most actions a reading ahead makes in one go."""
@@ -151,6 +164,214 @@ def _masks(squares: Sequence[str]) -> tuple[int, int]:
     return occupied, white
 
 
+Position = tuple[int, int, int, int, int, int, int, int, int, int]
+"""A position of chess as reading ahead steps through it without a game (no python-chess
+``push``): the squares (bit masks) of the pawns, knights, bishops, rooks, queens and kings,
+of the white and the black pieces, python-chess's castling rights (the rooks' squares) and
+the en passant square (-1: none)."""
+
+_PAIRS = ("pP", "nN", "bB", "rR", "qQ", "kK")
+_KIND = {symbol: kind for kind, pair in enumerate(_PAIRS) for symbol in pair}
+_SYMBOL = ("p", "n", "b", "r", "q", "k")
+_CASTLING_ENDS = chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_F | chess.BB_FILE_G
+_SCRATCH = chess.Board(None)
+"""The board a position of :data:`Position` is set on to ask python-chess for its moves (its
+move stack stays empty: nothing is pushed on it)."""
+_EXPANDED: dict[tuple[Position, bool, int], tuple[_Entry, ...]] = {}
+""":func:`_expand` of the positions and squares seen (a stretch of board events searches the
+same positions again and again)."""
+_EXPANDED_MOST = 1 << 12
+_LEGAL: dict[tuple[Position, bool, int], list[chess.Move]] = {}
+""":func:`legal_from` of the positions and squares seen."""
+
+
+def _set_up(position: Position, turn: bool) -> chess.Board:
+    """:data:`_SCRATCH` set to ``position`` with ``turn`` to move."""
+    board = _SCRATCH
+    (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        white, black, board.castling_rights, ep_square,
+    ) = position  # fmt: skip
+    board.occupied_co[chess.WHITE] = white
+    board.occupied_co[chess.BLACK] = black
+    board.occupied = white | black
+    board.promoted = 0
+    board.ep_square = None if ep_square < 0 else ep_square
+    board.turn = turn
+    return board
+
+
+def chess_position(board: chess.Board) -> Position | None:
+    """The position of ``board`` as a :data:`Position`, if it is one of standard chess with
+    castling rights as python-chess cleans them (else None)."""
+    if type(board) is not chess.Board or board.chess960:
+        return None
+    ep_square = board.ep_square
+    castling = board.castling_rights
+    position = (
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings,
+        board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], castling,
+        -1 if ep_square is None else ep_square,
+    )  # fmt: skip
+    if _set_up(position, board.turn).clean_castling_rights() != castling:
+        return None
+    return position
+
+
+def _root(game: VariantGame, plies: int) -> Position | None:
+    """``game``'s position as a :data:`Position`, if reading ahead ``plies`` actions from it
+    may step without the game: a game of chess on a python-chess board (see
+    :func:`chess_position`), no position within ``plies`` that may end the game by the
+    seventy-five-move rule or a fivefold repetition (their tests need the game's history)."""
+    if type(game) is not ChessGame:
+        return None
+    board = game.chess_board()
+    if board is None or may_repeat(board, 5) or board.halfmove_clock + plies - 1 >= 4 * (5 - 1):
+        return None
+    return chess_position(board)
+
+
+def _symbol(position: Position, square: int) -> str:
+    """The piece on ``square`` of ``position`` (FEN letter; empty: none)."""
+    bit = 1 << square
+    for kind in range(6):
+        if position[kind] & bit:
+            return _SYMBOL[kind].upper() if position[6] & bit else _SYMBOL[kind]
+    return ""
+
+
+def legal_from(position: Position, turn: bool, square: int) -> list[chess.Move]:
+    """python-chess's legal moves of the piece on ``square`` in ``position`` with ``turn``
+    to move (``generate_legal_moves`` of that square, in its order; the end of the game not
+    asked).  Kept: do not change the list."""
+    key = (position, turn, square)
+    known = _LEGAL.get(key)
+    if known is not None:
+        return known
+    board = _set_up(position, turn)
+    free = free_piece_moves(board, square)
+    bb = chess.BB_SQUARES[square]
+    moves = list(board.generate_legal_moves(bb, chess.BB_ALL)) if free is None else free
+    if len(_LEGAL) >= _EXPANDED_MOST:
+        _LEGAL.clear()
+    _LEGAL[key] = moves
+    return moves
+
+
+def is_legal(position: Position, turn: bool, move: chess.Move) -> bool:
+    """python-chess's ``is_legal(move)`` in ``position`` with ``turn`` to move."""
+    origin, target = move.from_square, move.to_square
+    if position[5] >> origin & 1 and (
+        abs((origin & 7) - (target & 7)) > 1 or position[3] >> target & 1
+    ):  # a king's castling (or a move python-chess may read as one): python-chess decides
+        return _set_up(position, turn).is_legal(move)
+    return move in legal_from(position, turn, origin)
+
+
+def after_move(position: Position, move: chess.Move) -> Position:
+    """``position`` after ``move`` (legal there), as python-chess's ``push`` leaves it."""
+    origin, target = move.from_square, move.to_square
+    bit = 1 << origin
+    kind = 0
+    while not position[kind] & bit:
+        kind += 1
+    if kind == 5 or (
+        kind == 0 and (origin ^ target) & 7 and not (position[6] | position[7]) >> target & 1
+    ):
+        # a king's move (castling among them) or an en passant capture: as its changes say
+        action = _legal_move(
+            origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
+        )
+        _, filled, emptied, whites, _ = _bits(action)
+        return _after(position, action, filled, emptied, whites)
+    # a plain move or a capture, a promotion among them
+    keep = ~(bit | 1 << target)
+    landed = (kind if move.promotion is None else move.promotion - 1, 1 << target)
+    kinds = [(position[each] & keep) | (landed[1] if each == landed[0] else 0) for each in range(6)]
+    white = position[6] & keep
+    black = position[7] & keep
+    if position[6] & bit:
+        white |= landed[1]
+    else:
+        black |= landed[1]
+    ep_square = (origin + target) // 2 if kind == 0 and abs(target - origin) == 16 else -1
+    return (
+        kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], white, black,
+        position[8] & keep, ep_square,
+    )  # fmt: skip
+
+
+def _expand(position: Position, turn: bool, square: int) -> tuple[_Entry, ...]:
+    """As :func:`_entries` of the game's ``actions_changing(square)`` in ``position`` with
+    ``turn`` to move (the same actions, in the same order: the same python-chess move
+    generation, the same end of the game by material)."""
+    key = (position, turn, square)
+    known = _EXPANDED.get(key)
+    if known is not None:
+        return known
+    bb = chess.BB_SQUARES[square]
+    if (position[6] if turn else position[7]) & bb:
+        moves = legal_from(position, turn, square)
+        board = _set_up(position, turn)
+    else:
+        board = _set_up(position, turn)
+        origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
+        moves = list(board.generate_legal_moves(origins, bb))
+    extra: list[chess.Move] = []
+    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
+    rooks = board.castling_rights & backrank
+    if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
+        extra += board.generate_castling_moves()
+    ep_square = board.ep_square
+    if ep_square is not None and square == ep_square + (-8 if turn else 8):
+        extra += board.generate_legal_ep()
+    if extra:
+        moves = list(dict.fromkeys([*moves, *extra]))
+    entries: list[_Entry] = []
+    if moves and not (may_lack_material(board) and board.is_insufficient_material()):
+        for move in moves:
+            origin, target = move.from_square, move.to_square
+            action = _legal_move(
+                origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
+            )
+            for changed, _ in action.changes:
+                if changed == square:
+                    _, filled, emptied, whites, empties = _bits(action)
+                    entries.append((action, action.uci, filled, emptied, whites, empties))
+                    break
+    result = tuple(entries)
+    if len(_EXPANDED) >= _EXPANDED_MOST:
+        _EXPANDED.clear()
+    _EXPANDED[key] = result
+    return result
+
+
+def _after(
+    position: Position, action: LegalAction, filled: int, emptied: int, whites: int
+) -> Position:
+    """``position`` after ``action`` (legal there; its :func:`_bits` given), as python-chess's
+    ``push`` leaves the board."""
+    keep = ~(filled | emptied)
+    kinds = [position[kind] & keep for kind in range(6)]
+    for square, symbol in action.changes:
+        if symbol:
+            kinds[_KIND[symbol]] |= 1 << square
+    castling = position[8] & keep
+    ep_square = -1
+    move = action.action
+    if isinstance(move, Move):
+        origin = 1 << move.from_square
+        if position[5] & origin:  # a king's move gives up its side's castlings
+            castling &= ~(chess.BB_RANK_1 if action.side else chess.BB_RANK_8)
+        elif position[0] & origin and abs(move.to_square - move.from_square) == 16:
+            ep_square = (move.from_square + move.to_square) // 2
+    return (
+        kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5],
+        (position[6] & keep) | whites, (position[7] & keep) | (filled & ~whites),
+        castling, ep_square,
+    )  # fmt: skip
+
+
 def search(
     game: VariantGame,
     occupied: int,
@@ -201,13 +422,25 @@ def search(
             return 0
         return (todo | spare) & own  # an action empties a square of the side to act
 
+    root: Position | None = None  # the game's position, once asked (None: step with the game)
+    asked = False
+
     def down(
-        occupancy: int, todo: int, left: int, since: float, whites: int, squares: int, spare: int
+        occupancy: int,
+        todo: int,
+        left: int,
+        since: float,
+        whites: int,
+        squares: int,
+        spare: int,
+        position: Position | None,
+        turn: bool,
     ) -> None:
-        """Extend ``path`` by an action emptying one of ``squares`` (the game is at its
-        end): a sequence found is kept without making its last action, and an action is
-        made only if what is left to flip stays within reach (the bit masks tell)."""
-        nonlocal visited
+        """Extend ``path`` by an action emptying one of ``squares`` (from ``position`` with
+        ``turn`` to move; None: the game's, which is at its end): a sequence found is kept
+        without making its last action, and an action is made only if what is left to flip
+        stays within reach (the bit masks tell)."""
+        nonlocal visited, root, asked
         if visited >= budget:
             return
         visited += 1
@@ -215,9 +448,11 @@ def search(
         replacing = not path and not_first is not None  # (no action equals None)
         allowed = todo | spare
         for square in chess.scan_forward(squares):
-            for action, uci, filled, emptied, set_white, empties in _entries(
-                game.actions_changing(square)
-            ):
+            if position is None:
+                entries = _entries(game.actions_changing(square))
+            else:
+                entries = _expand(position, turn, square)
+            for action, uci, filled, emptied, set_white, empties in entries:
                 # (the flips first: most actions fail them; an action seen twice -- a
                 # castling changes two of its side's squares -- flips the same squares)
                 mask = (filled & ~occupancy) | (emptied & occupancy)
@@ -258,6 +493,27 @@ def search(
                 )
                 if not next_squares:
                     continue
+                if not asked:
+                    root, asked = _root(game, plies), True
+                base = position if position is not None or path else root
+                if base is not None:
+                    child = _after(base, action, filled, emptied, set_white)
+                    path.append(action)
+                    try:
+                        down(
+                            occupancy ^ mask,
+                            rest,
+                            left - 1,
+                            since if earliest is None else earliest,
+                            after,
+                            next_squares,
+                            left_spare,
+                            child,
+                            not action.side,
+                        )
+                    finally:
+                        path.pop()
+                    continue
                 game.apply(action.action)
                 path.append(action)
                 try:
@@ -269,6 +525,8 @@ def search(
                         after,
                         next_squares,
                         left_spare,
+                        None,
+                        not action.side,
                     )
                 finally:
                     path.pop()
@@ -278,7 +536,7 @@ def search(
         starts(occupied, differ, plies, next(iter(sides)), white, twice) if differ and plies else 0
     )
     if first:
-        down(occupied, differ, plies, float("-inf"), white, first, twice)
+        down(occupied, differ, plies, float("-inf"), white, first, twice, None, next(iter(sides)))
     return found
 
 

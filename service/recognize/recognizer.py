@@ -188,8 +188,13 @@ from service.recognize.ahead import (
     AHEAD_PLIES,
     PLACE_NODES,
     Handled,
+    Position,
     Reading,
+    after_move,
     between,
+    chess_position,
+    is_legal,
+    legal_from,
     other_captures,
     readings,
     search,
@@ -2611,6 +2616,9 @@ class Recognizer:
         # legality needs no move stack)
         scratch = _scratch_board(board)
         board._stack[-len(later)].restore(scratch)
+        position = chess_position(scratch)
+        if position is not None:
+            return self._legal_stepped(position, scratch.turn, later, moves, root)
         nodes = changes = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
@@ -2656,6 +2664,63 @@ class Recognizer:
             return False
 
         return down(0, 0)
+
+    @staticmethod
+    def _legal_stepped(
+        position: Position,
+        turn: bool,
+        later: Sequence[_Played],
+        moves: Sequence[chess.Move],
+        root: chess.Move,
+    ) -> bool:
+        """:meth:`_legal_somehow` stepped on bit masks (:mod:`.ahead`) from ``position``, the
+        one before ``later`` (``moves``: theirs as made; ``root``: the first one read another
+        way): the same tries in the same order, no python-chess ``push``."""
+        nodes = changes = 0
+
+        def options(index: int, differ: int, here: Position, side: bool) -> list[chess.Move]:
+            played, read = later[index], moves[index]
+            found = [read]
+            if not (played.alternatives or played.swept or played.unseen):
+                return found
+            if changes + 1 >= REREAD_CHANGES:
+                return found
+            others = (*(la for la, _ in played.alternatives), *played.unseen)
+            found += [to_chess_move(la.action) for la in others]
+            theirs = here[7 if side else 6] & differ
+            if theirs:
+                found += [
+                    move
+                    for move in legal_from(here, side, read.from_square)
+                    if theirs >> move.to_square & 1
+                    and move.promotion == read.promotion
+                    and move not in found
+                ]
+            return found
+
+        def down(index: int, differ: int, here: Position, side: bool) -> bool:
+            nonlocal nodes, changes
+            if index == len(later):
+                return True
+            read = moves[index]
+            for move in [root] if index == 0 else options(index, differ, here, side):
+                nodes += 1
+                if nodes > REREAD_NODES:
+                    return False
+                if not is_legal(here, side, move):
+                    continue
+                changed = index > 0 and move != read
+                changes += changed
+                try:
+                    if down(
+                        index + 1, _moved(differ, read, move), after_move(here, move), not side
+                    ):
+                        return True
+                finally:
+                    changes -= changed
+            return False
+
+        return down(0, 0, position, turn)
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
         """The game stepped alone (no events or positions made): with action ``start``
