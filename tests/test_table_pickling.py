@@ -52,6 +52,7 @@ def test_a_table_in_play_unpickled_shows_and_plays_on_as_the_original(variant: s
         assert twin.table.state(hands.time) == hands.table.state(hands.time)
         assert twin.table.pgn() == hands.table.pgn()
 
+
 def test_a_realtime_table_unpickled_plays_on_as_the_original() -> None:
     table = RealtimeTable("r1", {"tick": 0.5})
     events = inputs()

@@ -209,7 +209,9 @@ class ClockKeeper:
         """:meth:`snapshot` as the table's summary shows it: taken once per clock state and
         time, and shared (treat it as read-only); the side whose time stands keeps its
         rounded time from the snapshot before."""
-        clocks = self.clocks
+        # Any: the times read as they are, an int as an int (plain Python shows it so; read
+        # as the floats GameClocks declares, the compiled build would make floats of them)
+        clocks: Any = self.clocks
         white, black, running, as_of = clocks.white, clocks.black, clocks.running, clocks.as_of
         kept = self._shown
         if (  # by identity: the same objects are the same values of the same types
