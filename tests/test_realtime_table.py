@@ -13,7 +13,7 @@ import pytest
 from dgt.events import BoardSnapshot, ClockConnection, SquareChanged
 from dgt.protocol.constants import Piece
 from service.table import RealtimeTable, TableError, TableSettings, clock_text, realtime_settings
-from service.variants.realtime import Correction
+from service.variants.realtime import Correction, CorrectionKind
 
 sq = chess.parse_square
 
@@ -139,9 +139,9 @@ def test_admin_commands() -> None:
 
 def test_clock_texts_fit_the_dgt_3000() -> None:
     texts = [
-        clock_text(Correction("move", sq("e2"), "P", sq("e4"))),
-        clock_text(Correction("remove", sq("a4"), "n")),
-        clock_text(Correction("place", sq("h8"), "Q")),
+        clock_text(Correction(CorrectionKind.MOVE, sq("e2"), "P", sq("e4"))),
+        clock_text(Correction(CorrectionKind.REMOVE, sq("a4"), "n")),
+        clock_text(Correction(CorrectionKind.PLACE, sq("h8"), "Q")),
     ]
     assert texts == ["E4 TO E2", "OFF A4", "PUT H8"]
     assert all(len(t) <= 8 for t in texts)

@@ -1,7 +1,7 @@
 """The table's own steps for its most frequent inputs give what the general steps give: the
 data of a lift, a place and a move built straight equal the recogniser's JSON; the keeper's
 flat increment equals the time control's; a move the recogniser made first is made again
-in the same position; MoveEntry's quick setters drop its cached JSON."""
+in the same position; MoveEntry's setters drop its cached JSON."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_move_entry_setters_drop_its_json() -> None:
     entry.finish(295.5)
     assert entry.to_json()["final"] is True
     assert entry.to_json()["clock_seconds"] == 295.5
-    entry.clock = 290.0
+    entry.set_clock(290.0)
     assert entry.to_json()["clock_seconds"] == 290.0
     entry.finish()
     assert entry.to_json()["clock_seconds"] == 290.0

@@ -162,6 +162,23 @@ def test_a_runner_with_its_quick_clock_answers_as_the_table(
         assert answered_quickly > 0
 
 
+class _Feeding:
+    """The table as its runner sees it, its feed recorded in ``fed`` and failing while
+    ``fails`` (a compiled table's methods cannot be patched: its runner's table is)."""
+
+    def __init__(self, table: Table, fed: list[BoardEvent]) -> None:
+        self.table, self.fed, self.fails = table, fed, True
+
+    def feed(self, event: BoardEvent) -> list[TableEvent]:
+        self.fed.append(event)
+        if self.fails:
+            raise RuntimeError("broken")
+        return self.table.feed(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
+
+
 def test_a_table_that_fails_takes_every_clock_report_until_it_arms_its_quick_clock_again(
     monkeypatch: pytest.MonkeyPatch, error_log: ErrorLog
 ) -> None:
@@ -176,23 +193,14 @@ def test_a_table_that_fails_takes_every_clock_report_until_it_arms_its_quick_clo
             runner.feed(event, t)
     assert table.quick.lever_high is not None  # armed
     fed: list[BoardEvent] = []
-    real_feed = table.feed
-
-    def failing_feed(event: BoardEvent) -> list[TableEvent]:
-        fed.append(event)
-        raise RuntimeError("broken")
-
-    monkeypatch.setattr(table, "feed", failing_feed)
+    feeding = _Feeding(table, fed)
+    monkeypatch.setattr(runner, "table", feeding)  # its feed fails
     snapshot = BoardSnapshot(t, start_squares(), "poll")
     assert runner.feed(snapshot, t) is None  # the table failed: no answer
     error_log.expect("table q: the table failed on")
     assert table.quick.lever_high is None  # disarmed
 
-    def recorded_feed(event: BoardEvent) -> list[TableEvent]:
-        fed.append(event)
-        return real_feed(event)
-
-    monkeypatch.setattr(table, "feed", recorded_feed)
+    feeding.fails = False  # its feed is the table's again (and recorded)
     report = ClockUpdate(t + 0.5, 59.0, 60.0, True, Side.LEFT, False, False, False, Side.LEFT)
     runner.feed(report, t + 0.5)
     assert type(fed[-1]) is ClockUpdate  # the table itself took the report

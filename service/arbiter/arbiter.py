@@ -110,6 +110,13 @@ class Arbiter:
         self.claims = ClaimBook()
         self.reset()
 
+    def __getnewargs__(self) -> tuple[RuleSet, ArbiterView]:
+        """What unpickling passes to ``__new__`` (a read replica pickles the tables and their
+        arbiters): the compiled build's ``__new__`` runs ``__init__``, which takes these;
+        the state pickled then sets every attribute.  Plain Python's ``__new__`` ignores
+        them."""
+        return self.rules, self.view
+
     def reset(self) -> None:
         """A new game: forget everything but the claim counter."""
         self.claims.reset()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any
 
 from service.variants.base import Color
 
@@ -84,7 +84,6 @@ class Irregularity:
     """Something happened against the rules (or needing attention): ``kind`` says what
     (:class:`IrregularityKind`)."""
 
-    type: ClassVar[str] = "irregularity"
     time: float
     kind: IrregularityKind
     side: Color | None
@@ -92,6 +91,10 @@ class Irregularity:
     message: str
     squares: tuple[str, ...] = ()
     detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "irregularity"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,7 +116,6 @@ class Claim:
     decided (``accepted``, ``rejected``) or ran out (``lapsed``, ``closed``): see
     :class:`ClaimStatus`; ``kind``: :class:`ClaimKind`."""
 
-    type: ClassVar[str] = "claim"
     time: float
     id: str
     kind: ClaimKind
@@ -123,6 +125,10 @@ class Claim:
     status: ClaimStatus
     message: str
     detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "claim"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,7 +156,6 @@ class Ruling:
     ``promote`` (the pawn on ``square`` is replaced by a queen: ``uci``), ``clock`` (the clock is
     set back to the side that must act), ``reject`` (a claim was not upheld), ``note``."""
 
-    type: ClassVar[str] = "ruling"
     time: float
     kind: RulingKind
     article: str
@@ -165,6 +170,10 @@ class Ruling:
     run: Color | None = None
     uci: str | None = None
     fen: str | None = None
+
+    @property
+    def type(self) -> str:  # not a ClassVar: mypyc makes it a field (mypyc#1122)
+        return "ruling"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -408,6 +408,12 @@ class _Node:
         # occupied squares (``count``: known already)
         self.count = len(view) - view.count(EMPTY) if count < 0 else count
 
+    def __getnewargs__(self) -> tuple[int, SquareMap, SquareMap, int]:
+        """What unpickling passes to ``__new__`` (a read replica pickles the tables): the
+        compiled build's ``__new__`` runs ``__init__``, which takes these; the state pickled
+        then sets every attribute.  Plain Python's ``__new__`` ignores them."""
+        return self.ply, self.squares, self.view, self.count
+
 
 class _Ref:
     """A position the board is compared with, and how the board differs from it (a plain
@@ -424,6 +430,10 @@ class _Ref:
         self.last_lift: dict[int, float] = {}  # flickers left out
         # to undo a flicker's (None: none yet; a square lifted twice is rare)
         self.lift_before: dict[int, float] | None = None
+
+    def __getnewargs__(self) -> tuple[_Node, dict[int, None]]:
+        """What unpickling passes to ``__new__`` (see :meth:`_Node.__getnewargs__`)."""
+        return self.node, self.diff
 
 
 @dataclass(slots=True)

@@ -93,7 +93,7 @@ def result_text(result: str) -> str:
     return result if result != "1/2-1/2" else "DRAW"
 
 
-def round_ms(seconds: float) -> float:
+def round_ms(seconds: float | int) -> float | int:  # an int stays one (compiled too)
     """``round(seconds, 3)``, the same value, without the decimal string ``round`` writes
     (a tenth of its time).  ``seconds * 1000`` is within 2**-14 of its exact value below a
     billion seconds, so where it is more than 0.0001 from a half it rounds to the same whole
@@ -105,6 +105,8 @@ def round_ms(seconds: float) -> float:
         whole = round(scaled)
         if whole and -0.4999 < scaled - whole < 0.4999:
             return whole / 1000.0
+    if isinstance(seconds, int):  # round gives the int back (mypy's type for it here: the
+        return round(seconds, 3)  # compiled build would turn a float's into a float)
     return round(seconds, 3)
 
 
@@ -143,6 +145,13 @@ class ClockKeeper:
         """The last :meth:`shown` snapshot, with the clock state and time it was taken at."""
         self.text_until: float | None = None
         """When a text shown on the clock is due to go (None: none is): :meth:`tick`."""
+
+    def __getnewargs__(self) -> tuple[TimeControl]:
+        """What unpickling passes to ``__new__`` (a read replica pickles the tables and their
+        clock keepers): the compiled build's ``__new__`` runs ``__init__``, which takes
+        these; the state pickled then sets every attribute.  Plain Python's ``__new__``
+        ignores them."""
+        return (self._control,)
 
     @property
     def control(self) -> TimeControl:
@@ -200,7 +209,9 @@ class ClockKeeper:
         """:meth:`snapshot` as the table's summary shows it: taken once per clock state and
         time, and shared (treat it as read-only); the side whose time stands keeps its
         rounded time from the snapshot before."""
-        clocks = self.clocks
+        # Any: the times read as they are, an int as an int (plain Python shows it so; read
+        # as the floats GameClocks declares, the compiled build would make floats of them)
+        clocks: Any = self.clocks
         white, black, running, as_of = clocks.white, clocks.black, clocks.running, clocks.as_of
         kept = self._shown
         if (  # by identity: the same objects are the same values of the same types

@@ -49,14 +49,13 @@ def corrected_game(
             if index == ply - 1:
                 raise TableError(f"{uci} is not legal at ply {ply}")
             break
-        entry = MoveEntry(index + 1, game.move_number(), action.side, move_uci,
-                          game.san(action.action), final=True)  # fmt: skip
-        entry.scores = scores_json(game.apply(action.action))
+        number, san = game.move_number(), game.san(action.action)
+        scores = scores_json(game.apply(action.action))
         previous = old[index]
-        entry.clock = previous.clock
-        entry.final = previous.final
-        if index < ply - 1:  # the same position: the same moves read the same
-            entry.alternatives = previous.alternatives
+        # the same position before the move: the same moves read the same
+        alternatives = previous.alternatives if index < ply - 1 else ()
+        entry = MoveEntry(index + 1, number, action.side, move_uci, san, previous.final,
+                          previous.clock, scores, alternatives=alternatives)  # fmt: skip
         record.append(entry)
     return game, record
 

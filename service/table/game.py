@@ -289,6 +289,12 @@ class Table:
         """A start FEN in the settings: the first game starts from it once the board is
         read (as a ``start`` command would), not from a start position seen on the board."""
 
+    def __getnewargs_ex__(self) -> tuple[tuple[str, TableSettings], dict[str, Any]]:
+        """What unpickling passes to ``__new__`` (a read replica pickles tables): the compiled
+        build's ``__new__`` runs ``__init__``, which takes these; the state pickled then sets
+        every attribute.  Plain Python's ``__new__`` ignores them."""
+        return (self.id, self.settings), {"epoch": self._epoch}
+
     # -- the view the arbiter reads (ArbiterView) ----------------------------------------------
 
     @property
@@ -1015,15 +1021,14 @@ class Table:
             scores = game.apply(action.action)
             self._position_version += 1
             entry = MoveEntry(ply, item.number, item.side, item.uci, item.san,
+                              scores=scores_json(scores),
                               alternatives=item.alternatives)  # fmt: skip
             if note:
                 entry.notes.append(note)
-            if scores:
-                entry.scores = scores_json(scores)
             record.append(entry)
             clock = self._clock
             if clock.timed and not clock.present:  # keeps time: a part of several actions
-                entry.clock = clock.moved(item.side, game.sides_to_act(), t)  # keeps its clock
+                entry.set_clock(clock.moved(item.side, game.sides_to_act(), t))  # keeps its clock
             out = [TableEvent(t, "move", data)]
             if hooks.clock_text:
                 self._announce(t)
@@ -1044,7 +1049,7 @@ class Table:
         if entry.final:
             return []
         if entry.uci == item.uci and entry.alternatives != item.alternatives:
-            entry.alternatives = item.alternatives  # more were found as the move went on
+            entry.set_alternatives(item.alternatives)  # more were found as the move went on
         return self._finalise(entry, t, data)
 
     def _finalise(self, entry: MoveEntry, t: float, data: dict[str, Any]) -> list[TableEvent]:
@@ -1080,9 +1085,7 @@ class Table:
         self._arbiter.before_action(t, ply, action, game.legal_actions, before)
         scores = game.apply(action.action)
         entry = self._record[-1]
-        entry.uci, entry.san = item.uci, item.san
-        entry.alternatives = item.alternatives
-        entry.scores = scores_json(scores)
+        entry.amend(item.uci, item.san, item.alternatives, scores_json(scores))
         out = [TableEvent(t, "amend", data)]
         out += self._apply(self._arbiter.on_amend(t, ply, item.side, item.old_uci, item.uci), t)
         return out
@@ -1151,9 +1154,8 @@ class Table:
             last = self._record[-1] if self._record else None
             if last is not None and not last.final and ruling.reason in ("checkmate", "stalemate"):
                 # FIDE 5.1.1 / 5.2.1: the move ended the game before the clock was pressed.
-                last.final = True
-                if self._clock.timed:
-                    last.clock = max(0.0, self._clock.remaining(last.side, t))
+                clock = self._clock
+                last.finish(max(0.0, clock.remaining(last.side, t)) if clock.timed else None)
             return self._end(ruling.result, ruling.reason or "", t, "arbiter")
         if kind == "penalty-time":
             self._clock.add_time(ruling.add_time, t)
@@ -1176,11 +1178,10 @@ class Table:
         assert ruling.fen is not None
         assert ruling.uci is not None
         side = bool(ruling.side)
+        clock = self._clock.remaining(side, t) if self._clock.timed else None
         entry = MoveEntry(len(self._record) + 1, game.move_number(), side, ruling.uci,
-                          long_algebraic(game.squares, ruling.uci), final=True, illegal=True,
-                          fen_after=ruling.fen, article=ruling.article)  # fmt: skip
-        if self._clock.timed:
-            entry.clock = self._clock.remaining(side, t)
+                          long_algebraic(game.squares, ruling.uci), final=True, clock=clock,
+                          illegal=True, fen_after=ruling.fen, article=ruling.article)  # fmt: skip
         self._record.append(entry)
         board = chess.Board(ruling.fen, chess960=game.variant.chess960)
         start = StartPosition(game.variant.id, ruling.fen, squares_of(board))
@@ -1227,7 +1228,7 @@ class Table:
         for item in pressed:
             ply = offset + item.ply
             if ply <= len(record):
-                record[ply - 1].clock = shown
+                record[ply - 1].set_clock(shown)
         ruled = self._arbiter.on_press(t, presser, bool(pressed), sides)
         out = self._apply(ruled, t) if ruled else []
         out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
@@ -1561,7 +1562,7 @@ class Table:
         old_san = entry.san
         for offset, (uci, san) in enumerate(rewritten):
             later = self._record[ply - 1 + offset]
-            later.uci, later.san = uci, san
+            later.rewrite(uci, san)
         entry.notes.append(f"(drop corrected by the arbiter: was {old_san})")
         self._change_log.drop_kind(now, ply, old_san, entry.san)
         self._position_version += 1

@@ -201,6 +201,12 @@ class RealtimeTable:
         changed the settings."""
         self._reset()
 
+    def __getnewargs_ex__(self) -> tuple[tuple[str, RealtimeSettings], dict[str, Any]]:
+        """What unpickling passes to ``__new__`` (a read replica pickles tables): the compiled
+        build's ``__new__`` runs ``__init__``, which takes these; the state pickled then sets
+        every attribute.  Plain Python's ``__new__`` ignores them."""
+        return (self.id, self.settings), {"draw_after": self._draw_after, "epoch": self._epoch}
+
     def _reset(self) -> None:
         if self._record:  # a game with moves is replaced: keep its PGN
             self._ended.append(self._ending or self.pgn())

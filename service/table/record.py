@@ -5,7 +5,7 @@ rule allows)."""
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import chess
@@ -52,7 +52,9 @@ class MoveEntry:
     """``(uci, san)`` of the other moves the board read the same (see
     :class:`~service.recognize.events.MoveEvent`): an arbiter may correct the move to one."""
     _json: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
-    """:meth:`to_json` as last built; any assignment to a field drops it."""
+    """:meth:`to_json` as last built; the methods that change a field drop it.  Change the
+    fields of a move in the record through them only: an assignment keeps it (no
+    ``__setattr__`` hook: the compiled build's callers would set the field past it)."""
 
     def __init__(
         self,
@@ -70,35 +72,62 @@ class MoveEntry:
         article: str = "",
         alternatives: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        # the slots set straight (a move is made many times a second in a hall: the
-        # :meth:`__setattr__` below would run once a field for nothing to drop)
-        _ME_PLY(self, ply)
-        _ME_NUMBER(self, number)
-        _ME_SIDE(self, side)
-        _ME_UCI(self, uci)
-        _ME_SAN(self, san)
-        _ME_FINAL(self, final)
-        _ME_CLOCK(self, clock)
-        _ME_SCORES(self, scores)
-        _ME_ILLEGAL(self, illegal)
-        _ME_NOTES(self, [] if notes is None else notes)
-        _ME_FEN_AFTER(self, fen_after)
-        _ME_ARTICLE(self, article)
-        _ME_ALTERNATIVES(self, alternatives)
-        _ME_JSON(self, None)
+        self.ply = ply
+        self.number = number
+        self.side = side
+        self.uci = uci
+        self.san = san
+        self.final = final
+        self.clock = clock
+        self.scores = scores
+        self.illegal = illegal
+        self.notes = [] if notes is None else notes
+        self.fen_after = fen_after
+        self.article = article
+        self.alternatives = alternatives
+        self._json = None
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        object.__setattr__(self, name, value)
-        if name != "_json":
-            object.__setattr__(self, "_json", None)
+    def __getnewargs__(self) -> tuple[int, int, Color, str, str]:
+        """What unpickling passes to ``__new__`` (a read replica pickles the record): the
+        compiled build's ``__new__`` runs ``__init__``, which takes these; the state pickled
+        then sets every field.  Plain Python's ``__new__`` ignores them."""
+        return self.ply, self.number, self.side, self.uci, self.san
 
     def finish(self, clock: float | None = None) -> None:
         """The move is completed (``clock``: the time it shows, if given): ``final``
         (and ``clock``) set in one step."""
-        _ME_FINAL(self, True)
+        self.final = True
         if clock is not None:
-            _ME_CLOCK(self, clock)
-        _ME_JSON(self, None)
+            self.clock = clock
+        self._json = None
+
+    def set_clock(self, clock: float | None) -> None:
+        """The time the clock showed after the move."""
+        self.clock = clock
+        self._json = None
+
+    def set_alternatives(self, alternatives: tuple[tuple[str, str], ...]) -> None:
+        """The other moves the board read the same."""
+        self.alternatives = alternatives
+        self._json = None
+
+    def rewrite(self, uci: str, san: str) -> None:
+        """The same action written anew (a drop's kind corrected, and the moves after it)."""
+        self.uci, self.san = uci, san
+        self._json = None
+
+    def amend(
+        self,
+        uci: str,
+        san: str,
+        alternatives: tuple[tuple[str, str], ...],
+        scores: tuple[dict[str, Any], ...],
+    ) -> None:
+        """The move read again as ``uci`` (``san``) before it was completed."""
+        self.uci, self.san = uci, san
+        self.alternatives = alternatives
+        self.scores = scores
+        self._json = None
 
     def to_json(self) -> dict[str, Any]:
         """The move as the web and the log show it.  Built once per change of the entry and
@@ -106,7 +135,7 @@ class MoveEntry:
         cached = self._json
         if cached is None:
             cached = self._build_json()
-            object.__setattr__(self, "_json", cached)
+            self._json = cached
         return cached
 
     def _build_json(self) -> dict[str, Any]:
@@ -122,12 +151,6 @@ class MoveEntry:
             **({"illegal": True} if self.illegal else {}),
             **alternatives_json(self.alternatives),
         }
-
-
-(
-    _ME_PLY, _ME_NUMBER, _ME_SIDE, _ME_UCI, _ME_SAN, _ME_FINAL, _ME_CLOCK, _ME_SCORES,
-    _ME_ILLEGAL, _ME_NOTES, _ME_FEN_AFTER, _ME_ARTICLE, _ME_ALTERNATIVES, _ME_JSON,
-) = (MoveEntry.__dict__[f.name].__set__ for f in fields(MoveEntry))  # fmt: skip
 
 
 def side_name(color: Color | None) -> str | None:

@@ -29,10 +29,9 @@ Squares are python-chess numbers, 0 = a1 ... 63 = h8, White at the bottom.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import chess
 
@@ -306,7 +305,7 @@ class Variant(ABC):
     score wins), applied under every rule set: the flag fall is declared even where the
     rule set leaves it to a real clock or to the opponent's claim.  None: the rule set's
     flag rule applies."""
-    stand_ins: Mapping[Color, str] = MappingProxyType({})
+    stand_ins: Mapping[Color, str] = {}  # read only (a dict: a mappingproxy does not pickle)
     """For new piece kinds played with stand-in pieces: the symbol a piece-identity board
     reads for each side's stand-in (20-chess: a spare queen by default).  Empty for
     variants with the standard pieces only."""
@@ -349,6 +348,12 @@ class VariantGame(ABC):
 
     variant: Variant
     start: StartPosition
+
+    def __reduce__(self) -> tuple[Callable[..., VariantGame], tuple[Variant, StartPosition], Any]:
+        """A game pickles (a read replica pickles the tables) as its variant's new game from
+        its start, with its state set over it: the compiled build's ``__new__`` runs
+        ``__init__``, whose arguments only the variant knows (:meth:`Variant.new_game`)."""
+        return _new_game, (self.variant, self.start), self.__getstate__()
 
     @property
     @abstractmethod
@@ -502,3 +507,8 @@ class VariantGame(ABC):
             tags["SetUp"] = "1"
             tags["FEN"] = self.start.fen
         return tags
+
+
+def _new_game(variant: Variant, start: StartPosition) -> VariantGame:
+    """A game unpickled, before its state is set (:meth:`VariantGame.__reduce__`)."""
+    return variant.new_game(start)

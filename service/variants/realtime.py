@@ -247,6 +247,11 @@ class _World:
     refused: dict[int, str] = field(default_factory=dict)
     log: list[RealtimeEvent] = field(default_factory=list)
 
+    def over(self) -> bool:
+        """Whether the game has ended (asked again after each step: mypy takes ``end`` read
+        twice in a function for the same, and the compiled build trusts it)."""
+        return self.end is not None
+
     def copy(self) -> _World:
         return replace(
             self,
@@ -587,7 +592,7 @@ class RealtimeGame(VariantGame):
         world = self._world
         assert world is not None
         orders = self._orders
-        while world.end is None:
+        while not world.over():
             candidates = [leg.changes_after(world.done) for leg in world.legs]
             instants = [c for c in candidates if c is not None]
             if world.next_order < len(orders):
@@ -601,16 +606,16 @@ class RealtimeGame(VariantGame):
                 self._checkpoints.append((t, world.copy()))
             self._motion(world, t)
             while (
-                world.end is None
+                not world.over()
                 and world.next_order < len(orders)
                 and orders[world.next_order].start <= t
             ):
                 self._start(world, orders[world.next_order], t)
                 world.next_order += 1
-            if world.end is None and t >= world.last_capture + self.draw_after:
+            if not world.over() and t >= world.last_capture + self.draw_after:
                 self._finish(world, t, GameEnd("1/2-1/2", "five minutes without capture", None))
             world.done = t
-        if world.end is not None:
+        if world.over():
             while world.next_order < len(orders):
                 order = orders[world.next_order]
                 world.refused[order.seq] = "the game is over"
