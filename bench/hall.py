@@ -64,8 +64,9 @@ N does not fit in the ones free, the child serves every board on a TCP port of 1
 instead (:class:`dgt.emulator.tcp.TcpEmulatorServer`) and the hall opens it as a pyserial
 ``socket://`` URL, as it would a board behind a serial-to-network bridge; the same driver,
 read on the same event loop (``--boards-transport`` picks one; the figure line says which
-was used), each board waking it, or with ``--board-poll MS`` all of them read together every
-MS milliseconds (the config's ``board_poll_ms``: :class:`dgt.transports.poller.BoardPoller`;
+was used), each board waking it, or all of them read together every MS milliseconds
+(``--board-poll MS``; by default as the service's config does, 10 ms from 100 boards up; the
+config's ``board_poll_ms``: :class:`dgt.transports.poller.BoardPoller`;
 the figure line says which, and the latency, counted from the moment the service read the
 bytes, leaves out the up to MS they waited for the poll).  The
 service's process then holds only the service and the spectator (still charged to the
@@ -119,7 +120,12 @@ from dgt.transports.emulator import EmulatorTransport  # noqa: E402
 from service import event_loop  # noqa: E402
 from service.collector_pacer import CollectorPacer  # noqa: E402
 from service.commands.demo import emulated_tables, load_games, play  # noqa: E402
-from service.config import BOARD_POLL_MS, TableConfig  # noqa: E402
+from service.config import (  # noqa: E402
+    BIG_HALL_BOARDS,
+    BIG_HALL_POLL_MS,
+    BOARD_POLL_MS,
+    TableConfig,
+)
 from service.hall import Hall  # noqa: E402
 from service.store import Store  # noqa: E402
 from service.web import WebServer  # noqa: E402
@@ -732,7 +738,8 @@ async def _measure(
                     flush=True,
                 )
 
-        hall = Hall(store, board_poll_ms=args.board_poll)
+        board_poll = board_poll_ms(n, args)
+        hall = Hall(store, board_poll_ms=board_poll)
         admin = hall.admin if meter is None else meter.admin(hall.admin)
         hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
         if boards is None:
@@ -853,7 +860,7 @@ async def _measure(
         "boards_wait": (child_wait1 - child_wait0) / (wall1 - wall0),
         "cpu_wait": (wait1 - wait0) / (wall1 - wall0),
         "wake_ups": wakes / (wall1 - wall0),
-        "board_poll": args.board_poll,
+        "board_poll": board_poll,
         "polls": polls / (wall1 - wall0),
         "transport": transport,
         "spectator_inside": args.spectator_inside,
@@ -958,9 +965,20 @@ def board_poll_part(r: dict[str, Any]) -> str:
     return f"board poll {r['board_poll']:g} ms ({r['polls']:,.0f} polls/s)"
 
 
+def board_poll_ms(n: int, args: argparse.Namespace) -> float:
+    """The hall's ``board_poll_ms`` at N: ``--board-poll``, else what the service's config
+    gives a hall of N boards on serial ports (:data:`service.config.BIG_HALL_POLL_MS` from
+    :data:`~service.config.BIG_HALL_BOARDS` up) when they run apart, else 0."""
+    if args.board_poll is not None:
+        return float(args.board_poll)
+    return BIG_HALL_POLL_MS if n >= BIG_HALL_BOARDS and boards_apart(n, args) else 0.0
+
+
 def check_board_poll(args: argparse.Namespace) -> str | None:
     """What is wrong with ``--board-poll`` for these sizes (None: nothing)."""
     low, high = BOARD_POLL_MS
+    if args.board_poll is None:
+        return None
     if not low <= args.board_poll <= high:
         return f"--board-poll: {args.board_poll:g} is not a number of milliseconds from 0 to 50"
     inside = [n for n in args.sizes if not boards_apart(n, args)]
@@ -1106,11 +1124,13 @@ def main() -> int:
     parser.add_argument(
         "--board-poll",
         type=float,
-        default=0.0,
+        default=None,
         metavar="MS",
         help="the hall reads its boards' ports together every MS milliseconds (0-50; the "
-        "config's board_poll_ms, dgt.transports.poller); 0, the default: each board wakes the "
-        "event loop itself.  Needs the boards in a process of their own (--boards-process)",
+        "config's board_poll_ms, dgt.transports.poller); 0: each board wakes the event loop "
+        "itself.  By default as the service's config: 10 from 100 boards up when they run in "
+        "a process of their own, else 0.  Above 0 it needs the boards in a process of their "
+        "own (--boards-process)",
     )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)

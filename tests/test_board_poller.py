@@ -468,8 +468,28 @@ def test_board_poll_ms_is_read_from_service(value: str, expected: float) -> None
     assert config.board_poll_ms == expected
 
 
-def test_board_poll_ms_is_off_by_default() -> None:
+def test_board_poll_ms_is_off_by_default_for_a_club() -> None:
     assert parse_config(TABLE, "hall.toml").board_poll_ms == 0.0
+
+
+def serial_tables(count: int, first: int = 0) -> str:
+    return "".join(
+        f'\n[[table]]\nid = "{i}"\nport = "/dev/ttyUSB{i}"\n' for i in range(first, first + count)
+    )
+
+
+def test_board_poll_ms_is_10_by_default_from_100_boards_on_serial_ports() -> None:
+    assert parse_config(serial_tables(99), "hall.toml").board_poll_ms == 0.0
+    assert parse_config(serial_tables(100), "hall.toml").board_poll_ms == 10.0
+    # boards that are not read from a descriptor of their own do not count
+    others = "".join(
+        f'\n[[table]]\nid = "e{i}"\nport = "{port}"\n'
+        for i, port in enumerate(["emulator", "ble:AA:BB:CC:DD:EE:FF"])
+    )
+    assert parse_config(serial_tables(99) + others, "hall.toml").board_poll_ms == 0.0
+    # what the config says stands
+    said = "[service]\nboard_poll_ms = 0\n" + serial_tables(150)
+    assert parse_config(said, "hall.toml").board_poll_ms == 0.0
 
 
 @pytest.mark.parametrize("value", ["-1", "51", "50.5", '"5"', "true", "nan", "inf", "[5]"])

@@ -21,6 +21,13 @@ EMULATOR_SPECS = ("emulator", "emulator:")
 BLE_PREFIX = "ble:"
 
 
+def is_serial(spec: str) -> bool:
+    """Whether :func:`open_transport` makes a serial transport of ``spec`` (a port path or a
+    pyserial URL: what a :class:`BoardPoller` can read)."""
+    spec = spec.strip()
+    return bool(spec) and spec not in EMULATOR_SPECS and not spec.startswith(BLE_PREFIX)
+
+
 def open_transport(spec: str, *, watcher: ReadWatcher | None = None) -> Transport:
     """A (not yet opened) transport for ``spec``: a port path, a pyserial URL, ``emulator``
     or ``ble:ADDRESS``.  ``watcher``: what reads a serial port's descriptor (None: the
@@ -48,5 +55,6 @@ __all__ = [
     "ReadWatcher",
     "SerialTransport",
     "Transport",
+    "is_serial",
     "open_transport",
 ]
