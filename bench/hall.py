@@ -65,7 +65,7 @@ instead (:class:`dgt.emulator.tcp.TcpEmulatorServer`) and the hall opens it as a
 ``socket://`` URL, as it would a board behind a serial-to-network bridge; the same driver,
 read on the same event loop (``--boards-transport`` picks one; the figure line says which
 was used), each board waking it, or all of them read together every MS milliseconds
-(``--board-poll MS``; by default as the service's config does, 10 ms from 100 boards up; the
+(``--board-poll MS``; by default as the service's config does, 5 ms from 100 boards up; the
 config's ``board_poll_ms``: :class:`dgt.transports.poller.BoardPoller`;
 the figure line says which, and the latency, counted from the moment the service read the
 bytes, leaves out the up to MS they waited for the poll).  The
@@ -1128,7 +1128,7 @@ def main() -> int:
         metavar="MS",
         help="the hall reads its boards' ports together every MS milliseconds (0-50; the "
         "config's board_poll_ms, dgt.transports.poller); 0: each board wakes the event loop "
-        "itself.  By default as the service's config: 10 from 100 boards up when they run in "
+        "itself.  By default as the service's config: 5 from 100 boards up when they run in "
         "a process of their own, else 0.  Above 0 it needs the boards in a process of their "
         "own (--boards-process)",
     )

@@ -13,8 +13,8 @@
     play_origins = ["http://myhost:8000"]  # more origins whose pages may use it
     central = "nats://10.0.0.5:4222" # an edge of a central service: forward the log there
     edge_id = "hall-a"             # this hall's id there (kept in the database)
-    board_poll_ms = 10             # read the serial boards together every N ms (0-50; 0:
-                                   # each board wakes the service); by default 10 from 100
+    board_poll_ms = 5              # read the serial boards together every N ms (0-50; 0:
+                                   # each board wakes the service); by default 5 from 100
                                    # boards on serial ports up, else 0
 
     [defaults]                     # apply to every table unless the table says otherwise
@@ -101,11 +101,12 @@ BOARD_POLL_MS = (0.0, 50.0)
 """Milliseconds between two reads of the serial boards together that ``board_poll_ms``
 may ask for (0: off, each board wakes the event loop itself)."""
 BIG_HALL_BOARDS = 100
-BIG_HALL_POLL_MS = 10.0
+BIG_HALL_POLL_MS = 5.0
 """``board_poll_ms`` when the config does not say: :data:`BIG_HALL_POLL_MS` for a hall of
 :data:`BIG_HALL_BOARDS` or more boards on serial ports of their own (bench/README.md, "Reading
-the boards in batches": about a tenth less CPU per input at 2,000 boards, for 5 ms more
-latency on average), else 0 (a club's few boards are read as their bytes come)."""
+the boards in batches": about a tenth less CPU per input at 2,000 and 5,000 boards, for
+2.5 ms more latency on average; 10 ms let one 5,000-board run fall behind), else 0 (a
+club's few boards are read as their bytes come)."""
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""

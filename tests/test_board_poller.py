@@ -478,9 +478,9 @@ def serial_tables(count: int, first: int = 0) -> str:
     )
 
 
-def test_board_poll_ms_is_10_by_default_from_100_boards_on_serial_ports() -> None:
+def test_board_poll_ms_is_5_by_default_from_100_boards_on_serial_ports() -> None:
     assert parse_config(serial_tables(99), "hall.toml").board_poll_ms == 0.0
-    assert parse_config(serial_tables(100), "hall.toml").board_poll_ms == 10.0
+    assert parse_config(serial_tables(100), "hall.toml").board_poll_ms == 5.0
     # boards that are not read from a descriptor of their own do not count
     others = "".join(
         f'\n[[table]]\nid = "e{i}"\nport = "{port}"\n'
