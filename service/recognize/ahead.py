@@ -496,25 +496,11 @@ def search(
                 if not asked:
                     root, asked = _root(game, plies), True
                 base = position if position is not None or path else root
+                child = None
                 if base is not None:
                     child = _after(base, action, filled, emptied, set_white)
-                    path.append(action)
-                    try:
-                        down(
-                            occupancy ^ mask,
-                            rest,
-                            left - 1,
-                            since if earliest is None else earliest,
-                            after,
-                            next_squares,
-                            left_spare,
-                            child,
-                            not action.side,
-                        )
-                    finally:
-                        path.pop()
-                    continue
-                game.apply(action.action)
+                else:  # the game's own step (see _root)
+                    game.apply(action.action)
                 path.append(action)
                 try:
                     down(
@@ -525,12 +511,13 @@ def search(
                         after,
                         next_squares,
                         left_spare,
-                        None,
+                        child,
                         not action.side,
                     )
                 finally:
                     path.pop()
-                    game.undo()
+                    if base is None:
+                        game.undo()
 
     first = (
         starts(occupied, differ, plies, next(iter(sides)), white, twice) if differ and plies else 0

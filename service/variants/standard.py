@@ -381,13 +381,8 @@ def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None
     king_mask = board.kings & own
     if not own & bb or not king_mask or king_mask & bb:
         return None
-    king = king_mask.bit_length() - 1
-    if (
-        king_mask != chess.BB_SQUARES[king]
-        or board.is_variant_end()
-        or board.attackers_mask(not turn, king)
-        or _pinned(board, king, square)
-    ):
+    king = _king_at_peace(board, king_mask, turn)
+    if king is None or _pinned(board, king, square):
         return None
     if not board.pawns & bb:
         targets = board.attacks_mask(square) & ~own
@@ -425,6 +420,19 @@ def generated_moves_to(board: chess.Board, square: int) -> list[chess.Move]:
     return list(board.generate_legal_moves(origins, chess.BB_SQUARES[square]))
 
 
+def _king_at_peace(board: chess.Board, king_mask: int, turn: bool) -> int | None:
+    """The square of the side to move's king (``king_mask``, not empty) when it is its only
+    one, the game goes on and it is not in check; None otherwise."""
+    king = king_mask.bit_length() - 1
+    if (
+        king_mask != chess.BB_SQUARES[king]
+        or board.is_variant_end()
+        or board.attackers_mask(not turn, king)
+    ):
+        return None
+    return king
+
+
 def moves_to(board: chess.Board, square: int) -> list[chess.Move] | None:
     """The legal moves of the side to move onto ``square`` (empty or holding an opposing
     piece) from the pieces attacking it and the pawns of its file, in python-chess's order
@@ -442,12 +450,8 @@ def moves_to(board: chess.Board, square: int) -> list[chess.Move] | None:
         or not (_short_cuts or _short_cuts_on())
     ):
         return None
-    king = king_mask.bit_length() - 1
-    if (
-        king_mask != chess.BB_SQUARES[king]
-        or board.is_variant_end()
-        or board.attackers_mask(not turn, king)
-    ):
+    king = _king_at_peace(board, king_mask, turn)
+    if king is None:
         return None
     attackers = board.attackers_mask(turn, square)
     pawns = board.pawns & own & chess.BB_FILES[square & 7]
