@@ -83,6 +83,7 @@ from games import (  # noqa: E402  (the harness lives with the tests)
 from dgt.emulator.human import Handling  # noqa: E402
 from dgt.events import BoardSnapshot, SquareChanged  # noqa: E402
 from dgt.protocol.constants import Piece  # noqa: E402
+from service.collector_pacer import CollectorPacer  # noqa: E402
 from service.recognize import MoveEvent  # noqa: E402
 
 BASELINE_SETTLE = 0.3
@@ -328,6 +329,7 @@ def _run(
         int,
         bool,
         frozenset[str],
+        str,
     ],
 ) -> tuple[Tally, Tally, list[float]]:
     """One board family and one seed over every game: both approaches' tallies and the
@@ -335,8 +337,35 @@ def _run(
     through a fresh recogniser)."""
     (
         presence, seed, sources, quick, both_wings, settle, hands, takeback, wall, repeat, check,
-        only,
+        only, collector,
     ) = job  # fmt: skip
+    if collector == "paced":
+        CollectorPacer.start()
+    try:
+        return _run_paced(
+            presence, seed, sources, quick, both_wings, settle, hands, takeback, wall, repeat,
+            check, only,
+        )  # fmt: skip
+    finally:
+        if collector == "paced":
+            CollectorPacer.stop()
+
+
+def _run_paced(
+    presence: bool,
+    seed: int,
+    sources: str,
+    quick: bool,
+    both_wings: bool,
+    settle: float,
+    hands: tuple[float | None, float | None],
+    takeback: float,
+    wall: bool,
+    repeat: int,
+    check: bool,
+    only: frozenset[str],
+) -> tuple[Tally, Tally, list[float]]:
+    """:func:`_run` with the cycle collector as asked."""
     clock = time.perf_counter if wall else time.thread_time
     ours, usual = Tally(), Tally()
     costs: list[float] = []
@@ -431,6 +460,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--family", choices=("both", "identity", "presence"), default="both",
                         help="the board families to run (default both)")  # fmt: skip
+    parser.add_argument(
+        "--collector", choices=("paced", "unpaced"), default="paced",
+        help="the cycle collector as the service runs it (paced, the default: "
+        "service.collector_pacer, each collection walking only what was made since the last) "
+        "or as Python has it (a middle-generation collection then walks every recogniser of "
+        "the run, charged to the board event it lands in)",
+    )  # fmt: skip
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="then profile one pass, printing the top N functions")  # fmt: skip
     args = parser.parse_args(argv)
@@ -445,12 +481,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     costs: list[float] = []
     print(f"games per run: {len(games)}, seeds: {len(seeds)}, handling: noisy, "
-          f"usual approach settle: {args.settle} s")  # fmt: skip
+          f"usual approach settle: {args.settle} s; cycle collector {args.collector}")  # fmt: skip
     jobs = [(presence, seed) for presence in _families(args) for seed in seeds]
     options = (
         args.sources, args.quick, args.both_wings, args.settle, (args.sweep, args.rest),
         args.takeback,
-        args.wall, max(1, args.repeat), args.check_relabel, _only(args),
+        args.wall, max(1, args.repeat), args.check_relabel, _only(args), args.collector,
     )  # fmt: skip
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
