@@ -38,6 +38,7 @@ from service.variants.standard import (
     free_piece_moves,
     may_lack_material,
     may_repeat,
+    with_special_moves,
 )
 
 AHEAD_PLIES = 4
@@ -173,7 +174,6 @@ the en passant square (-1: none)."""
 _PAIRS = ("pP", "nN", "bB", "rR", "qQ", "kK")
 _KIND = {symbol: kind for kind, pair in enumerate(_PAIRS) for symbol in pair}
 _SYMBOL = ("p", "n", "b", "r", "q", "k")
-_CASTLING_ENDS = chess.BB_FILE_C | chess.BB_FILE_D | chess.BB_FILE_F | chess.BB_FILE_G
 _SCRATCH = chess.Board(None)
 """The board a position of :data:`Position` is set on to ask python-chess for its moves (its
 move stack stays empty: nothing is pushed on it)."""
@@ -317,16 +317,7 @@ def _expand(position: Position, turn: bool, square: int) -> tuple[_Entry, ...]:
         board = _set_up(position, turn)
         origins = board.attackers_mask(turn, square) | chess.BB_FILES[square & 7]
         moves = list(board.generate_legal_moves(origins, bb))
-    extra: list[chess.Move] = []
-    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
-    rooks = board.castling_rights & backrank
-    if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
-        extra += board.generate_castling_moves()
-    ep_square = board.ep_square
-    if ep_square is not None and square == ep_square + (-8 if turn else 8):
-        extra += board.generate_legal_ep()
-    if extra:
-        moves = list(dict.fromkeys([*moves, *extra]))
+    moves = with_special_moves(board, square, moves)
     entries: list[_Entry] = []
     if moves and not (may_lack_material(board) and board.is_insufficient_material()):
         for move in moves:

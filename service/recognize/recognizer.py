@@ -628,6 +628,22 @@ def _scratch_board(board: chess.Board) -> chess.Board:
     return scratch
 
 
+def _reread_moves(played: _Played, read: chess.Move, changes: int) -> tuple[list[chess.Move], bool]:
+    """The moves a re-reading of the game may try for ``played`` (read as ``read``):
+    ``read`` first, then the other readings the board allowed (its alternatives, the
+    actions it could not see), unless the re-reading made too many changes already; and
+    whether a capture onto a square that changed may be tried too (the move was one the
+    board could read otherwise, or a swept capture)."""
+    found = [read]
+    if not (played.alternatives or played.swept or played.unseen):
+        return found, False
+    if changes + 1 >= REREAD_CHANGES:
+        return found, False
+    others = (*(la for la, _ in played.alternatives), *played.unseen)
+    found += [to_chess_move(la.action) for la in others]
+    return found, True
+
+
 def _handled(ref: _Ref) -> Handled:
     """The handling seen since ``ref`` was made, for reading ahead."""
     return Handled(ref.first_lift, ref.last_lift, ref.last_place)
@@ -2632,15 +2648,9 @@ class Recognizer:
         nodes = changes = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
-            played, read = later[index], moves[index]
-            found = [read]
-            if not (played.alternatives or played.swept or played.unseen):
-                return found
-            if changes + 1 >= REREAD_CHANGES:
-                return found
-            others = (*(la for la, _ in played.alternatives), *played.unseen)
-            found += [to_chess_move(la.action) for la in others]
-            theirs = scratch.occupied_co[not scratch.turn] & differ
+            read = moves[index]
+            found, more = _reread_moves(later[index], read, changes)
+            theirs = scratch.occupied_co[not scratch.turn] & differ if more else 0
             if theirs:
                 found += [
                     move
@@ -2689,15 +2699,9 @@ class Recognizer:
         nodes = changes = 0
 
         def options(index: int, differ: int, here: Position, side: bool) -> list[chess.Move]:
-            played, read = later[index], moves[index]
-            found = [read]
-            if not (played.alternatives or played.swept or played.unseen):
-                return found
-            if changes + 1 >= REREAD_CHANGES:
-                return found
-            others = (*(la for la, _ in played.alternatives), *played.unseen)
-            found += [to_chess_move(la.action) for la in others]
-            theirs = here[7 if side else 6] & differ
+            read = moves[index]
+            found, more = _reread_moves(later[index], read, changes)
+            theirs = here[7 if side else 6] & differ if more else 0
             if theirs:
                 found += [
                     move

@@ -433,6 +433,28 @@ def _king_at_peace(board: chess.Board, king_mask: int, turn: bool) -> int | None
     return king
 
 
+def with_special_moves(
+    board: chess.Board, square: int, moves: list[chess.Move]
+) -> list[chess.Move]:
+    """``moves`` (the legal moves from or onto ``square``) with, after them and each once,
+    the castlings that change ``square`` and the en passant capture of a pawn on it."""
+    turn = board.turn
+    bb = chess.BB_SQUARES[square]
+    extra: list[chess.Move] = []
+    backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
+    rooks = board.castling_rights & backrank
+    if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
+        # a castling changes its rook's square and empty squares of the c, d, f and g
+        # files (and its king's square: the king's moves include castling already)
+        extra += board.generate_castling_moves()
+    ep_square = board.ep_square
+    if ep_square is not None and square == ep_square + (-8 if turn else 8):
+        extra += board.generate_legal_ep()
+    if extra:  # seldom: the moves given may hold some of them already
+        return list(dict.fromkeys([*moves, *extra]))
+    return moves
+
+
 def moves_to(board: chess.Board, square: int) -> list[chess.Move] | None:
     """The legal moves of the side to move onto ``square`` (empty or holding an opposing
     piece) from the pieces attacking it and the pawns of its file, in python-chess's order
@@ -709,19 +731,7 @@ class ChessGame(VariantGame):
         else:
             to = moves_to(board, square)
             moves = generated_moves_to(board, square) if to is None else to
-        extra: list[chess.Move] = []
-        backrank = chess.BB_RANK_1 if turn else chess.BB_RANK_8
-        rooks = board.castling_rights & backrank
-        if rooks and bb & (rooks | (_CASTLING_ENDS & backrank & ~board.occupied)):
-            # a castling changes its rook's square and empty squares of the c, d, f and g
-            # files (and its king's square: the king's moves above include castling)
-            extra += board.generate_castling_moves()
-        ep_square = board.ep_square
-        if ep_square is not None and square == ep_square + (-8 if turn else 8):
-            extra += board.generate_legal_ep()
-        if extra:  # seldom: the moves above may have found some of them already
-            return list(dict.fromkeys([*moves, *extra]))
-        return moves
+        return with_special_moves(board, square, moves)
 
     @staticmethod
     def _index_all(here: _Position) -> None:
