@@ -142,6 +142,25 @@ def test_replay_cost_runs_on_a_recorded_hall_log(tmp_path: Path) -> None:
         assert re.search(rf"^{kind} +\d+ +us/input:", done.stdout, re.MULTILINE), done.stdout
 
 
+def test_replay_cost_idles_between_inputs_when_asked(tmp_path: Path) -> None:
+    """``--gap MS --gap-every K``: the loop sleeps after every K inputs and the line says so;
+    the rows are written again as recorded all the same."""
+    db = tmp_path / "hall-log.db"
+    with gzip.open(Path(__file__).parent / "data" / "hall-log.db.gz") as packed:
+        db.write_bytes(packed.read())
+    command = [sys.executable, str(BENCH / "replay_cost.py"), str(db), "--limit", "200"]
+    done = subprocess.run(
+        [*command, "--gap", "0.5", "--gap-every", "20"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    idle = r"^inputs 200, differing 0, 0.5 ms idle after every 20 input\(s\)$"
+    assert re.search(idle, done.stdout, re.MULTILINE), done.stdout
+
+
 @pytest.mark.slow
 def test_publish_cost_prints_the_same_digest_of_its_frames_run_after_run(tmp_path: Path) -> None:
     """``bench/publish_cost.py`` on the log the tests keep: every published update made into
