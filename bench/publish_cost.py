@@ -62,7 +62,7 @@ async def amain() -> int:
     if args.no_stream:
         hub.close()
     client = StreamClient(None, False)
-    hub.clients.add(client)
+    hub.add(client)
     spent = [0, 0]
     on_update = hub.on_update
 

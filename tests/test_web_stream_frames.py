@@ -82,3 +82,43 @@ async def test_a_quiet_stream_gets_a_keep_alive(monkeypatch: pytest.MonkeyPatch)
         assert await asyncio.wait_for(hub.next_write(client), 1) is None
     finally:
         hub.close()
+
+
+async def test_an_update_goes_only_to_the_streams_that_follow_its_table() -> None:
+    tables = Tables()
+    hub = StreamHub(tables)  # type: ignore[arg-type]
+    pages = {table_id: hub.open([table_id], False) for table_id in ("1", "2", "3")}
+    both = hub.open(["1", "3"], False)
+    overview = hub.open(None, False)
+    try:
+        for table_id in ("1", "2", "3"):
+            tables.summaries[table_id] = {"id": table_id}
+        tables.updates.tell(Update("1", [{"type": "board"}]))
+        assert list(pages["1"].pending) == list(both.pending) == list(overview.pending) == ["1"]
+        assert not pages["2"].pending
+        assert not pages["3"].pending
+        assert not pages["2"].wake.is_set()
+        tables.updates.tell(Update("3", [{"type": "board"}]))
+        assert list(both.pending) == list(overview.pending) == ["1", "3"]
+        assert list(pages["3"].pending) == ["3"]
+        # A stream dropped (or whose connection was lost) is told nothing more; the others
+        # of its table still are.
+        hub.drop(pages["1"])
+        hub.hang_up(both)
+        hub.hang_up(both)  # its connection lost, then its handler ending: no harm twice
+        hub.drop(both)
+        pages["1"].pending.clear()
+        both.pending.clear()
+        tables.updates.tell(Update("1", [{"type": "board"}]))
+        assert not pages["1"].pending
+        assert not both.pending
+        assert list(overview.pending) == ["1", "3"]
+        again = hub.open(["1"], False)  # a new stream of the table is told again
+        tables.updates.tell(Update("1", [{"type": "board"}]))
+        assert list(again.pending) == ["1"]
+        assert hub.clients == {pages["2"], pages["3"], overview, again}
+        data = await asyncio.wait_for(hub.next_write(again), 1)
+        assert data is not None
+        assert [e for e, _ in frames(data)] == ["state"]
+    finally:
+        hub.close()

@@ -189,6 +189,10 @@ class StreamHub:
         self.hall = hall
         self.expose_timing = expose_timing
         self.clients: set[StreamClient] = set()
+        self._followers: dict[str | None, dict[StreamClient, None]] = {}
+        """The open streams by the table they follow (None: every table), in the order they
+        opened: an update is looked at only by the streams that follow its table, however
+        many others are open (each a table page following its one table)."""
         self.sent = 0
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
@@ -231,33 +235,38 @@ class StreamHub:
 
     def on_update(self, update: Update) -> None:
         """Called by the hall right after a commit: each kind of stream's frame is made
-        once and queued for every stream that follows the table."""
-        if not self.clients:
-            return
+        once and queued for every stream that follows the table (the others are not
+        looked at)."""
         table_id = update.table_id
+        followers = self._followers
+        everyone = followers.get(None)
+        mine = followers.get(table_id)
+        if everyone is None and mine is None:
+            return
         frames: dict[bool, bytes] = {}
         newest: Sent | None = None
         diffs: dict[int, bytes | None] = {}
         now = time.time()
-        for client in self.clients:
-            tables = client.tables
-            if tables is not None and table_id not in tables:
+        for group in (everyone, mine):
+            if group is None:
                 continue
-            if client.diff:
-                if newest is None:
-                    newest = self._snapshot(table_id)
-                self._queue_diff(client, update, newest, diffs)
-                continue
-            data = frames.get(client.full)
-            if data is None:
-                data = frames[client.full] = b"".join(
-                    (_STATE, self.payload(table_id, client.full, update, now), _END)
-                )
-            pending = client.pending
-            if table_id in pending:
-                self.merged += 1
-            pending[table_id] = data
-            client.wake.set()
+            for client in group:
+                if client.diff:
+                    if newest is None:
+                        newest = self._snapshot(table_id)
+                    self._queue_diff(client, update, newest, diffs)
+                    continue
+                full = client.full
+                data = frames.get(full)
+                if data is None:
+                    data = frames[full] = b"".join(
+                        (_STATE, self.payload(table_id, full, update, now), _END)
+                    )
+                pending = client.pending
+                if table_id in pending:
+                    self.merged += 1
+                pending[table_id] = data
+                client.wake.set()
 
     # --- diff streams ---------------------------------------------------------------
 
@@ -363,12 +372,34 @@ class StreamHub:
         """A new stream (``diff``: one table page's stream of diffs, see the module)."""
         wanted = None if tables is None else frozenset(tables)
         client = StreamClient(wanted, full, address, diff=diff)
+        self.add(client)
+        return client
+
+    def add(self, client: StreamClient) -> None:
+        """Serve ``client`` (a stream :meth:`open` made, or one made elsewhere)."""
         self.clients.add(client)
+        followers = self._followers
+        keys: Iterable[str | None] = (None,) if client.tables is None else client.tables
+        for key in keys:
+            followers.setdefault(key, {})[client] = None
         loop = asyncio.get_running_loop()
         client.quiet_since = loop.time()
         if self._beat_handle is None:
             self._beat_handle = loop.call_later(HEARTBEAT_CHECK, self._beat)
-        return client
+
+    def _forget(self, client: StreamClient) -> None:
+        """``client`` is no longer served (nothing when it was not)."""
+        if client not in self.clients:
+            return
+        self.clients.discard(client)
+        followers = self._followers
+        keys: Iterable[str | None] = (None,) if client.tables is None else client.tables
+        for key in keys:
+            group = followers.get(key)
+            if group is not None:
+                group.pop(client, None)
+                if not group:
+                    del followers[key]
 
     def _beat(self) -> None:
         """Wake the streams quiet for :data:`HEARTBEAT` seconds (each then writes a
@@ -402,11 +433,11 @@ class StreamHub:
         write, which may be a heartbeat away) and frees its place."""
         client.closed = True
         client.wake.set()
-        self.clients.discard(client)
+        self._forget(client)
 
     def drop(self, client: StreamClient) -> None:
         client.closed = True
-        self.clients.discard(client)
+        self._forget(client)
 
     async def next_write(self, client: StreamClient) -> bytes | None:
         """What waits for ``client``, its frames (``state``, ``diff``, then ``status``) as
