@@ -56,6 +56,28 @@ def test_a_diff_rebuilds_the_new_state() -> None:
     assert moves_from([e4, e5], [e4]) == 1
 
 
+def test_moves_from_finds_the_first_move_that_differs() -> None:
+    moves = [{"ply": ply, "san": f"m{ply}"} for ply in range(1, 41)]
+    copies = [dict(move) for move in moves]  # equal, not the same objects
+    assert moves_from(moves, copies) is None
+    assert moves_from(moves, [*copies, {"ply": 41}]) == 40
+    changed = [*moves[:25], {"ply": 26, "san": "other"}, *moves[26:]]
+    assert moves_from(moves, changed) == 25
+    assert moves_from(changed, moves) == 25
+    assert moves_from(moves, moves[:30]) == 30  # moves taken back from the end
+    assert moves_from(moves[:30], changed) == 25
+    assert moves_from([], moves) == 0
+    assert moves_from([], []) is None
+    # Keys gone or new, whatever their order; the set ones in the new state's order.
+    old = {"a": 1, "b": 2, "moves": moves}
+    new = {"c": 3, "a": 1, "moves": changed}
+    diff = state_diff(old, new)
+    assert diff == {"set": {"c": 3}, "unset": ["b"], "moves_from": 25, "moves": changed[25:]}
+    assert list(diff) == ["set", "unset", "moves_from", "moves"]
+    assert apply_diff(old, diff) == new
+    assert state_diff({"b": 1, "a": 2}, {"a": 2, "b": 1}) == {}
+
+
 # --- the stream ----------------------------------------------------------------------------
 
 

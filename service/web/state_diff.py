@@ -28,14 +28,18 @@ def moves_from(old: Sequence[Any], new: Sequence[Any]) -> int | None:
     """The index of the first move of ``new`` that differs from ``old`` (``len(new)`` when
     ``new`` only drops moves at the end; None when the lists are the same).  The table
     shares each move's JSON object between states until the move changes, so the prefix is
-    mostly compared by identity."""
+    mostly compared by identity: first the whole common part at once (the usual case, moves
+    only added at the end or the last one changed), move by move only when it differs."""
     common = min(len(old), len(new))
-    index = 0
-    while index < common:
-        a, b = old[index], new[index]
-        if a is not b and a != b:
-            break
-        index += 1
+    if old[:common] == new[:common]:
+        index = common
+    else:
+        index = 0
+        while index < common:
+            a, b = old[index], new[index]
+            if a is not b and a != b:
+                break
+            index += 1
     if index == len(old) == len(new):
         return None
     return index
@@ -51,9 +55,10 @@ def state_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]
     }
     if changed:
         out["set"] = changed
-    gone = [key for key in old if key not in new]
-    if gone:
-        out["unset"] = gone
+    if old.keys() != new.keys():  # (the usual state has the same keys as the one before)
+        gone = [key for key in old if key not in new]
+        if gone:
+            out["unset"] = gone
     old_moves = old.get(MOVES)
     new_moves = new.get(MOVES)
     if isinstance(new_moves, list):
