@@ -189,10 +189,12 @@ class StreamHub:
         self.hall = hall
         self.expose_timing = expose_timing
         self.clients: set[StreamClient] = set()
-        self._followers: dict[str | None, dict[StreamClient, None]] = {}
-        """The open streams by the table they follow (None: every table), in the order they
-        opened: an update is looked at only by the streams that follow its table, however
-        many others are open (each a table page following its one table)."""
+        self._everyone: dict[StreamClient, None] = {}
+        """The open streams of every table, in the order they opened."""
+        self._followers: dict[str, dict[StreamClient, None]] = {}
+        """The other open streams by the table they follow, in the order they opened: an
+        update is looked at only by the streams that follow its table, however many others
+        are open (each a table page following its one table)."""
         self.sent = 0
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
@@ -238,35 +240,38 @@ class StreamHub:
         once and queued for every stream that follows the table (the others are not
         looked at)."""
         table_id = update.table_id
-        followers = self._followers
-        everyone = followers.get(None)
-        mine = followers.get(table_id)
-        if everyone is None and mine is None:
-            return
-        frames: dict[bool, bytes] = {}
+        mine = self._followers.get(table_id)
+        everyone = self._everyone
+        if not everyone:
+            if mine is None:
+                return
+            group: Iterable[StreamClient] = mine
+        else:
+            group = everyone if mine is None else (*everyone, *mine)
+        summaries: bytes | None = None  # the frame of the streams of summaries
+        states: bytes | None = None  # ...and of whole states
         newest: Sent | None = None
         diffs: dict[int, bytes | None] = {}
         now = time.time()
-        for group in (everyone, mine):
-            if group is None:
+        for client in group:
+            if client.diff:
+                if newest is None:
+                    newest = self._snapshot(table_id)
+                self._queue_diff(client, update, newest, diffs)
                 continue
-            for client in group:
-                if client.diff:
-                    if newest is None:
-                        newest = self._snapshot(table_id)
-                    self._queue_diff(client, update, newest, diffs)
-                    continue
-                full = client.full
-                data = frames.get(full)
-                if data is None:
-                    data = frames[full] = b"".join(
-                        (_STATE, self.payload(table_id, full, update, now), _END)
-                    )
-                pending = client.pending
-                if table_id in pending:
-                    self.merged += 1
-                pending[table_id] = data
-                client.wake.set()
+            if client.full:
+                if states is None:
+                    states = b"".join((_STATE, self.payload(table_id, True, update, now), _END))
+                data = states
+            else:
+                if summaries is None:
+                    summaries = b"".join((_STATE, self.payload(table_id, False, update, now), _END))
+                data = summaries
+            pending = client.pending
+            if table_id in pending:
+                self.merged += 1
+            pending[table_id] = data
+            client.wake.set()
 
     # --- diff streams ---------------------------------------------------------------
 
@@ -378,10 +383,11 @@ class StreamHub:
     def add(self, client: StreamClient) -> None:
         """Serve ``client`` (a stream :meth:`open` made, or one made elsewhere)."""
         self.clients.add(client)
-        followers = self._followers
-        keys: Iterable[str | None] = (None,) if client.tables is None else client.tables
-        for key in keys:
-            followers.setdefault(key, {})[client] = None
+        if client.tables is None:
+            self._everyone[client] = None
+        else:
+            for table_id in client.tables:
+                self._followers.setdefault(table_id, {})[client] = None
         loop = asyncio.get_running_loop()
         client.quiet_since = loop.time()
         if self._beat_handle is None:
@@ -392,14 +398,16 @@ class StreamHub:
         if client not in self.clients:
             return
         self.clients.discard(client)
+        if client.tables is None:
+            self._everyone.pop(client, None)
+            return
         followers = self._followers
-        keys: Iterable[str | None] = (None,) if client.tables is None else client.tables
-        for key in keys:
-            group = followers.get(key)
+        for table_id in client.tables:
+            group = followers.get(table_id)
             if group is not None:
                 group.pop(client, None)
                 if not group:
-                    del followers[key]
+                    del followers[table_id]
 
     def _beat(self) -> None:
         """Wake the streams quiet for :data:`HEARTBEAT` seconds (each then writes a
