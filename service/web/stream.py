@@ -20,9 +20,12 @@ from: None where the game is not chess python-chess plays) and ``pgn`` (the addr
 game's PGN), a diff only when they changed, and no ``events``.
 
 Each message is held as the bytes of its whole SSE frame (``event: ...`` and ``data: ...``),
-made once per update and shared by every stream that gets it (the update's ``events`` and
-``server_time`` are encoded once for the overview's and the table pages' frames alike), and
-what waits for a stream goes out in one write: every frame of a commit in one system call.
+made once per update and kind of stream (summaries, whole states, a diff from one base) and
+shared by every stream that gets it (the overview's and the table pages' frames carry the
+same ``events`` and ``server_time``), and what waits for a stream goes out in one write:
+every frame of a commit in one system call.  An update is looked at only by the streams that
+follow its table (the hub keeps them by table), so a hall's many table pages cost an update
+nothing but its own table's.
 """
 
 from __future__ import annotations
