@@ -206,3 +206,47 @@ async def test_diff_needs_a_table_and_takes_1_or_0(site: HallSite) -> None:
             async with session.get(site.url + "/api/stream" + query) as response:
                 assert response.status == status
                 assert "error" in await response.json()
+
+
+async def test_a_table_followed_whole_and_by_diffs_is_read_once_an_update(
+    site: HallSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = site.server
+    assert server is not None
+    hub = server.hub
+    whole = hub.open(["1"], True)
+    diffs = hub.open(["1"], True, None, diff=True)
+    try:
+        held = json.loads(hub.first_payload(diffs, "1"))["state"]
+        reads: list[str] = []
+        updates: list[str] = []
+        state = site.hall.state
+
+        def read(table_id: str) -> dict[str, Any]:
+            reads.append(table_id)
+            return state(table_id)
+
+        monkeypatch.setattr(site.hall, "state", read)
+        site.hall.subscribe(lambda update: updates.append(update.table_id))  # after the hub
+        play(TransportLine(site.boards["1"]), "e2e4")
+        last: dict[str, Any] = {}
+        while not (last.get("moves") and last["moves"][-1]["final"]):
+            data = await asyncio.wait_for(hub.next_write(whole), WAIT)
+            assert data is not None
+            for frame in data.decode().split("\n\n")[:-1]:
+                kind, body = frame.removeprefix("event: ").split("\ndata: ")
+                assert kind == "state"
+                last = json.loads(body)["state"]
+        data = await asyncio.wait_for(hub.next_write(diffs), WAIT)
+        assert data is not None
+        for frame in data.decode().split("\n\n")[:-1]:
+            kind, body = frame.removeprefix("event: ").split("\ndata: ")
+            assert kind == "diff"
+            held = apply_diff(held, json.loads(body)["diff"])
+        followed = [table_id for table_id in updates if table_id == "1"]
+        assert followed
+        assert reads == followed  # one read of the table an update, for both streams
+        assert held == last  # the same state, whole and rebuilt from diffs
+    finally:
+        hub.drop(whole)
+        hub.drop(diffs)

@@ -218,14 +218,21 @@ class StreamHub:
             client.wake.set()
 
     def payload(
-        self, table_id: str, full: bool, update: Update | None = None, now: float | None = None
+        self,
+        table_id: str,
+        full: bool,
+        update: Update | None = None,
+        now: float | None = None,
+        state: dict[str, Any] | None = None,
     ) -> bytes:
         """One ``data:`` line for a table, as it stands now (JSON; ``now``: the server time
-        it gives, by default the clock's).  The overview's summary comes from the table's
-        own (no move list, claims or settings built for it) where the table has one."""
+        it gives, by default the clock's; ``state``: the table's state now where it was read
+        already).  The overview's summary comes from the table's own (no move list, claims
+        or settings built for it) where the table has one."""
         shown = None if full else self.hall.summary(table_id)
         if shown is None:
-            state = self.hall.state(table_id)
+            if state is None:
+                state = self.hall.state(table_id)
             shown = state if full else summary(state)
         body: dict[str, Any] = {
             "table": table_id,
@@ -253,18 +260,24 @@ class StreamHub:
             group = everyone if mine is None else (*everyone, *mine)
         summaries: bytes | None = None  # the frame of the streams of summaries
         states: bytes | None = None  # ...and of whole states
+        whole: dict[str, Any] | None = None  # the table's state, read once for both
         newest: Sent | None = None
         diffs: dict[int, bytes | None] = {}
         now = time.time()
         for client in group:
             if client.diff:
                 if newest is None:
-                    newest = self._snapshot(table_id)
+                    newest = self._snapshot(table_id, whole)
+                    whole = newest.state
                 self._queue_diff(client, update, newest, diffs)
                 continue
             if client.full:
                 if states is None:
-                    states = b"".join((_STATE, self.payload(table_id, True, update, now), _END))
+                    if whole is None:
+                        whole = self.hall.state(table_id)
+                    states = b"".join(
+                        (_STATE, self.payload(table_id, True, update, now, whole), _END)
+                    )
                 data = states
             else:
                 if summaries is None:
@@ -278,10 +291,12 @@ class StreamHub:
 
     # --- diff streams ---------------------------------------------------------------
 
-    def _snapshot(self, table_id: str) -> Sent:
-        """The table's state and extras now, as a new version."""
+    def _snapshot(self, table_id: str, state: dict[str, Any] | None = None) -> Sent:
+        """The table's state (``state``, where it was read already) and extras now, as a
+        new version."""
         self._version += 1
-        state = self.hall.state(table_id)
+        if state is None:
+            state = self.hall.state(table_id)
         return Sent(self._version, state, self.extras(table_id, state))
 
     def extras(self, table_id: str, state: dict[str, Any]) -> dict[str, Any]:
