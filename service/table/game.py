@@ -77,10 +77,12 @@ from service.table.events import (
     TableEvent,
     clock_present_after,
     event_data,
+    lever_json,
     link_after,
     move_data,
     players_event,
     square_data,
+    square_json,
 )
 from service.table.quick_clock import QuickClock
 from service.table.record import (
@@ -133,24 +135,6 @@ logger = logging.getLogger(__name__)
 _INF = float("inf")
 
 _SQUARE_NAMES = chess.SQUARE_NAMES
-
-_SYMBOLS = {piece: piece.symbol for piece in Piece}
-
-_SIDE_VALUES = {side: side.value for side in Side}
-
-
-def _square_json(event: SquareChanged) -> dict[str, Any]:
-    """``event_to_json(event)`` of a square change, written straight (a hall's tables take
-    many of these a second)."""
-    square = event.square
-    if type(square) is int and 0 <= square < 64:
-        symbols = _SYMBOLS
-        piece, previous = event.piece, event.previous
-        if type(piece) is Piece and type(previous) is Piece:
-            return {"event": "square", "square": _SQUARE_NAMES[square],
-                    "piece": symbols[piece], "previous": symbols[previous]}  # fmt: skip
-    return event_to_json(event)
-
 
 _DUE_MARGIN = 0.001
 """Seconds a tick is due early: more than the rounding of a time of day."""
@@ -405,7 +389,7 @@ class Table:
         clock is armed again (:meth:`_rearm_quiet`)."""
         t = event.time
         square = event.square
-        out = [TableEvent(t, "board", _square_json(event))]
+        out = [TableEvent(t, "board", square_json(event))]
         self._board.set_square(square, event.piece)
         recognizer = self._recognizer
         got = recognizer.tick(t)
@@ -432,6 +416,11 @@ class Table:
                     self._rearm_quiet()
                 return out
         game, phase = self._game, self._phase
+        if len(got) == 2 and game is not None and self._link is not Link.UNKNOWN:
+            place: Any = got[0]
+            move: Any = got[1]
+            if type(place) is Place and type(move) is MoveEvent:  # a move's last place
+                return self._placed_move(place, move, out)
         board_only = self._summary_base is not None and game is not None
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
@@ -454,22 +443,48 @@ class Table:
             self._summary_after = _SummaryKept.ALL_BUT_PLAY
         return out
 
+    def _placed_move(
+        self, place: Place, move: MoveEvent, out: list[TableEvent]
+    ) -> list[TableEvent]:
+        """:meth:`_square_change` of the place that made a move in a game (the recogniser
+        said ``place`` then ``move``; the link is up): the general path's steps for these
+        two (:meth:`_recognized` of each), the summary's play kept for a move the arbiter
+        had nothing to say of."""
+        game, phase = self._game, self._phase
+        kept = self._summary_base is not None
+        t, on, piece = place.time, place.square, place.piece
+        out.append(TableEvent(t, "place", {"square": _SQUARE_NAMES[on], "piece": piece}))
+        ruled = self._arbiter.on_place(t, on, piece)
+        if ruled:
+            out += self._apply(ruled, t)
+        out += self._on_move(move, move_data(move), None)
+        if kept and self._game is game and self._phase is phase:
+            for shown in out:
+                if shown.type not in _MOVE_SHOWS:
+                    return out
+            self._summary_after = _SummaryKept.ALL_BUT_PLAY
+        return out
+
     def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
         """:meth:`feed` of a lever press while no start is awaited, the steps of the general
         path it takes only (a lever press keeps the link up and says the clock is there)."""
         t = event.time
-        high = event.high
-        if high is Side.LEFT or high is Side.RIGHT:  # event_to_json(event), written straight
-            shown = {"event": "lever", "high": _SIDE_VALUES[high]}
-        else:
-            shown = event_to_json(event)
-        out = [TableEvent(t, "board", shown)]
+        out = [TableEvent(t, "board", lever_json(event))]
         only_time = self._game is not None  # and only final moves, events that show them
         if self._link is Link.UNKNOWN:
             self._link = Link.UP
             only_time = False
         recognizer = self._recognizer
-        got = recognizer.tick(t) + recognizer.feed(event)
+        got = recognizer.tick(t)
+        fed = recognizer.feed(event)
+        if got:
+            got += fed
+        else:
+            got = fed
+        if len(got) == 1 and only_time:
+            item: Any = got[0]
+            if type(item) is MoveEvent and item.final:  # the press completed a move
+                return self._press_completed(event, item, out)
         completed: list[MoveEvent] = []  # the moves the press completed
         for item in got:
             if isinstance(item, MoveEvent) and item.final:
@@ -490,6 +505,33 @@ class Table:
         if pressed is not None and self._phase is Phase.PLAYING:
             out += self._pressed(t, completed, pressed)
         if only_time and self._summary_base is not None:
+            for shown_event in out:
+                if shown_event.type not in _PRESS_SHOWS:
+                    return out
+            self._summary_after = _SummaryKept.ALL
+        return out
+
+    def _press_completed(
+        self, event: LeverMoved, item: MoveEvent, out: list[TableEvent]
+    ) -> list[TableEvent]:
+        """:meth:`_lever_moved` of a press in a game, the link up, that completed the move
+        ``item`` (the recogniser said that alone): the general path's steps for it."""
+        t = event.time
+        record = self._record
+        pressed = self._clock.lever(event.high, (item.side,), not record)
+        # _on_move(item, move_data(item), pressed) of a final move
+        ply = self._offset + item.ply
+        if ply <= len(record):
+            entry = record[ply - 1]
+            if not entry.final:
+                data = move_data(item)
+                data["ply"] = ply
+                if entry.uci == item.uci and entry.alternatives != item.alternatives:
+                    entry.set_alternatives(item.alternatives)
+                out += self._finalise(entry, item.time, data)
+        if pressed is not None and self._phase is Phase.PLAYING:
+            out += self._pressed(t, [item], pressed)
+        if self._summary_base is not None:
             for shown_event in out:
                 if shown_event.type not in _PRESS_SHOWS:
                     return out
