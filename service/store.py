@@ -71,7 +71,7 @@ from service.store_recovery import (
     write_recovery,
 )
 from service.table.admin import replayed_admin_args
-from service.table.events import lever_json, square_json
+from service.table.events import TableEvent, lever_json, square_json
 
 logger = logging.getLogger(__name__)
 
@@ -326,6 +326,8 @@ def clock_text(report: ClockUpdate) -> str | None:
 
 def output_json(event: Any) -> dict[str, Any]:
     """A table event as the ``data`` of an output row (``to_json()`` when it has one)."""
+    if type(event) is TableEvent:  # event.to_json(), less the method's call
+        return {"time": event.time, "type": event.type, **event.data}
     to_json = getattr(event, "to_json", None)
     if to_json is not None:
         result: dict[str, Any] = to_json()

@@ -310,6 +310,8 @@ class Table:
                 else:
                     self._rearm()
         try:
+            if type(event) is LeverMoved and self._awaiting is None:
+                return self._lever_moved(event)
             return self._feed(event)
         finally:
             self._rearm()
