@@ -84,8 +84,12 @@ class ClockOrder:
         return data
 
 
+_LEFT = Side.LEFT  # read on every press and clock report (an enum member off its class is
+_RIGHT = Side.RIGHT  # read through the enum's metaclass: about 0.1 us in Python 3.11)
+
+
 def other_side(side: Side) -> Side:
-    return Side.RIGHT if side is Side.LEFT else Side.LEFT
+    return _RIGHT if side is _LEFT else _LEFT
 
 
 def result_text(result: str) -> str:
@@ -352,7 +356,7 @@ class ClockKeeper:
             return []
         clocks = self.clocks
         left, right = event.left, event.right
-        if side is Side.LEFT:
+        if side is _LEFT:
             clocks.white, clocks.black = left, right
         else:
             clocks.white, clocks.black = right, left

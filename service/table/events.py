@@ -45,6 +45,9 @@ _SYMBOLS = {piece: piece.symbol for piece in Piece}
 
 _SIDE_VALUES = {side: side.value for side in Side}
 
+_LEFT = Side.LEFT  # (an enum member off its class is read through the enum's metaclass)
+_RIGHT = Side.RIGHT
+
 
 class Phase(StrEnum):
     """Where a table's game stands: set-up (no game yet), playing, finished."""
@@ -140,7 +143,7 @@ def square_json(event: SquareChanged) -> dict[str, Any]:
 def lever_json(event: LeverMoved) -> dict[str, Any]:
     """``event_to_json(event)`` of a lever press, written straight."""
     high = event.high
-    if high is Side.LEFT or high is Side.RIGHT:
+    if high is _LEFT or high is _RIGHT:
         return {"event": "lever", "high": _SIDE_VALUES[high]}
     return event_to_json(event)
 
