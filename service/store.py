@@ -693,8 +693,12 @@ class Store:
         known = table_id in ids
         fits = known or encodable(table_id)
         try:
-            text = utf8_dumps(data)
-            fits = fits and text is not None
+            text: str | None
+            try:  # utf8_dumps(data) (orjson's text always has a UTF-8 form)
+                text = _orjson_dumps(data, option=ORJSON_OPTIONS).decode()
+            except TypeError:
+                text = utf8_dumps(data)
+                fits = fits and text is not None
             rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
                 # str(out.get("type", "?")) and float(out.get("time", t) or t), read once

@@ -201,4 +201,10 @@ def test_output_rows_are_written_as_before(tmp_path: Path) -> None:
     store._append("2", "board", "in", 9.0, {"event": "x"}, [{"type": "bad\ud800"}])
     assert not store._pending  # no UTF-8 form: refused, as before
     assert store.refused == 2
+    store._append("3", "board", "in", 9.0, {"n": 2**70}, [])  # the input's text as well
+    assert [row[4] for row in store._pending] == [utf8_dumps({"n": 2**70})]
+    store._pending.clear()
+    store._append("4", "board", "in", 9.0, {"name": "\ud800"}, [{"type": "x"}])
+    assert not store._pending
+    assert store.refused == 4
     store.close()
