@@ -1077,9 +1077,10 @@ class Table:
             note = game.record_note() if hooks.record_note else None
             scores = game.apply(action.action)
             self._position_version += 1
-            entry = MoveEntry(ply, item.number, item.side, item.uci, item.san,
-                              scores=scores_json(scores),
-                              alternatives=item.alternatives)  # fmt: skip
+            # the entry's fields by position (no keywords to match: one made per action)
+            entry = MoveEntry(ply, item.number, item.side, item.uci, item.san, False, None,
+                              scores_json(scores), False, None, None, "",
+                              item.alternatives)  # fmt: skip
             if note:
                 entry.notes.append(note)
             record.append(entry)
@@ -1267,7 +1268,10 @@ class Table:
     def _pressed(self, t: float, completed: list[MoveEvent], presser: Color) -> list[TableEvent]:
         """``presser`` pressed the clock at ``t`` in a game under way (``completed``: the
         moves the press completed): the clocks, the record's times, the arbiter."""
-        pressed = [e for e in completed if e.side == presser] if completed else completed
+        if len(completed) == 1:  # most presses: one move completed (no comprehension's frame)
+            pressed = completed if completed[0].side == presser else []
+        else:
+            pressed = [e for e in completed if e.side == presser] if completed else completed
         game = self._game
         sides = None if game is None else game.sides_to_act()
         part_done = sides is None or presser not in sides  # 20-chess: parts
