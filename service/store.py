@@ -56,9 +56,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from dgt.events import BoardEvent, ClockUpdate
+import orjson
+
+from dgt.events import BoardEvent, ClockUpdate, LeverMoved, SquareChanged
 from dgt.recording import event_from_json, event_to_json
-from service.json_text import dumps, encodable, utf8_dumps
+from service.json_text import ORJSON_OPTIONS, dumps, encodable, utf8_dumps
 from service.store_index import TableIndex
 from service.store_recovery import (
     RecoveryError,
@@ -69,6 +71,7 @@ from service.store_recovery import (
     write_recovery,
 )
 from service.table.admin import replayed_admin_args
+from service.table.events import TableEvent, lever_json, square_json
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +119,8 @@ DEFAULT_CACHE_KIB = 2000
 """SQLite's default page cache, KiB."""
 CACHE_KIB_PER_TABLE = 4
 """Page cache added per table (:meth:`Store.plan_cache`): a page of 4 KiB."""
+
+_orjson_dumps = orjson.dumps
 
 _ENCODABLE_IDS_KEPT = 100_000
 """Table ids remembered as encodable at most."""
@@ -282,7 +287,12 @@ def normalise(obj: Any) -> Any:
 
 
 def board_input(event: BoardEvent) -> dict[str, Any]:
-    """A board event as the ``data`` of an input row."""
+    """A board event as the ``data`` of an input row (``event_to_json(event)``; a square
+    change and a lever press, the board inputs a move makes, written straight)."""
+    if type(event) is SquareChanged:
+        return square_json(event)
+    if type(event) is LeverMoved:
+        return lever_json(event)
     return event_to_json(event)
 
 
@@ -316,6 +326,8 @@ def clock_text(report: ClockUpdate) -> str | None:
 
 def output_json(event: Any) -> dict[str, Any]:
     """A table event as the ``data`` of an output row (``to_json()`` when it has one)."""
+    if type(event) is TableEvent:  # event.to_json(), less the method's call
+        return {"time": event.time, "type": event.type, **event.data}
     to_json = getattr(event, "to_json", None)
     if to_json is not None:
         result: dict[str, Any] = to_json()
@@ -677,16 +689,31 @@ class Store:
         data: Mapping[str, Any],
         outputs: Sequence[Mapping[str, Any]],
     ) -> None:
-        fits = table_id in self._encodable_ids or encodable(table_id)
+        ids = self._encodable_ids
+        known = table_id in ids
+        fits = known or encodable(table_id)
         try:
-            text = utf8_dumps(data)
-            fits = fits and text is not None
+            text: str | None
+            try:  # utf8_dumps(data) (orjson's text always has a UTF-8 form)
+                text = _orjson_dumps(data, option=ORJSON_OPTIONS).decode()
+            except TypeError:
+                text = utf8_dumps(data)
+                fits = fits and text is not None
             rows: list[Row] = [(table_id, role, kind, t, text or "")]
             for out in outputs:
-                out_kind = str(out.get("type", "?"))
-                out_t = float(out.get("time", t) or t)
-                text = utf8_dumps(out)
-                fits = fits and text is not None and encodable(out_kind)
+                # str(out.get("type", "?")) and float(out.get("time", t) or t), read once
+                out_kind = out.get("type", "?")
+                if type(out_kind) is not str:
+                    out_kind = str(out_kind)
+                out_t = out.get("time", t)
+                if type(out_t) is not float or not out_t:
+                    out_t = float(out_t or t)
+                try:  # utf8_dumps(out) (orjson's text always has a UTF-8 form)
+                    text = _orjson_dumps(out, option=ORJSON_OPTIONS).decode()
+                except TypeError:
+                    text = utf8_dumps(out)
+                    fits = fits and text is not None
+                fits = fits and (out_kind.isascii() or encodable(out_kind))
                 rows.append((table_id, "out", out_kind, out_t, text or ""))
         except (TypeError, ValueError) as exc:
             self._refuse(table_id, kind, len(outputs) + 1, str(exc))
@@ -694,8 +721,8 @@ class Store:
         if not fits:
             self._refuse(table_id, kind, len(rows), "its text has no UTF-8 form (a lone surrogate)")
             return
-        if len(self._encodable_ids) < _ENCODABLE_IDS_KEPT:
-            self._encodable_ids.add(table_id)
+        if not known and len(ids) < _ENCODABLE_IDS_KEPT:
+            ids.add(table_id)
         self._pending.extend(rows)
 
     def _refuse(self, table_id: str, kind: str, rows: int, why: str) -> None:

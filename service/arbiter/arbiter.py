@@ -75,6 +75,11 @@ class _Touch:
     back: float | None = None  # when a piece was set on the same square again
 
 
+_NO_DISPLACED = DisplacedPolicy.NONE
+"""(Read on every press that completes a move: an enum member off its class is read
+through the enum's metaclass, about 0.1 us in Python 3.11.)"""
+
+
 def _name(square: int | None) -> str:
     return "" if square is None else chess.square_name(square)
 
@@ -415,7 +420,7 @@ class Arbiter:
                 sides = game.sides_to_act()
             if len(sides) == 1 and presser in sides:  # self._mover() == presser
                 return out + self._part_incomplete(time, presser, game)
-            if self.rules.displaced_pieces is DisplacedPolicy.NONE:
+            if self.rules.displaced_pieces is _NO_DISPLACED:
                 return out  # (_still_displaced: nothing to look for)
             return out + self._still_displaced(time, presser, _expected(game))
         mover = self._mover()

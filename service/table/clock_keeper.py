@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from dgt.events import ClockUpdate, Side
-from service.time_control import GameClocks, TimeControl
+from service.time_control import GameClocks, TimeControl, round_ms
 from service.variants.base import BLACK, WHITE, Color
 
 __all__ = [
@@ -84,30 +84,17 @@ class ClockOrder:
         return data
 
 
+_LEFT = Side.LEFT  # read on every press and clock report (an enum member off its class is
+_RIGHT = Side.RIGHT  # read through the enum's metaclass: about 0.1 us in Python 3.11)
+
+
 def other_side(side: Side) -> Side:
-    return Side.RIGHT if side is Side.LEFT else Side.LEFT
+    return _RIGHT if side is _LEFT else _LEFT
 
 
 def result_text(result: str) -> str:
     """A result as the clock shows it: ``1-0``, ``0-1``, ``DRAW``."""
     return result if result != "1/2-1/2" else "DRAW"
-
-
-def round_ms(seconds: float | int) -> float | int:  # an int stays one (compiled too)
-    """``round(seconds, 3)``, the same value, without the decimal string ``round`` writes
-    (a tenth of its time).  ``seconds * 1000`` is within 2**-14 of its exact value below a
-    billion seconds, so where it is more than 0.0001 from a half it rounds to the same whole
-    ``n`` as the exact value does, and ``n / 1000`` (``n`` exact, the division correctly
-    rounded) is the float ``round`` reads back from its string.  Elsewhere (near a half,
-    at zero for its sign, not a float, huge or not a number) ``round`` itself."""
-    if type(seconds) is float and -1e9 < seconds < 1e9:
-        scaled = seconds * 1000.0
-        whole = round(scaled)
-        if whole and -0.4999 < scaled - whole < 0.4999:
-            return whole / 1000.0
-    if isinstance(seconds, int):  # round gives the int back (mypy's type for it here: the
-        return round(seconds, 3)  # compiled build would turn a float's into a float)
-    return round(seconds, 3)
 
 
 _Shown = tuple[float, float, Color | None, float, float, dict[str, object]]
@@ -369,7 +356,7 @@ class ClockKeeper:
             return []
         clocks = self.clocks
         left, right = event.left, event.right
-        if side is Side.LEFT:
+        if side is _LEFT:
             clocks.white, clocks.black = left, right
         else:
             clocks.white, clocks.black = right, left

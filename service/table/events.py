@@ -10,8 +10,19 @@ from typing import Any, Protocol
 
 import chess
 
-from dgt.events import BoardEvent, ClockConnection, ClockUpdate, LinkLost, LinkRestored
+from dgt.events import (
+    BoardEvent,
+    ClockConnection,
+    ClockUpdate,
+    LeverMoved,
+    LinkLost,
+    LinkRestored,
+    Side,
+    SquareChanged,
+)
+from dgt.protocol.constants import Piece
 from dgt.protocol.slots import slot_setters
+from dgt.recording import event_to_json
 from service.recognize.events import MoveEvent
 
 __all__ = [
@@ -20,13 +31,22 @@ __all__ = [
     "TableEvent",
     "clock_present_after",
     "event_data",
+    "lever_json",
     "link_after",
     "move_data",
     "players_event",
     "square_data",
+    "square_json",
 ]
 
 _SQUARE_NAMES = chess.SQUARE_NAMES
+
+_SYMBOLS = {piece: piece.symbol for piece in Piece}
+
+_SIDE_VALUES = {side: side.value for side in Side}
+
+_LEFT = Side.LEFT  # (an enum member off its class is read through the enum's metaclass)
+_RIGHT = Side.RIGHT
 
 
 class Phase(StrEnum):
@@ -105,6 +125,27 @@ def move_data(item: MoveEvent) -> dict[str, Any]:
     if item.alternatives:
         data["alternatives"] = [{"uci": uci, "san": san} for uci, san in item.alternatives]
     return data
+
+
+def square_json(event: SquareChanged) -> dict[str, Any]:
+    """``event_to_json(event)`` of a square change, written straight (a hall's tables take
+    many of these a second: the table's echo and the store's input row each write one)."""
+    square = event.square
+    if type(square) is int and 0 <= square < 64:
+        symbols = _SYMBOLS
+        piece, previous = event.piece, event.previous
+        if type(piece) is Piece and type(previous) is Piece:
+            return {"event": "square", "square": _SQUARE_NAMES[square],
+                    "piece": symbols[piece], "previous": symbols[previous]}  # fmt: skip
+    return event_to_json(event)
+
+
+def lever_json(event: LeverMoved) -> dict[str, Any]:
+    """``event_to_json(event)`` of a lever press, written straight."""
+    high = event.high
+    if high is _LEFT or high is _RIGHT:
+        return {"event": "lever", "high": _SIDE_VALUES[high]}
+    return event_to_json(event)
 
 
 def players_event(now: float, white: str, black: str) -> TableEvent:

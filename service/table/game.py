@@ -77,10 +77,12 @@ from service.table.events import (
     TableEvent,
     clock_present_after,
     event_data,
+    lever_json,
     link_after,
     move_data,
     players_event,
     square_data,
+    square_json,
 )
 from service.table.quick_clock import QuickClock
 from service.table.record import (
@@ -134,24 +136,6 @@ _INF = float("inf")
 
 _SQUARE_NAMES = chess.SQUARE_NAMES
 
-_SYMBOLS = {piece: piece.symbol for piece in Piece}
-
-_SIDE_VALUES = {side: side.value for side in Side}
-
-
-def _square_json(event: SquareChanged) -> dict[str, Any]:
-    """``event_to_json(event)`` of a square change, written straight (a hall's tables take
-    many of these a second)."""
-    square = event.square
-    if type(square) is int and 0 <= square < 64:
-        symbols = _SYMBOLS
-        piece, previous = event.piece, event.previous
-        if type(piece) is Piece and type(previous) is Piece:
-            return {"event": "square", "square": _SQUARE_NAMES[square],
-                    "piece": symbols[piece], "previous": symbols[previous]}  # fmt: skip
-    return event_to_json(event)
-
-
 _DUE_MARGIN = 0.001
 """Seconds a tick is due early: more than the rounding of a time of day."""
 
@@ -172,6 +156,20 @@ class _SummaryKept(enum.Enum):
     ALL = enum.auto()
     """A lever press that completed what was played (final moves, the clock): only time."""
 
+
+# Enum members read on every input, as module names: a member read off its class goes
+# through the enum's metaclass (about 0.1 us each in Python 3.11).
+_KEPT_NOTHING = _SummaryKept.NOTHING
+_KEPT_ALL_BUT_BOARD = _SummaryKept.ALL_BUT_BOARD
+_KEPT_ALL_BUT_PLAY = _SummaryKept.ALL_BUT_PLAY
+_KEPT_ALL = _SummaryKept.ALL
+_PLAYING = Phase.PLAYING
+_SETUP = Phase.SETUP
+_FINISHED = Phase.FINISHED
+_LINK_UNKNOWN = Link.UNKNOWN
+_LINK_UP = Link.UP
+_LINK_DOWN = Link.DOWN
+_FLAG_BY_CLOCK = FlagPolicy.CLOCK
 
 _PRESS_SHOWS = frozenset(("board", "move", "clock"))
 """What a lever press that changes nothing of the summary but time answers."""
@@ -230,8 +228,8 @@ class Table:
         """What a time-only clock report and a tick need of the table (the runner's fast
         path; re-armed after every input the table takes)."""
         self._clock = ClockKeeper(control)
-        self._link = Link.UNKNOWN
-        self._phase = Phase.SETUP
+        self._link = _LINK_UNKNOWN
+        self._phase = _SETUP
         self._record: list[MoveEntry] = []
         self._game: VariantGame | None = None
         self._offset = 0
@@ -255,7 +253,7 @@ class Table:
         table took (dropped by :meth:`_rearm`): the updates between two such inputs (a
         clock report answered by :attr:`quick`, a second stream) copy it and add the
         clocks only."""
-        self._summary_after = _SummaryKept.NOTHING
+        self._summary_after = _KEPT_NOTHING
         """What of the summary the input the table takes now leaves right (read and reset
         by :meth:`_rearm`)."""
         self._summary_played = False
@@ -326,6 +324,8 @@ class Table:
                 else:
                     self._rearm()
         try:
+            if type(event) is LeverMoved and self._awaiting is None:
+                return self._lever_moved(event)
             return self._feed(event)
         finally:
             self._rearm()
@@ -372,18 +372,18 @@ class Table:
         clock = self._clock
         had_clock = clock.present
         clock.lever_high = event.lever_high  # clock.seen(event)
-        if self._link is Link.UNKNOWN:
-            self._link = Link.UP
+        if self._link is _LINK_UNKNOWN:
+            self._link = _LINK_UP
         else:  # the summary shows nothing of a report but time, but for what it causes
-            self._summary_after = _SummaryKept.ALL
+            self._summary_after = _KEPT_ALL
         clock.present = True
         got = self._recognizer.clock_report(event)
         if got:
-            self._summary_after = _SummaryKept.NOTHING
+            self._summary_after = _KEPT_NOTHING
             for item in got:
                 out += self._recognized(item, None)
         # _clock_learned, then _on_clock_update, with the phase and the control read once
-        playing = clock.timed and self._phase is Phase.PLAYING
+        playing = clock.timed and self._phase is _PLAYING
         if (
             playing
             and not self._record
@@ -393,7 +393,7 @@ class Table:
             return out
         if clock.white_side is not None:  # else the report tells nothing of the game's times
             for color in clock.read(event, playing):
-                self._summary_after = _SummaryKept.NOTHING
+                self._summary_after = _KEPT_NOTHING
                 out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
 
@@ -405,7 +405,7 @@ class Table:
         clock is armed again (:meth:`_rearm_quiet`)."""
         t = event.time
         square = event.square
-        out = [TableEvent(t, "board", _square_json(event))]
+        out = [TableEvent(t, "board", square_json(event))]
         self._board.set_square(square, event.piece)
         recognizer = self._recognizer
         got = recognizer.tick(t)
@@ -414,7 +414,7 @@ class Table:
             got += fed
         else:
             got = fed
-        if len(got) == 1 and self._game is not None and self._link is not Link.UNKNOWN:
+        if len(got) == 1 and self._game is not None and self._link is not _LINK_UNKNOWN:
             item: Any = got[0]
             kind = type(item)
             if kind is Lift or kind is Place:
@@ -432,9 +432,14 @@ class Table:
                     self._rearm_quiet()
                 return out
         game, phase = self._game, self._phase
+        if len(got) == 2 and game is not None and self._link is not _LINK_UNKNOWN:
+            place: Any = got[0]
+            move: Any = got[1]
+            if type(place) is Place and type(move) is MoveEvent:  # a move's last place
+                return self._placed_move(place, move, out)
         board_only = self._summary_base is not None and game is not None
-        if self._link is Link.UNKNOWN:
-            self._link = Link.UP
+        if self._link is _LINK_UNKNOWN:
+            self._link = _LINK_UP
             board_only = False
         played = board_only
         for item in got:
@@ -446,30 +451,56 @@ class Table:
             out += self._recognized(item, None)
         # a lift or a place in a game answers its event alone unless the arbiter ruled
         if board_only and len(out) == 1 + len(got):
-            self._summary_after = _SummaryKept.ALL_BUT_BOARD
+            self._summary_after = _KEPT_ALL_BUT_BOARD
         elif played and self._game is game and self._phase is phase:
             for shown in out:
                 if shown.type not in _MOVE_SHOWS:
                     return out
-            self._summary_after = _SummaryKept.ALL_BUT_PLAY
+            self._summary_after = _KEPT_ALL_BUT_PLAY
+        return out
+
+    def _placed_move(
+        self, place: Place, move: MoveEvent, out: list[TableEvent]
+    ) -> list[TableEvent]:
+        """:meth:`_square_change` of the place that made a move in a game (the recogniser
+        said ``place`` then ``move``; the link is up): the general path's steps for these
+        two (:meth:`_recognized` of each), the summary's play kept for a move the arbiter
+        had nothing to say of."""
+        game, phase = self._game, self._phase
+        kept = self._summary_base is not None
+        t, on, piece = place.time, place.square, place.piece
+        out.append(TableEvent(t, "place", {"square": _SQUARE_NAMES[on], "piece": piece}))
+        ruled = self._arbiter.on_place(t, on, piece)
+        if ruled:
+            out += self._apply(ruled, t)
+        out += self._on_move(move, move_data(move), None)
+        if kept and self._game is game and self._phase is phase:
+            for shown in out:
+                if shown.type not in _MOVE_SHOWS:
+                    return out
+            self._summary_after = _KEPT_ALL_BUT_PLAY
         return out
 
     def _lever_moved(self, event: LeverMoved) -> list[TableEvent]:
         """:meth:`feed` of a lever press while no start is awaited, the steps of the general
         path it takes only (a lever press keeps the link up and says the clock is there)."""
         t = event.time
-        high = event.high
-        if high is Side.LEFT or high is Side.RIGHT:  # event_to_json(event), written straight
-            shown = {"event": "lever", "high": _SIDE_VALUES[high]}
-        else:
-            shown = event_to_json(event)
-        out = [TableEvent(t, "board", shown)]
+        out = [TableEvent(t, "board", lever_json(event))]
         only_time = self._game is not None  # and only final moves, events that show them
-        if self._link is Link.UNKNOWN:
-            self._link = Link.UP
+        if self._link is _LINK_UNKNOWN:
+            self._link = _LINK_UP
             only_time = False
         recognizer = self._recognizer
-        got = recognizer.tick(t) + recognizer.feed(event)
+        got = recognizer.tick(t)
+        fed = recognizer.feed(event)
+        if got:
+            got += fed
+        else:
+            got = fed
+        if len(got) == 1 and only_time:
+            item: Any = got[0]
+            if type(item) is MoveEvent and item.final:  # the press completed a move
+                return self._press_completed(event, item, out)
         completed: list[MoveEvent] = []  # the moves the press completed
         for item in got:
             if isinstance(item, MoveEvent) and item.final:
@@ -487,13 +518,40 @@ class Table:
                 out += self._on_move(item, move_data(item), pressed)
             else:
                 out += self._recognized(item, pressed)
-        if pressed is not None and self._phase is Phase.PLAYING:
+        if pressed is not None and self._phase is _PLAYING:
             out += self._pressed(t, completed, pressed)
         if only_time and self._summary_base is not None:
             for shown_event in out:
                 if shown_event.type not in _PRESS_SHOWS:
                     return out
-            self._summary_after = _SummaryKept.ALL
+            self._summary_after = _KEPT_ALL
+        return out
+
+    def _press_completed(
+        self, event: LeverMoved, item: MoveEvent, out: list[TableEvent]
+    ) -> list[TableEvent]:
+        """:meth:`_lever_moved` of a press in a game, the link up, that completed the move
+        ``item`` (the recogniser said that alone): the general path's steps for it."""
+        t = event.time
+        record = self._record
+        pressed = self._clock.lever(event.high, (item.side,), not record)
+        # _on_move(item, move_data(item), pressed) of a final move
+        ply = self._offset + item.ply
+        if ply <= len(record):
+            entry = record[ply - 1]
+            if not entry.final:
+                data = move_data(item)
+                data["ply"] = ply
+                if entry.uci == item.uci and entry.alternatives != item.alternatives:
+                    entry.set_alternatives(item.alternatives)
+                out += self._finalise(entry, item.time, data)
+        if pressed is not None and self._phase is _PLAYING:
+            out += self._pressed(t, [item], pressed)
+        if self._summary_base is not None:
+            for shown_event in out:
+                if shown_event.type not in _PRESS_SHOWS:
+                    return out
+            self._summary_after = _KEPT_ALL
         return out
 
     def _first_mover_on_board(self) -> Color | None:
@@ -501,7 +559,7 @@ class Table:
         the game's position (a square emptied or filled: a move was made that the recogniser
         could not explain); None while it does, or when several sides may act."""
         game = self._game
-        if self._phase is not Phase.PLAYING or game is None:
+        if self._phase is not _PLAYING or game is None:
             return None
         sides = game.sides_to_act()
         if len(sides) != 1:
@@ -528,19 +586,18 @@ class Table:
             for item in got:
                 out += self._recognized(item, None)
         else:  # nothing the summary shows changes, but for a flag (below)
-            self._summary_after = _SummaryKept.ALL
+            self._summary_after = _KEPT_ALL
         clock = self._clock
         if (
             not clock.present  # a clock keeps the time: its reports tell of a flag
-            and self._phase is Phase.PLAYING
+            and self._phase is _PLAYING
             and (
-                self._rules.flag is not FlagPolicy.CLOCK
-                or self._game_variant().time_out is not None
+                self._rules.flag is not _FLAG_BY_CLOCK or self._game_variant().time_out is not None
             )
         ):
             fallen = clock.flag_fallen(now)
             if fallen is not None:
-                self._summary_after = _SummaryKept.NOTHING
+                self._summary_after = _KEPT_NOTHING
                 out += self._apply(self._arbiter.on_flag(now, fallen), now)
         if clock.text_until is not None:  # most ticks: no text on the clock to end
             clock.tick(now)
@@ -574,14 +631,14 @@ class Table:
         :attr:`quick` (see :mod:`service.table.quick_clock`); the summary is written anew
         (but its board's part only, after an input that changed the board only)."""
         after = self._summary_after
-        if after is _SummaryKept.NOTHING:
+        if after is _KEPT_NOTHING:
             self._summary_base = None
         else:
-            self._summary_after = _SummaryKept.NOTHING
+            self._summary_after = _KEPT_NOTHING
             base = self._summary_base
-            if base is not None and after is not _SummaryKept.ALL:
+            if base is not None and after is not _KEPT_ALL:
                 base["board"] = None  # written again at the next summary
-                if after is _SummaryKept.ALL_BUT_PLAY:
+                if after is _KEPT_ALL_BUT_PLAY:
                     self._summary_played = True
         quick = self.quick
         clock = self._clock
@@ -590,14 +647,14 @@ class Table:
         until = clock.text_until
         if until is not None:
             due = until
-        if not clock.present and self._phase is Phase.PLAYING:  # the keeper's flag (tick)
+        if not clock.present and self._phase is _PLAYING:  # the keeper's flag (tick)
             clocks = clock.clocks
             running = clocks.running
             if (
                 clock.timed
                 and running is not None
                 and (
-                    self._rules.flag is not FlagPolicy.CLOCK
+                    self._rules.flag is not _FLAG_BY_CLOCK
                     or self._game_variant().time_out is not None
                 )
             ):
@@ -605,11 +662,11 @@ class Table:
                 due = min(due, clocks.as_of + left - _DUE_MARGIN)
         self._clock_due = due
         lever = clock.lever_high
-        playing = clock.timed and self._phase is Phase.PLAYING
+        playing = clock.timed and self._phase is _PLAYING
         if (
             lever is None
             or self._awaiting is not None
-            or self._link is Link.UNKNOWN
+            or self._link is _LINK_UNKNOWN
             or not clock.present
             or (playing and not self._record and clock.white_side is None)  # first report
         ):
@@ -896,7 +953,7 @@ class Table:
         self._change_log.clear()  # the replaced game's changes go with its kept PGN
         self._pgn_memo.clear()  # its key holds the old game (its positions, its record)
         self._position_version += 1
-        self._phase = Phase.SETUP
+        self._phase = _SETUP
         self._game = None
         self._start: StartPosition | None = None
         self._date: str | None = None
@@ -928,7 +985,7 @@ class Table:
         self._position_version += 1
         self._start = start
         self._date = pgn_date(self._epoch, t)
-        self._phase = Phase.PLAYING
+        self._phase = _PLAYING
         data = event_data(event) if event is not None else {"variant": variant.id, "fen": start.fen}
         out = [TableEvent(t, "new_game", data)]
         self._clock.begin(t)
@@ -991,7 +1048,7 @@ class Table:
             self._mismatch = tuple(chess.square_name(sq) for sq in item.squares)
             return [TableEvent(t, "mismatch", data)]
         if isinstance(item, Result):
-            if self._phase is not Phase.PLAYING:
+            if self._phase is not _PLAYING:
                 return []
             return self._end(item.result, item.reason, t, "board")
         return []
@@ -1009,7 +1066,7 @@ class Table:
         data["ply"] = ply
         record = self._record
         if not item.final:
-            if self._phase is not Phase.PLAYING or len(record) >= ply:
+            if self._phase is not _PLAYING or len(record) >= ply:
                 return []
             action = legal_action(game, item.uci)
             if action is None:
@@ -1020,9 +1077,10 @@ class Table:
             note = game.record_note() if hooks.record_note else None
             scores = game.apply(action.action)
             self._position_version += 1
-            entry = MoveEntry(ply, item.number, item.side, item.uci, item.san,
-                              scores=scores_json(scores),
-                              alternatives=item.alternatives)  # fmt: skip
+            # the entry's fields by position (no keywords to match: one made per action)
+            entry = MoveEntry(ply, item.number, item.side, item.uci, item.san, False, None,
+                              scores_json(scores), False, None, None, "",
+                              item.alternatives)  # fmt: skip
             if note:
                 entry.notes.append(note)
             record.append(entry)
@@ -1102,12 +1160,8 @@ class Table:
             self._record.pop()
         out = [TableEvent(t, "takeback", data)]
         self._announce(t)
-        if (
-            self._phase is Phase.FINISHED
-            and self._rules.takebacks
-            and self._reason_source == "board"
-        ):
-            self._phase = Phase.PLAYING
+        if self._phase is _FINISHED and self._rules.takebacks and self._reason_source == "board":
+            self._phase = _PLAYING
             self._result, self._reason = "*", ""
             self._arbiter.resume()
             out.append(TableEvent(t, "result", {"result": "*", "reason": "taken back"}))
@@ -1119,9 +1173,9 @@ class Table:
         return out
 
     def _end(self, result: str, reason: str, t: float, source: str) -> list[TableEvent]:
-        if self._phase is not Phase.PLAYING:
+        if self._phase is not _PLAYING:
             return []
-        self._phase = Phase.FINISHED
+        self._phase = _FINISHED
         self._result = result
         self._reason = reason
         self._reason_source = source
@@ -1214,7 +1268,10 @@ class Table:
     def _pressed(self, t: float, completed: list[MoveEvent], presser: Color) -> list[TableEvent]:
         """``presser`` pressed the clock at ``t`` in a game under way (``completed``: the
         moves the press completed): the clocks, the record's times, the arbiter."""
-        pressed = [e for e in completed if e.side == presser] if completed else completed
+        if len(completed) == 1:  # most presses: one move completed (no comprehension's frame)
+            pressed = completed if completed[0].side == presser else []
+        else:
+            pressed = [e for e in completed if e.side == presser] if completed else completed
         game = self._game
         sides = None if game is None else game.sides_to_act()
         part_done = sides is None or presser not in sides  # 20-chess: parts
@@ -1237,7 +1294,7 @@ class Table:
     def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:
         t = event.time
         out: list[TableEvent] = []
-        playing = self._phase is Phase.PLAYING and self._clock.timed
+        playing = self._phase is _PLAYING and self._clock.timed
         for color in self._clock.read(event, playing):
             out += self._apply(self._arbiter.on_flag(t, color), t)
         return out
@@ -1246,7 +1303,7 @@ class Table:
         """Before the first move of a timed game, a clock reported its times for the first
         time (see :meth:`ClockKeeper.first_report`).  True if the keeper set the clock:
         the report predates the order, so the table keeps its own times."""
-        if self._phase is not Phase.PLAYING or self._record or not self._clock.timed:
+        if self._phase is not _PLAYING or self._record or not self._clock.timed:
             return False
         return self._clock.first_report(t, had_clock)
 
@@ -1309,7 +1366,7 @@ class Table:
         out: list[TableEvent] = []
         for item in self._recognizer.start_game(now, start, rotated=rotated):
             out += self._recognized(item, None)
-        if self._phase is not Phase.PLAYING:
+        if self._phase is not _PLAYING:
             out += self._begin(start, now, None)
         self._restarting = True
         try:
@@ -1395,9 +1452,9 @@ class Table:
         step = self._board.last_step
         if self._awaiting is not None:
             return self._set_right.squares(key, self._awaiting.squares, cells, step=step)
-        if self._phase is Phase.PLAYING and self._game is not None:
+        if self._phase is _PLAYING and self._game is not None:
             return self._set_right.squares(key, self._game.squares, cells, step=step)
-        if self._phase is Phase.SETUP and self._start is None:
+        if self._phase is _SETUP and self._start is None:
             starts = self._variant.start_positions()
             want = starts[0].squares
             return self._set_right.squares(key, want, cells, loose=len(starts) > 1, step=step)
@@ -1405,7 +1462,7 @@ class Table:
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         result, reason = end_arguments(args)
-        if self._phase is not Phase.PLAYING:
+        if self._phase is not _PLAYING:
             raise TableError("no game in progress")
         old = (self._result, self._reason)
         out = self._end(result, reason, now, "admin")
@@ -1450,7 +1507,7 @@ class Table:
 
     def _admin_claim(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:
         claim = claim_arguments(args)
-        if self._phase is not Phase.PLAYING:
+        if self._phase is not _PLAYING:
             raise TableError("no game in progress")
         try:
             items = self._arbiter.claim(now, claim.white, claim.kind, claim.uci)
@@ -1464,7 +1521,7 @@ class Table:
         ``piece``).  Both the table's game and the recogniser's take it; the board is then
         read again (an action already made on it is recognised)."""
         game = self._game
-        if self._phase is not Phase.PLAYING or game is None:
+        if self._phase is not _PLAYING or game is None:
             raise TableError("no game in progress")
         pending = game.pending_choice()
         if pending is None:
@@ -1533,7 +1590,7 @@ class Table:
         rewritten.  Refused when the action is no captured-piece drop, the kind is not in the
         hand then, or an action after it would no longer be legal."""
         game = self._game
-        if self._phase is not Phase.PLAYING or game is None:
+        if self._phase is not _PLAYING or game is None:
             raise TableError("no game in progress")
         if not game.variant.drops_from_hand:
             raise TableError("drop_kind corrects 20-chess drops; this table plays another variant")
