@@ -2648,7 +2648,11 @@ class Recognizer:
         ``touches``: :meth:`_touches` of the actions after ``start`` at least, the last one
         first.  No game is made: occupancy is the same either way."""
         played = self._played[start]
-        sans = [played.san, *(san for la, san in played.alternatives if la == other)]
+        uci = other.uci  # (an action equals another only with the same UCI: a cheap test first)
+        sans = [
+            played.san,
+            *(san for la, san in played.alternatives if la.uci == uci and la == other),
+        ]
         check = any("+" in san or "#" in san for san in sans)
         emptied = filled = 0
         for square, symbol in (*played.action.changes, *other.changes):
