@@ -142,27 +142,43 @@ def _entries(actions: Sequence[LegalAction]) -> tuple[_Entry, ...]:
     return result
 
 
-_MASKS: dict[int, tuple[Sequence[str], int, int]] = {}
-""":func:`_masks` of the square maps seen, by ``id`` (the entry holds the map)."""
+_MASKS: tuple[dict[int, tuple[Sequence[str], int]], dict[int, tuple[Sequence[str], int]]] = (
+    {},
+    {},
+)
+""":func:`_occupied` and :func:`_white` of the square maps seen, by ``id`` (the entry holds
+the map)."""
 _MASKS_MOST = 1 << 10
 _BIT = tuple(1 << square for square in range(64))
 
 
-def _masks(squares: Sequence[str]) -> tuple[int, int]:
-    """The squares (bit masks) of ``squares`` that hold a piece, and a white piece (kept
-    for a tuple: the positions and views of a game are)."""
-    known = _MASKS.get(id(squares))
+def _occupied(squares: Sequence[str]) -> int:
+    """The squares (a bit mask) of ``squares`` that hold a piece (kept for a tuple: the
+    positions and views of a game are)."""
+    known = _MASKS[0].get(id(squares))
     if known is not None and known[0] is squares:
-        return known[1], known[2]
+        return known[1]
     # the bits of the squares that hold a piece, summed in C (a loop over the squares in
     # Python costs several times more)
-    occupied = sum(compress(_BIT, squares))
-    white = sum(compress(_BIT, map(str.isupper, squares)))
+    return _keep(0, squares, sum(compress(_BIT, squares)))
+
+
+def _white(squares: Sequence[str]) -> int:
+    """The squares (a bit mask) of ``squares`` that hold a white piece (kept as
+    :func:`_occupied`)."""
+    known = _MASKS[1].get(id(squares))
+    if known is not None and known[0] is squares:
+        return known[1]
+    return _keep(1, squares, sum(compress(_BIT, map(str.isupper, squares))))
+
+
+def _keep(table: int, squares: Sequence[str], mask: int) -> int:
     if type(squares) is tuple:
-        if len(_MASKS) >= _MASKS_MOST:
-            _MASKS.clear()
-        _MASKS[id(squares)] = (squares, occupied, white)
-    return occupied, white
+        kept = _MASKS[table]
+        if len(kept) >= _MASKS_MOST:
+            kept.clear()
+        kept[id(squares)] = (squares, mask)
+    return mask
 
 
 Position = tuple[int, int, int, int, int, int, int, int, int, int]
@@ -398,7 +414,7 @@ def search(
     if not sides:
         return found
     turns = len(sides) == 1  # one side at a time: its actions leave its own squares
-    white = _masks(game.squares)[1]
+    white = _white(game.squares)
 
     def starts(occupancy: int, todo: int, left: int, side: bool, whites: int, spare: int) -> int:
         """The squares to flip that an action of ``side`` may empty (0: ``left`` actions
@@ -653,7 +669,7 @@ def readings(
     Without ``promotions`` (the board stood still, no clock pressed: a move need not be
     complete), no sequence ends with a promotion whose square was not set down since (a
     capture read swept: the pawn may be held while the new piece is fetched)."""
-    occupied = _masks(view)[0]
+    occupied = _occupied(view)
     todo = 0
     for square in differ:
         todo |= 1 << square

@@ -464,6 +464,37 @@ class _Played:
     touches: tuple[object, object, tuple[int, int]] | None = None
 
 
+class _Dead(NamedTuple):
+    """A test of :meth:`Recognizer._may_explore` that failed: its tries never went past the
+    action ``len(key) - 1`` of ``game`` (``key``: the actions up to it, as read), so they
+    fail again while the game made those actions, each of them after the one read another
+    way still read among the same readings (``later``: those actions, with their
+    readings then; a _Played's readings are replaced, never changed in place)."""
+
+    game: VariantGame
+    key: tuple[str, ...]
+    later: tuple[tuple[_Played, object, object, bool], ...]
+
+    def holds(self, game: VariantGame, key: tuple[str, ...], later: Sequence[_Played]) -> bool:
+        """Whether the test fails again for ``game`` having made the actions ``key``,
+        ``later`` those from the one read another way on."""
+        if game is not self.game or key[: len(self.key)] != self.key:
+            return False
+        # (the game made the actions of ``key``: ``later`` holds those of ``self.later``)
+        mine = self.later
+        for (played, alternatives, unseen, swept), now in zip(
+            mine, later[1 : len(mine) + 1], strict=True
+        ):
+            if (
+                now is not played
+                or now.alternatives is not alternatives
+                or now.unseen is not unseen
+                or now.swept != swept
+            ):
+                return False
+        return True
+
+
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
     """``(uci, san)`` of the other actions the board read the same as ``played``."""
     alternatives = played.alternatives
@@ -692,6 +723,7 @@ class Recognizer:
         "_board",
         "_clock_seen",
         "_counts",
+        "_dead",
         "_explorable",
         "_game",
         "_keep_current",
@@ -755,6 +787,7 @@ class Recognizer:
         self._sure: _Ref | None = None  # the position the last reading ahead started from
         self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
         self._explorable: dict[tuple[str, ...], bool] = {}  # see _may_explore
+        self._dead: dict[tuple[int, str], _Dead] = {}  # see _may_explore
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
@@ -2555,10 +2588,34 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        if squares.bit_count() * 2 < board.occupied.bit_count():  # (attacks are symmetric)
+        occupied = board.occupied
+        if squares.bit_count() * 2 < occupied.bit_count():  # (attacks are symmetric)
+            # python-chess's attackers_mask of both sides at once: the pieces of either side
+            # but pawns, which attack as their side does
+            straight = board.queens | board.rooks
+            diagonal = board.queens | board.bishops
+            kings, knights, pawns = board.kings, board.knights, board.pawns
+            white_pawns = pawns & board.occupied_co[chess.WHITE]
+            black_pawns = pawns & board.occupied_co[chess.BLACK]
             for square in chess.scan_forward(squares):
-                mask |= board.attackers_mask(chess.WHITE, square)
-                mask |= board.attackers_mask(chess.BLACK, square)
+                mask |= (
+                    (chess.BB_KING_ATTACKS[square] & kings)
+                    | (chess.BB_KNIGHT_ATTACKS[square] & knights)
+                    | (
+                        chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+                        & straight
+                    )
+                    | (
+                        chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
+                        & straight
+                    )
+                    | (
+                        chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+                        & diagonal
+                    )
+                    | (chess.BB_PAWN_ATTACKS[chess.BLACK][square] & white_pawns)
+                    | (chess.BB_PAWN_ATTACKS[chess.WHITE][square] & black_pawns)
+                )
             return mask
         for square in chess.scan_forward(board.occupied):
             if board.attacks_mask(square) & squares:
@@ -2591,7 +2648,11 @@ class Recognizer:
         ``touches``: :meth:`_touches` of the actions after ``start`` at least, the last one
         first.  No game is made: occupancy is the same either way."""
         played = self._played[start]
-        sans = [played.san, *(san for la, san in played.alternatives if la == other)]
+        uci = other.uci  # (an action equals another only with the same UCI: a cheap test first)
+        sans = [
+            played.san,
+            *(san for la, san in played.alternatives if la.uci == uci and la == other),
+        ]
         check = any("+" in san or "#" in san for san in sans)
         emptied = filled = 0
         for square, symbol in (*played.action.changes, *other.changes):
@@ -2610,7 +2671,10 @@ class Recognizer:
         pushed and popped costs little; no position of the game is made): whether some
         reading :meth:`_explore` tries keeps the actions from ``start`` on legal (the board
         is not looked at; ``game_key``: the actions made, as read).  True for a variant
-        python-chess does not play."""
+        python-chess does not play.  A test that failed is not made again while the game
+        still made the actions its tries went through, read among the same readings: the
+        same tries fail at the same place however many actions followed (see
+        :class:`_Dead`)."""
         game = self._game
         assert game is not None
         board = game.chess_board()
@@ -2623,18 +2687,32 @@ class Recognizer:
             return known
         if len(self._explorable) > 256:
             self._explorable.clear()
-        self._explorable[key] = result = self._legal_somehow(board, later, first)
+            self._dead.clear()
+        dead = self._dead.get((start, first.uci))
+        if dead is not None and dead.holds(game, game_key, later):
+            self._explorable[key] = False
+            return False
+        result, reached = self._legal_somehow(board, later, first)
+        self._explorable[key] = result
+        if not result:
+            self._dead[start, first.uci] = _Dead(
+                game,
+                game_key[: start + reached + 1],
+                tuple([(p, p.alternatives, p.unseen, p.swept) for p in later[1 : reached + 1]]),
+            )
         return result
 
     def _legal_somehow(
         self, board: chess.Board, later: Sequence[_Played], first: LegalAction
-    ) -> bool:
+    ) -> tuple[bool, int]:
         """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
-        one read as ``first`` on (the answer depends on the game alone: it is kept)."""
+        one read as ``first`` on (the answer depends on the game alone: it is kept), and the
+        index in ``later`` of the furthest action whose readings were tried (``len(later)``
+        when the answer is True)."""
         try:
             root = to_chess_move(first.action)
         except IllegalActionError:
-            return True
+            return True, len(later)
         # the moves of ``later`` as made on the board (the last ones of its move stack: the
         # game's, as read)
         moves = board.move_stack[-len(later) :]
@@ -2645,7 +2723,7 @@ class Recognizer:
         position = chess_position(scratch)
         if position is not None:
             return self._legal_stepped(position, scratch.turn, later, moves, root)
-        nodes = changes = 0
+        nodes = changes = reached = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
             read = moves[index]
@@ -2662,7 +2740,8 @@ class Recognizer:
             return found
 
         def down(index: int, differ: int) -> bool:
-            nonlocal nodes, changes
+            nonlocal nodes, changes, reached
+            reached = max(reached, index)
             if index == len(later):
                 return True
             read = moves[index]
@@ -2683,7 +2762,7 @@ class Recognizer:
                     changes -= changed
             return False
 
-        return down(0, 0)
+        return down(0, 0), reached
 
     @staticmethod
     def _legal_stepped(
@@ -2692,11 +2771,11 @@ class Recognizer:
         later: Sequence[_Played],
         moves: Sequence[chess.Move],
         root: chess.Move,
-    ) -> bool:
+    ) -> tuple[bool, int]:
         """:meth:`_legal_somehow` stepped on bit masks (:mod:`.ahead`) from ``position``, the
         one before ``later`` (``moves``: theirs as made; ``root``: the first one read another
         way): the same tries in the same order, no python-chess ``push``."""
-        nodes = changes = 0
+        nodes = changes = reached = 0
 
         def options(index: int, differ: int, here: Position, side: bool) -> list[chess.Move]:
             read = moves[index]
@@ -2713,7 +2792,8 @@ class Recognizer:
             return found
 
         def down(index: int, differ: int, here: Position, side: bool) -> bool:
-            nonlocal nodes, changes
+            nonlocal nodes, changes, reached
+            reached = max(reached, index)
             if index == len(later):
                 return True
             read = moves[index]
@@ -2734,7 +2814,7 @@ class Recognizer:
                     changes -= changed
             return False
 
-        return down(0, 0, position, turn)
+        return down(0, 0, position, turn), reached
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
         """The game stepped alone (no events or positions made): with action ``start``
