@@ -29,6 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import cast
 
 from dgt.errors import ClockNotAnswering, DgtError, LinkClosed
 from dgt.events import (
@@ -38,6 +39,7 @@ from dgt.events import (
     ClockUpdate,
     LeverMoved,
     Side,
+    _ClockUpdateDraft,
     clock_update,
 )
 from dgt.protocol import (
@@ -55,6 +57,9 @@ from dgt.protocol import (
     encode_clock_text_rev2,
     encode_clock_version,
 )
+from dgt.protocol.clock_codec import _HOURS_OR_BAD as _HOURS
+from dgt.protocol.clock_codec import _MINUTES_OR_BAD as _MINUTES
+from dgt.protocol.clock_codec import _SECONDS_OR_BAD as _SECONDS
 from dgt.protocol.clock_codec import BIT_BATTERY_LOW as _BATTERY_LOW
 from dgt.protocol.clock_codec import BIT_NO_CLOCK as _NO_CLOCK
 from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
@@ -231,10 +236,12 @@ class ClockState:
             return None
         # Lever, running, turn bits and battery are those of the last report: no
         # LeverMoved, the same turn.
-        reading = read_valid_times(raw)
-        if reading is None:  # bogus, or the null frame
-            return None
-        left, right, _, left_flag, right_flag = reading
+        # read_valid_times(raw) less the call and its tuple: a side's seconds from three
+        # lookups whose impossible digits read as far below zero
+        left = _HOURS[raw[3]] + _MINUTES[raw[4]] + _SECONDS[raw[5]]
+        right = _HOURS[raw[0]] + _MINUTES[raw[1]] + _SECONDS[raw[2]]
+        if left < 0 or right < 0 or not (left or right or any(raw)):
+            return None  # bogus, or the null frame
         turn = self._turn
         if turn is not None:
             # a running clock whose turn bits mark a side: _learn_turn_bits switches them
@@ -249,19 +256,22 @@ class ClockState:
         self.left = seconds_left = float(left)
         self.right = seconds_right = float(right)
         self._updated = now
-        self._left_flag = left_flag
-        self._right_flag = right_flag
-        return clock_update(
-            now,
-            seconds_left,
-            seconds_right,
-            self.running,
-            self.lever,  # type: ignore[arg-type]  # known: the status byte is the last one's
-            left_flag,
-            right_flag,
-            bool(status & _BATTERY_LOW),
-            turn,
-        )
+        self._left_flag = left_flag = bool(raw[3] & 0x50)
+        self._right_flag = right_flag = bool(raw[0] & 0x50)
+        # clock_update(...) less the call: the lever and the battery bit are the last
+        # report's (the same status byte)
+        draft = _ClockUpdateDraft()
+        draft.time = now
+        draft.left = seconds_left
+        draft.right = seconds_right
+        draft.running = self.running
+        draft.lever_high = self.lever  # type: ignore[assignment]  # known: the last report's
+        draft.left_flag = left_flag
+        draft.right_flag = right_flag
+        draft.battery_low = self._battery_low
+        draft.turn = turn
+        draft.__class__ = ClockUpdate  # type: ignore[assignment]
+        return cast(ClockUpdate, draft)
 
     def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_raw` of any report: the general path."""
