@@ -189,6 +189,12 @@ class BoardState(Enum):
     CLOSED = "closed"
 
 
+_READY = BoardState.READY
+"""The state as a module name: an enum class's attribute is looked up afresh at each read
+(the interpreter does not specialise it), and :meth:`Board._settle` reads it every square
+change."""
+
+
 class LedKind(Enum):
     PEGASUS = "pegasus"
     REV2 = "rev2"
@@ -783,7 +789,7 @@ class Board(BoardFeed):
             current is not None
             and current < due
             and self._resync_timer is not None
-            and self.state is BoardState.READY
+            and self.state is _READY
             and self._loop is not None
         ):
             # _arm_resync's usual case (a move under way: the armed timer re-arms itself
