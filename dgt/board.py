@@ -87,7 +87,6 @@ from dgt.protocol import (
     encode_rev2_leds,
     encode_rev2_leds_off,
 )
-from dgt.protocol.constants import MessageId
 from dgt.protocol.request_names import describe_written, written_commands
 from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
@@ -189,9 +188,6 @@ class BoardState(Enum):
     READY = "ready"
     CLOSED = "closed"
 
-
-_BWTIME_ID = int(MessageId.BWTIME)
-"""The clock frame's id as a plain int (cheaper to read than the enum's attribute)."""
 
 _READY = BoardState.READY
 """The state as a module name: an enum class's attribute is looked up afresh at each read
@@ -599,19 +595,7 @@ class Board(BoardFeed):
         # message).
         size = len(data)
         if size == 10:
-            # parser.lone_times(data) less the call (the clock report a board sends once a
-            # second; test_board_short_paths holds it to the parser's loop)
-            raw = None
-            if (
-                data[0] == _BWTIME_ID
-                and not data[1]
-                and data[2] == 10
-                and not parser._buffer
-                and type(data) is bytes
-            ):
-                raw = data[3:]
-                if not raw.isascii() or (raw[0] & 0x0F) == 0x0A or (raw[3] & 0x0F) == 0x0A:
-                    raw = None
+            raw = parser.lone_times(data)
             if raw is not None and not self._times_tries and not self._waiters:
                 clock = self._clock_state
                 report = clock.same_status(raw, now)
