@@ -13,7 +13,7 @@ from dgt.events import (
     BoardFamily,
     BoardSnapshot,
     SquareChanged,
-    _SquareChangedDraft,
+    square_changed,
 )
 from dgt.protocol import BoardDump, FieldUpdate, Piece
 from dgt.protocol.constants import wire_pieces
@@ -126,14 +126,7 @@ class Mirror:
         values = self._values
         if values is not None:
             values[square] = piece
-        # square_changed(now, square, piece, previous) less the call
-        draft = _SquareChangedDraft()
-        draft.time = now
-        draft.square = square
-        draft.piece = piece
-        draft.previous = previous
-        draft.__class__ = SquareChanged  # type: ignore[assignment]
-        return draft  # type: ignore[return-value]  # a SquareChanged now
+        return square_changed(now, square, piece, previous)
 
     def apply_dump(self, dump: BoardDump, now: float) -> list[SquareChanged]:
         """Take a full dump as the truth; one event per square that differed, in square

@@ -194,6 +194,19 @@ class _Hooks:
 _HOOKS: dict[type[VariantGame], _Hooks] = {}
 
 
+def _ticked_and_fed(
+    recognizer: Recognizer, t: float, event: SquareChanged | LeverMoved
+) -> list[RecognizerEvent]:
+    """``recognizer.tick(t) + recognizer.feed(event)`` with no third list when the tick
+    gave nothing (the common case: one per square change and lever press)."""
+    got = recognizer.tick(t)
+    fed = recognizer.feed(event)
+    if got:
+        got += fed
+        return got
+    return fed
+
+
 def _variant_hooks(game: VariantGame) -> _Hooks:
     kind = type(game)
     hooks = _HOOKS.get(kind)
@@ -408,12 +421,7 @@ class Table:
         out = [TableEvent(t, "board", square_json(event))]
         self._board.set_square(square, event.piece)
         recognizer = self._recognizer
-        got = recognizer.tick(t)
-        fed = recognizer.feed(event)
-        if got:
-            got += fed
-        else:
-            got = fed
+        got = _ticked_and_fed(recognizer, t, event)
         if len(got) == 1 and self._game is not None and self._link is not _LINK_UNKNOWN:
             item: Any = got[0]
             kind = type(item)
@@ -491,12 +499,7 @@ class Table:
             self._link = _LINK_UP
             only_time = False
         recognizer = self._recognizer
-        got = recognizer.tick(t)
-        fed = recognizer.feed(event)
-        if got:
-            got += fed
-        else:
-            got = fed
+        got = _ticked_and_fed(recognizer, t, event)
         if len(got) == 1 and only_time:
             item: Any = got[0]
             if type(item) is MoveEvent and item.final:  # the press completed a move
