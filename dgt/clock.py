@@ -38,7 +38,6 @@ from dgt.events import (
     ClockUpdate,
     LeverMoved,
     Side,
-    _ClockUpdateDraft,
     clock_update,
 )
 from dgt.protocol import (
@@ -56,9 +55,6 @@ from dgt.protocol import (
     encode_clock_text_rev2,
     encode_clock_version,
 )
-from dgt.protocol.clock_codec import _HOURS_OR_BAD as _HOURS
-from dgt.protocol.clock_codec import _MINUTES_OR_BAD as _MINUTES
-from dgt.protocol.clock_codec import _SECONDS_OR_BAD as _SECONDS
 from dgt.protocol.clock_codec import BIT_BATTERY_LOW as _BATTERY_LOW
 from dgt.protocol.clock_codec import BIT_NO_CLOCK as _NO_CLOCK
 from dgt.protocol.clock_codec import BIT_RIGHT_HIGH as _RIGHT_HIGH
@@ -230,19 +226,15 @@ class ClockState:
         """:meth:`feed_raw` of the common report, its one event: the same status byte as
         the last one, only the times and the flags moved (a running clock, once a second a
         board).  None, with nothing read, for any other report: :meth:`feed_raw` it."""
-        # the bytes as locals at once (an index of bytes costs about as much as a third of
-        # this)
-        r0, r1, r2, r3, r4, r5, status = raw
+        status = raw[6]
         if status != self._status or self.connected is not True:
             return None
         # Lever, running, turn bits and battery are those of the last report: no
         # LeverMoved, the same turn.
-        # read_valid_times(raw) less the call and its tuple: a side's seconds from three
-        # lookups whose impossible digits read as far below zero
-        left = _HOURS[r3] + _MINUTES[r4] + _SECONDS[r5]
-        right = _HOURS[r0] + _MINUTES[r1] + _SECONDS[r2]
-        if left < 0 or right < 0 or not (left or right or any(raw)):
-            return None  # bogus, or the null frame
+        reading = read_valid_times(raw)
+        if reading is None:  # bogus, or the null frame
+            return None
+        left, right, _, left_flag, right_flag = reading
         turn = self._turn
         if turn is not None:
             # a running clock whose turn bits mark a side: _learn_turn_bits switches them
@@ -257,22 +249,19 @@ class ClockState:
         self.left = seconds_left = float(left)
         self.right = seconds_right = float(right)
         self._updated = now
-        self._left_flag = left_flag = (r3 & 0x50) != 0  # bool(...) less the call
-        self._right_flag = right_flag = (r0 & 0x50) != 0
-        # clock_update(...) less the call: the lever and the battery bit are the last
-        # report's (the same status byte)
-        draft = _ClockUpdateDraft()
-        draft.time = now
-        draft.left = seconds_left
-        draft.right = seconds_right
-        draft.running = self.running
-        draft.lever_high = self.lever  # type: ignore[assignment]  # known: the last report's
-        draft.left_flag = left_flag
-        draft.right_flag = right_flag
-        draft.battery_low = self._battery_low
-        draft.turn = turn
-        draft.__class__ = ClockUpdate  # type: ignore[assignment]
-        return draft  # type: ignore[return-value]  # a ClockUpdate now (cast() is a call)
+        self._left_flag = left_flag
+        self._right_flag = right_flag
+        return clock_update(
+            now,
+            seconds_left,
+            seconds_right,
+            self.running,
+            self.lever,  # type: ignore[arg-type]  # known: the status byte is the last one's
+            left_flag,
+            right_flag,
+            bool(status & _BATTERY_LOW),
+            turn,
+        )
 
     def _feed_raw(self, raw: bytes, now: float) -> list[BoardEvent]:
         """:meth:`feed_raw` of any report: the general path."""
