@@ -620,17 +620,7 @@ class Board(BoardFeed):
                 if self._mirror_valid:
                     change = self.mirror.apply_update(update, now)
                     if change is not None:
-                        # self._emit(change) less a call when a consumer alone takes it
-                        consumer = self._consumer
-                        if consumer is None or self._listeners:
-                            self._emit(change)
-                        else:
-                            try:
-                                consumer(change)
-                            except Exception:
-                                _feed_logger.exception(
-                                    "%s: event consumer failed on %r", self.name, change
-                                )
+                        self._emit(change)
                     self._settle(now)
                 return
         elif size == 67:
