@@ -382,6 +382,8 @@ async def run(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.catch_up
     while not centre.holds(targets) and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.1)
+    if pending:  # each fault's own catch-up is met by now: let its watch see it (~0.05 s)
+        await asyncio.wait(pending, timeout=1.0)
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
