@@ -2588,34 +2588,10 @@ class Recognizer:
         if board is None:
             return (1 << 64) - 1
         mask = 0
-        occupied = board.occupied
-        if squares.bit_count() * 2 < occupied.bit_count():  # (attacks are symmetric)
-            # python-chess's attackers_mask of both sides at once: the pieces of either side
-            # but pawns, which attack as their side does
-            straight = board.queens | board.rooks
-            diagonal = board.queens | board.bishops
-            kings, knights, pawns = board.kings, board.knights, board.pawns
-            white_pawns = pawns & board.occupied_co[chess.WHITE]
-            black_pawns = pawns & board.occupied_co[chess.BLACK]
+        if squares.bit_count() * 2 < board.occupied.bit_count():  # (attacks are symmetric)
             for square in chess.scan_forward(squares):
-                mask |= (
-                    (chess.BB_KING_ATTACKS[square] & kings)
-                    | (chess.BB_KNIGHT_ATTACKS[square] & knights)
-                    | (
-                        chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
-                        & straight
-                    )
-                    | (
-                        chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
-                        & straight
-                    )
-                    | (
-                        chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
-                        & diagonal
-                    )
-                    | (chess.BB_PAWN_ATTACKS[chess.BLACK][square] & white_pawns)
-                    | (chess.BB_PAWN_ATTACKS[chess.WHITE][square] & black_pawns)
-                )
+                mask |= board.attackers_mask(chess.WHITE, square)
+                mask |= board.attackers_mask(chess.BLACK, square)
             return mask
         for square in chess.scan_forward(board.occupied):
             if board.attacks_mask(square) & squares:
