@@ -44,6 +44,7 @@ alone, with a warning: the other rows of its commit are written.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -110,6 +111,14 @@ CREATE TABLE IF NOT EXISTS log ({_LOG_COLUMNS});
 """
 
 _INSERT = "INSERT INTO log (table_id, role, kind, t, data) VALUES (?, ?, ?, ?, ?)"
+
+_INSERT_ROWS = {size: _INSERT + ", (?, ?, ?, ?, ?)" * (size - 1) for size in (32, 8)}
+"""Statements inserting 32 and 8 rows at once, by their sizes: a commit inserts its rows
+by these and the rest one by one (:meth:`Store._insert`).  A statement's fixed cost (its
+step, its end, the lock given back to Python's other threads) is paid once for its rows:
+about a sixth less CPU a row than one statement a row (callgrind, 41-row commits)."""
+
+_flat = itertools.chain.from_iterable
 
 INPUT_KINDS = ("board", "tick", "admin")
 """Kinds of input rows: a board event, a clock tick of the service, an admin command."""
@@ -800,7 +809,7 @@ class Store:
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany(_INSERT, rows)
+                self._insert(rows)
             except Exception as exc:
                 if not _row_error(exc):
                     raise
@@ -814,7 +823,7 @@ class Store:
                 self._db.execute("BEGIN IMMEDIATE")
                 rows, numbered = self._insert_one_at_a_time(rows)
             if numbered is None:
-                # One statement in a write transaction: the rows are numbered one after
+                # In order in one write transaction: the rows are numbered one after
                 # another up to the last (the log is append-only, so max(seq) + 1 each).
                 first = self._last_insert() - len(rows) + 1
                 indexed = self._index.write_due(first)
@@ -841,6 +850,18 @@ class Store:
                 "%s: writing again: the %d row(s) kept in memory are stored", self.path, len(rows)
             )
         return len(rows)
+
+    def _insert(self, rows: list[Row]) -> None:
+        """Insert ``rows`` in order inside the open transaction: as many as fit in the
+        statements of :data:`_INSERT_ROWS`, then the rest one by one (their sequence numbers
+        consecutive, as one ``executemany`` numbers them)."""
+        db = self._db
+        start = 0
+        for size, sql in _INSERT_ROWS.items():
+            while len(rows) - start >= size:
+                db.execute(sql, tuple(_flat(rows[start : start + size])))
+                start += size
+        db.executemany(_INSERT, rows[start:])
 
     def _index_all(self) -> None:
         """Index every row still waiting (a stop), so the next open has none to find."""
