@@ -522,7 +522,12 @@ class Hall:
             self._queue(table, [echo_of(t, board_input(event_as_logged(t, event)))], received)
             return
         self._log_clock(table, t, event)
-        self._queue_quiet(table, [])
+        # :meth:`_queue_quiet` less noting outputs: the table took no input (the quick
+        # clock answered), so no game of it ended
+        if self._hold_clock_orders(table):
+            self._schedule_flush()
+        else:
+            self._schedule_flush(QUIET_COMMIT_DELAY)
 
     def _log_clock(self, table: HallTable, t: float, event: ClockUpdate) -> None:
         """:meth:`_log` of the clock report :meth:`clock_echo` keeps off the stream."""
