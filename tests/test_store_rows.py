@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from service.store import Store
 from service.web.stream import dumps
@@ -62,3 +65,54 @@ def test_the_tables_with_rows_queued_are_read_off_the_queue(tmp_path: Path) -> N
     assert store.queued_tables() == {"b"}
     store.close()
     assert store.queued_tables() == set()
+
+
+def test_a_commit_of_many_rows_keeps_their_order_and_each_tables_inputs(tmp_path: Path) -> None:
+    # 47 rows: statements of 32 and 8 rows and the rest one by one, in the queue's order
+    store = Store(tmp_path / "s.db")
+    queued: list[tuple[str, str, str, float, dict[str, Any]]] = []
+    for i in range(30):
+        table = "abc"[i % 3]
+        data: dict[str, Any] = {"event": "lever", "high": "left" if i % 2 else "right", "i": i}
+        if i % 2:
+            store.append_echo(table, float(i), data)
+            queued.append((table, "echo", "board", float(i), data))
+        else:
+            out: dict[str, Any] = {"type": "move", "time": float(i), "ply": i}
+            store.append(table, "board", float(i), data, [out])
+            queued.append((table, "in", "board", float(i), data))
+            queued.append((table, "out", "move", float(i), out))
+    assert store.pending == len(queued) == 45
+    store.append("c", "tick", 31.0, {}, [{"type": "flag", "time": 31.0}])
+    assert store.commit() == 47
+    rows = store._db.execute("SELECT seq, table_id, role, kind, t, data FROM log ORDER BY seq")
+    got = [(table, role, kind, t, json.loads(data)) for _, table, role, kind, t, data in rows]
+    assert got[:45] == queued
+    seqs = [row[0] for row in store._db.execute("SELECT seq FROM log ORDER BY seq")]
+    assert seqs == list(range(seqs[0], seqs[0] + 47))
+    for table in "abc":
+        inputs = list(store.inputs(table))
+        assert [item.data.get("i") for item in inputs if item.kind == "board"] == [
+            i for i in range(30) if "abc"[i % 3] == table
+        ]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    "bad", [("a", "in", "admin", 17.0, '{"x": "\ud800"}'), ("a", "bogus", "admin", 17.0, "{}")]
+)
+def test_a_row_that_fails_in_a_statement_of_many_rows_is_refused_alone(
+    tmp_path: Path, bad: tuple[str, str, str, float, str]
+) -> None:
+    # the bad row (a text with no UTF-8 form, a role the log refuses) among 40: inside a
+    # statement of 32 rows; its input is left out, every other one stored in order
+    store = Store(tmp_path / "s.db")
+    for i in range(40):
+        if i == 17:
+            store._pending.append(bad)
+        else:
+            store.append("a", "admin", float(i), {"command": "players", "n": i}, [])
+    assert store.commit() == 39
+    assert store.refused == 1
+    assert [item.data["n"] for item in store.inputs("a")] == [i for i in range(40) if i != 17]
+    store.close()
