@@ -17,7 +17,10 @@ from service.web.stream import dumps
 def test_rows_are_compact_json_that_reads_back_the_same(tmp_path: Path) -> None:
     store = Store(tmp_path / "log.db")
     data = {"event": "clock", "left": 299.5, "name": 'Żaneta "Z" Ünal', "nested": [1, None]}
-    outs = [{"time": 12.25, "type": "board", **data}, {"type": "clock", "data": {"é": True}}]
+    outs: list[dict[str, Any]] = [
+        {"time": 12.25, "type": "board", **data},
+        {"type": "clock", "data": {"é": True}},
+    ]
     store.register_table("1", {}, 0.0)
     store.append("1", "board", 12.25, data, outs)
     store.commit()
