@@ -158,10 +158,29 @@ def test_squares_to_set_right_follow_the_board_square_by_square() -> None:
             board.set_square(rng.randrange(64), rng.choice(pieces))
             cells = board.physical(rotated)
             if rng.random() < 0.7:  # the summary is not asked after every change
-                got = memo.squares(
-                    (board.version, rotated), start, cells, loose=loose, step=board.last_step
-                )
+                got = memo.squares(start, cells, loose=loose, step=board.last_step)
                 assert got == set_right(start, cells, loose=loose)
+
+
+def test_squares_to_set_right_are_written_again_for_another_position_board_or_looseness() -> None:
+    """The memo knows what it wrote from by identity: another position or board object (the
+    table makes a new one at every change), or another looseness, is written again, and
+    what it returns is the caller's to change."""
+    start = get_variant("standard").start_positions()[0].squares
+    lifted = tuple("" if square == 12 else cell for square, cell in enumerate(start))  # e2
+    moved = tuple("P" if square == 28 else cell for square, cell in enumerate(lifted))  # e4
+    swapped = list(start)
+    swapped[1], swapped[2] = swapped[2], swapped[1]  # a knight and a bishop swapped
+    memo = SetRightMemo()
+    got = memo.squares(start, lifted)
+    assert got == [{"square": "e2", "want": "P", "have": ""}]
+    got.clear()  # the caller's list: the memo's own is left as it was
+    assert memo.squares(start, lifted) == [{"square": "e2", "want": "P", "have": ""}]
+    assert memo.squares(moved, lifted) == set_right(moved, lifted)  # another position
+    assert memo.squares(moved, moved) == []  # another board
+    assert memo.squares(start, tuple(swapped)) == set_right(start, tuple(swapped))
+    assert len(memo.squares(start, tuple(swapped))) == 2
+    assert memo.squares(start, tuple(swapped), loose=True) == []  # any start will do
 
 
 def test_the_clocks_shown_read_as_a_snapshot_taken_anew() -> None:

@@ -1449,18 +1449,16 @@ class Table:
         start position, from that position; before a first game, from the variant's start
         (any of its starts will do); while playing, from the game's position.  Empty when a
         game is over (the board is cleared and set up for the next one)."""
-        rotated = bool(self._recognizer.rotated)
-        cells = self._board.physical(rotated)
-        key = (self._board.version, rotated, self._position_version, self._phase)
+        cells = self._board.physical(bool(self._recognizer.rotated))
         step = self._board.last_step
         if self._awaiting is not None:
-            return self._set_right.squares(key, self._awaiting.squares, cells, step=step)
+            return self._set_right.squares(self._awaiting.squares, cells, step=step)
         if self._phase is _PLAYING and self._game is not None:
-            return self._set_right.squares(key, self._game.squares, cells, step=step)
+            return self._set_right.squares(self._game.squares, cells, step=step)
         if self._phase is _SETUP and self._start is None:
             starts = self._variant.start_positions()
             want = starts[0].squares
-            return self._set_right.squares(key, want, cells, loose=len(starts) > 1, step=step)
+            return self._set_right.squares(want, cells, loose=len(starts) > 1, step=step)
         return []
 
     def _admin_end(self, args: Mapping[str, Any], now: float) -> list[TableEvent]:

@@ -255,21 +255,21 @@ def set_right(want: SquareMap, have: SquareMap, *, loose: bool = False) -> list[
 
 
 class SetRightMemo:
-    """:func:`set_right`, written once per change of the board or the wanted position
-    (``key``: what the caller's wanted position and board are versions of).  When the
+    """:func:`set_right`, written once per wanted position and board (both immutable square
+    maps, known by identity: a board or a position that changed is a new object).  When the
     board moved on by one square since the last one written (``step``, from
     :attr:`BoardView.last_step`) and the wanted position is the same, only that square is
     looked at again."""
 
     def __init__(self) -> None:
-        self._kept: tuple[object, list[dict[str, str]]] | None = None
-        self._written: tuple[SquareMap, SquareMap, bool, tuple[int, ...]] | None = None
-        """The wanted position and the board last written from, ``loose``, and the squares
-        of the entries written (in their order)."""
+        self._written: (
+            tuple[SquareMap, SquareMap, bool, tuple[int, ...], list[dict[str, str]]] | None
+        ) = None
+        """The wanted position and the board last written from, ``loose``, the squares of
+        the entries written (in their order) and the entries."""
 
     def squares(
         self,
-        key: object,
         want: SquareMap,
         have: SquareMap,
         *,
@@ -277,38 +277,36 @@ class SetRightMemo:
         step: tuple[SquareMap, SquareMap, int] | None = None,
     ) -> list[dict[str, str]]:
         """A fresh list (callers may change it; its entries are shared)."""
-        kept = self._kept
-        if kept is None or kept[0] != key:
-            written = self._written
-            if (
-                written is not None and step is not None and step[1] is have
-                and step[0] is written[1] and written[0] is want and written[2] == loose
-            ):  # fmt: skip
-                entries, indices = _one_square_on(kept, written[3], want, have, step[2], loose)
-            else:
-                entries = set_right(want, have, loose=loose)
-                names = _SQUARE_INDEX
-                indices = tuple(names[entry["square"]] for entry in entries)
-            kept = self._kept = (key, entries)
-            self._written = (want, have, loose, indices)
-        return list(kept[1])
+        written = self._written
+        if written is not None and written[0] is want and written[2] == loose:
+            if written[1] is have:
+                return list(written[4])
+            if step is not None and step[1] is have and step[0] is written[1]:
+                entries, indices = _one_square_on(
+                    written[4], written[3], want, have, step[2], loose
+                )
+                self._written = (want, have, loose, indices, entries)
+                return list(entries)
+        entries = set_right(want, have, loose=loose)
+        names = _SQUARE_INDEX
+        indices = tuple(names[entry["square"]] for entry in entries)
+        self._written = (want, have, loose, indices, entries)
+        return list(entries)
 
 
 _SQUARE_INDEX = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
 
 
 def _one_square_on(
-    kept: tuple[object, list[dict[str, str]]] | None,
+    entries: list[dict[str, str]],
     indices: tuple[int, ...],
     want: SquareMap,
     have: SquareMap,
     square: int,
     loose: bool,
 ) -> tuple[list[dict[str, str]], tuple[int, ...]]:
-    """:func:`set_right` of ``want`` and ``have`` from the entries written for a board that
-    differed from ``have`` on ``square`` only (their squares: ``indices``)."""
-    assert kept is not None
-    entries = kept[1]
+    """:func:`set_right` of ``want`` and ``have`` from the ``entries`` written for a board
+    that differed from ``have`` on ``square`` only (their squares: ``indices``)."""
     if square in indices:
         at = indices.index(square)
         entries = entries[:at] + entries[at + 1 :]
@@ -409,7 +407,7 @@ class FenMemo:
         last = game.last_step() if type(game) is ChessGame else None  # variants: the board
         if last is not None:
             before, move = last
-            for step in steps:
+            for step in reversed(steps):  # (the newest, as a rule)
                 if step[0] is game and step[1] == ply - 1 and step[2] is before:
                     placement = None
                     if shown is not None and (shown[0] is squares or shown[0] == squares):
