@@ -24,7 +24,7 @@ a fivefold repetition may end, step the game itself forward and back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import compress
@@ -186,6 +186,9 @@ Position = tuple[int, int, int, int, int, int, int, int, int, int]
 ``push``): the squares (bit masks) of the pawns, knights, bishops, rooks, queens and kings,
 of the white and the black pieces, python-chess's castling rights (the rooks' squares) and
 the en passant square (-1: none)."""
+
+_Down = Callable[[int, int, int, float, int, int, int, Position | None, bool], None]
+""":func:`search`'s step down (see there)."""
 
 _PAIRS = ("pP", "nN", "bB", "rR", "qQ", "kK")
 _KIND = {symbol: kind for kind, pair in enumerate(_PAIRS) for symbol in pair}
@@ -431,6 +434,11 @@ def search(
 
     root: Position | None = None  # the game's position, once asked (None: step with the game)
     asked = False
+    # ``down`` calls itself as ``again[0]``, emptied once the search is done: a nested
+    # function that names itself holds itself through its closure, a cycle (with its cells
+    # and what they hold) that only the garbage collector frees -- and a slow board event
+    # searches several times, so the collections such garbage brings on fall on those
+    again: list[_Down] = []
 
     def down(
         occupancy: int,
@@ -510,7 +518,7 @@ def search(
                     game.apply(action.action)
                 path.append(action)
                 try:
-                    down(
+                    again[0](
                         occupancy ^ mask,
                         rest,
                         left - 1,
@@ -530,7 +538,9 @@ def search(
         starts(occupied, differ, plies, next(iter(sides)), white, twice) if differ and plies else 0
     )
     if first:
+        again.append(down)
         down(occupied, differ, plies, float("-inf"), white, first, twice, None, next(iter(sides)))
+        again.clear()
     return found
 
 
