@@ -24,7 +24,7 @@ a fivefold repetition may end, step the game itself forward and back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import compress
@@ -186,6 +186,9 @@ Position = tuple[int, int, int, int, int, int, int, int, int, int]
 ``push``): the squares (bit masks) of the pawns, knights, bishops, rooks, queens and kings,
 of the white and the black pieces, python-chess's castling rights (the rooks' squares) and
 the en passant square (-1: none)."""
+
+_Down = Callable[[int, int, int, float, int, int, int, Position | None, bool], None]
+""":func:`search`'s step down (see there)."""
 
 _PAIRS = ("pP", "nN", "bB", "rR", "qQ", "kK")
 _KIND = {symbol: kind for kind, pair in enumerate(_PAIRS) for symbol in pair}
@@ -431,6 +434,11 @@ def search(
 
     root: Position | None = None  # the game's position, once asked (None: step with the game)
     asked = False
+    # ``down`` calls itself as ``again[0]``, emptied once the search is done: a nested
+    # function that names itself holds itself through its closure, a cycle (with its cells
+    # and what they hold) that only the garbage collector frees -- and a slow board event
+    # searches several times, so the collections such garbage brings on fall on those
+    again: list[_Down] = []
 
     def down(
         occupancy: int,
@@ -454,6 +462,12 @@ def search(
         seen: set[str] = set()
         replacing = not path and not_first is not None  # (no action equals None)
         allowed = todo | spare
+        # an action flips only squares of ``allowed``: it sets nothing down on an empty
+        # square outside them and empties no occupied one (each a single test of its masks,
+        # which most actions fail; 64-bit masks are objects: each operation makes one)
+        vacant = ~occupancy
+        set_down_outside = vacant & ~allowed
+        emptied_outside = occupancy & ~allowed
         for square in chess.scan_forward(squares):
             if position is None:
                 entries = _entries(game.actions_changing(square))
@@ -462,8 +476,10 @@ def search(
             for action, uci, filled, emptied, set_white, empties in entries:
                 # (the flips first: most actions fail them; an action seen twice -- a
                 # castling changes two of its side's squares -- flips the same squares)
-                mask = (filled & ~occupancy) | (emptied & occupancy)
-                if not mask or mask & ~allowed:
+                if filled & set_down_outside or emptied & emptied_outside:
+                    continue
+                mask = (filled & vacant) | (emptied & occupancy)
+                if not mask:
                     continue
                 if uci in seen or (replacing and action == not_first):
                     continue
@@ -510,7 +526,7 @@ def search(
                     game.apply(action.action)
                 path.append(action)
                 try:
-                    down(
+                    again[0](
                         occupancy ^ mask,
                         rest,
                         left - 1,
@@ -530,7 +546,9 @@ def search(
         starts(occupied, differ, plies, next(iter(sides)), white, twice) if differ and plies else 0
     )
     if first:
+        again.append(down)
         down(occupied, differ, plies, float("-inf"), white, first, twice, None, next(iter(sides)))
+        again.clear()
     return found
 
 
