@@ -547,8 +547,13 @@ def search(
     )
     if first:
         again.append(down)
-        down(occupied, differ, plies, float("-inf"), white, first, twice, None, next(iter(sides)))
-        again.clear()
+        try:
+            down(
+                occupied, differ, plies, float("-inf"), white, first, twice, None,
+                next(iter(sides)),
+            )  # fmt: skip
+        finally:
+            again.clear()
     return found
 
 
