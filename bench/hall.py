@@ -122,6 +122,7 @@ from service.collector_pacer import CollectorPacer  # noqa: E402
 from service.commands.demo import emulated_tables, load_games, play  # noqa: E402
 from service.config import (  # noqa: E402
     BIG_HALL_BOARDS,
+    BIG_HALL_POLL_LONGEST_MS,
     BIG_HALL_POLL_MS,
     BOARD_POLL_MS,
     TableConfig,
@@ -738,8 +739,8 @@ async def _measure(
                     flush=True,
                 )
 
-        board_poll = board_poll_ms(n, args)
-        hall = Hall(store, board_poll_ms=board_poll)
+        board_poll, board_poll_longest = board_poll_ms(n, args)
+        hall = Hall(store, board_poll_ms=board_poll, board_poll_longest_ms=board_poll_longest)
         admin = hall.admin if meter is None else meter.admin(hall.admin)
         hall.admin = not_charged(split, admin)  # type: ignore[method-assign]
         if boards is None:
@@ -861,6 +862,7 @@ async def _measure(
         "cpu_wait": (wait1 - wait0) / (wall1 - wall0),
         "wake_ups": wakes / (wall1 - wall0),
         "board_poll": board_poll,
+        "board_poll_longest": board_poll_longest,
         "polls": polls / (wall1 - wall0),
         "transport": transport,
         "spectator_inside": args.spectator_inside,
@@ -946,14 +948,15 @@ def bench_part(r: dict[str, Any]) -> str:
 
 def poll_wait(r: dict[str, Any]) -> str:
     """What the latency figures leave out under a board poller: they run from the service's
-    read of a board's bytes, which then waited in the kernel for the next poll (up to a
-    period, half of one on average)."""
-    period = r["board_poll"]
-    if not period:
+    read of a board's bytes, which then waited in the kernel for the next poll (up to the
+    longest period, on average half of the mean time between polls)."""
+    if not r["board_poll"]:
         return ""
+    longest = max(r["board_poll"], r.get("board_poll_longest", 0.0))
+    half = 500 / r["polls"] if r["polls"] else longest / 2
     return (
-        f" from the read (the bytes wait up to {period:g} ms before it, {period / 2:g} on "
-        f"average: p50 ~{r['p50'] + period / 2:.1f}, p99 <= {r['p99'] + period:.1f} ms from "
+        f" from the read (the bytes wait up to {longest:g} ms before it, {half:.1f} on "
+        f"average: p50 ~{r['p50'] + half:.1f}, p99 <= {r['p99'] + longest:.1f} ms from "
         "the board)"
     )
 
@@ -962,16 +965,23 @@ def board_poll_part(r: dict[str, Any]) -> str:
     """How the service read its boards, for the figure line."""
     if not r["board_poll"]:
         return "board poll off (--board-poll 0: each board wakes the loop)"
-    return f"board poll {r['board_poll']:g} ms ({r['polls']:,.0f} polls/s)"
+    every = f"{r['board_poll']:g}"
+    if r.get("board_poll_longest", 0) > r["board_poll"]:
+        every += f"-{r['board_poll_longest']:g}"
+    return f"board poll {every} ms ({r['polls']:,.0f} polls/s)"
 
 
-def board_poll_ms(n: int, args: argparse.Namespace) -> float:
-    """The hall's ``board_poll_ms`` at N: ``--board-poll``, else what the service's config
-    gives a hall of N boards on serial ports (:data:`service.config.BIG_HALL_POLL_MS` from
+def board_poll_ms(n: int, args: argparse.Namespace) -> tuple[float, float]:
+    """The hall's ``board_poll_ms`` and ``board_poll_longest_ms`` at N: ``--board-poll``
+    (the reads do not stretch apart), else what the service's config gives a hall of N
+    boards on serial ports (:data:`service.config.BIG_HALL_POLL_MS` stretching to
+    :data:`~service.config.BIG_HALL_POLL_LONGEST_MS` from
     :data:`~service.config.BIG_HALL_BOARDS` up) when they run apart, else 0."""
     if args.board_poll is not None:
-        return float(args.board_poll)
-    return BIG_HALL_POLL_MS if n >= BIG_HALL_BOARDS and boards_apart(n, args) else 0.0
+        return float(args.board_poll), float(args.board_poll)
+    if n >= BIG_HALL_BOARDS and boards_apart(n, args):
+        return BIG_HALL_POLL_MS, BIG_HALL_POLL_LONGEST_MS
+    return 0.0, 0.0
 
 
 def check_board_poll(args: argparse.Namespace) -> str | None:
@@ -1128,9 +1138,9 @@ def main() -> int:
         metavar="MS",
         help="the hall reads its boards' ports together every MS milliseconds (0-50; the "
         "config's board_poll_ms, dgt.transports.poller); 0: each board wakes the event loop "
-        "itself.  By default as the service's config: 5 from 100 boards up when they run in "
-        "a process of their own, else 0.  Above 0 it needs the boards in a process of their "
-        "own (--boards-process)",
+        "itself.  By default as the service's config: 5, stretching to 20 while few boards "
+        "speak, from 100 boards up when they run in a process of their own, else 0.  "
+        "Above 0 it needs the boards in a process of their own (--boards-process)",
     )
     parser.add_argument("--serve-boards", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--spectate", default="", help=argparse.SUPPRESS)

@@ -107,6 +107,11 @@ BIG_HALL_POLL_MS = 5.0
 the boards in batches": about a tenth less CPU per input at 2,000 and 5,000 boards, for
 2.5 ms more latency on average; 10 ms let one 5,000-board run fall behind), else 0 (a
 club's few boards are read as their bytes come)."""
+BIG_HALL_POLL_LONGEST_MS = 20.0
+"""How far such a hall's reads may stretch apart while few boards speak (a stretching
+:class:`dgt.transports.poller.BoardPoller`; bench/README.md, "Reading the boards in
+batches": at 2,000 boards a fifth less CPU per input than every 5 ms, for at most 15 ms more
+latency; a busy hall keeps the short period)."""
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""
@@ -207,6 +212,10 @@ class ServiceConfig:
     board_poll_ms: float = 0.0
     """Milliseconds between two reads of the hall's serial boards together
     (:class:`dgt.transports.poller.BoardPoller`); 0: each board wakes the event loop."""
+    board_poll_longest_ms: float = 0.0
+    """Milliseconds the time between two such reads may stretch to while few boards speak
+    (:data:`BIG_HALL_POLL_LONGEST_MS` when the config chose no ``board_poll_ms``; 0 or
+    ``board_poll_ms``: it does not stretch)."""
 
 
 def check_central_url(value: object) -> str:
@@ -750,7 +759,11 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         tables.append(TableConfig(table_id, port_text, bus, settings, read_memory, board))
     if board_poll_ms is None:
         serial = sum(1 for table in tables if table.bus is None and is_serial(table.port))
-        board_poll_ms = BIG_HALL_POLL_MS if serial >= BIG_HALL_BOARDS else 0.0
+        big = serial >= BIG_HALL_BOARDS
+        board_poll_ms = BIG_HALL_POLL_MS if big else 0.0
+        board_poll_longest_ms = BIG_HALL_POLL_LONGEST_MS if big else 0.0
+    else:  # what the config says stands: no stretching
+        board_poll_longest_ms = board_poll_ms
     return ServiceConfig(
         bind=bind,
         port=port,
@@ -765,6 +778,7 @@ def parse_config(text: str, path: str | Path = "<config>") -> ServiceConfig:
         central=central,
         edge_id=edge_id,
         board_poll_ms=float(board_poll_ms),
+        board_poll_longest_ms=float(board_poll_longest_ms),
     )
 
 

@@ -325,12 +325,21 @@ class Hall:
         wall_clock: Callable[[], float] = time.time,
         central: CentralLink | None = None,
         board_poll_ms: float = 0.0,
+        board_poll_longest_ms: float = 0.0,
     ) -> None:
         self.store = store
-        self.board_poller = BoardPoller(board_poll_ms / 1000) if board_poll_ms > 0 else None
+        self.board_poller = (
+            BoardPoller(
+                board_poll_ms / 1000,
+                longest=max(board_poll_ms, board_poll_longest_ms) / 1000,
+            )
+            if board_poll_ms > 0
+            else None
+        )
         """What reads the serial boards' bytes (``board_poll_ms`` > 0): one poll of them
-        all every so many milliseconds instead of a wake-up of the event loop for each
-        board's (see :mod:`dgt.transports.poller`); None: the event loop watches each.
+        all every so many milliseconds (up to ``board_poll_longest_ms`` while few boards
+        speak) instead of a wake-up of the event loop for each board's (see
+        :mod:`dgt.transports.poller`); None: the event loop watches each.
         A poll's inputs are committed at its end when a commit is due by then
         (:meth:`_commit_at_poll`), in the same wake-up of the loop."""
         if self.board_poller is not None:

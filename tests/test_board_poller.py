@@ -29,7 +29,7 @@ from dgt.emulator.board import VirtualBoard
 from dgt.errors import ConnectionFailed
 from dgt.protocol import Piece
 from dgt.transports import BoardPoller, ReadWatcher, SerialTransport, open_transport
-from dgt.transports.poller import PollerClosed
+from dgt.transports.poller import BATCH, PollerClosed
 from service.config import ConfigError, TableConfig, parse_config
 from service.hall import Hall, Update
 from service.store import Store
@@ -139,6 +139,52 @@ async def test_one_poll_calls_every_ready_fd_and_the_timer_runs_only_while_it_ha
     with pytest.raises(PollerClosed, match="closed"):
         poller.add_reader(pipes[1][0], lambda: None)
     poller.close()  # idempotent
+
+
+async def test_a_stretching_poller_waits_longer_while_few_fds_are_ready_and_less_once_many(
+    pipes: list[tuple[int, int]],
+) -> None:
+    period, longest = 0.002, 0.016
+    board_poller = BoardPoller(period, longest=longest)
+    many: list[tuple[int, int]] = []
+    try:
+        assert repr(board_poller).startswith("<BoardPoller every 2-16 ms")
+        r = pipes[0][0]
+        board_poller.add_reader(r, lambda: os.read(r, 100))
+        assert board_poller.now_period == period
+        # polls that find nothing (or one board) ready: the period doubles up to the longest
+        polls = board_poller.polls
+        await wait_until(lambda: board_poller.polls >= polls + 4)
+        assert board_poller.now_period == longest
+        # more than twice BATCH descriptors ready at each poll (never drained): it halves
+        # back down to the shortest
+        for _ in range(2 * BATCH + 1):
+            pair = os.pipe()
+            many.append(pair)
+            os.write(pair[1], b"x")
+            board_poller.add_reader(pair[0], lambda: None)
+        polls = board_poller.polls
+        await wait_until(lambda: board_poller.polls >= polls + 4)
+        assert board_poller.now_period == period
+        # drained again: it stretches again
+        for pair in many:
+            board_poller.remove_reader(pair[0])
+        polls = board_poller.polls
+        await wait_until(lambda: board_poller.polls >= polls + 4)
+        assert board_poller.now_period == longest
+    finally:
+        board_poller.close()
+        for pair in many:
+            for fd in pair:
+                os.close(fd)
+
+
+def test_a_fixed_poller_keeps_its_period_and_a_longest_below_it_is_refused() -> None:
+    fixed = BoardPoller(0.005)
+    assert fixed.longest == fixed.period == fixed.now_period == 0.005
+    assert repr(fixed).startswith("<BoardPoller every 5 ms")
+    with pytest.raises(ValueError, match="longest period must be at least its period"):
+        BoardPoller(0.005, longest=0.004)
 
 
 async def test_a_fd_removed_while_ready_is_not_called(
@@ -490,6 +536,27 @@ def test_board_poll_ms_is_5_by_default_from_100_boards_on_serial_ports() -> None
     # what the config says stands
     said = "[service]\nboard_poll_ms = 0\n" + serial_tables(150)
     assert parse_config(said, "hall.toml").board_poll_ms == 0.0
+
+
+def test_a_big_halls_default_reads_stretch_to_20_ms_and_a_said_board_poll_ms_does_not() -> None:
+    assert parse_config(serial_tables(99), "hall.toml").board_poll_longest_ms == 0.0
+    default = parse_config(serial_tables(100), "hall.toml")
+    assert (default.board_poll_ms, default.board_poll_longest_ms) == (5.0, 20.0)
+    said = parse_config("[service]\nboard_poll_ms = 5\n" + serial_tables(150), "hall.toml")
+    assert (said.board_poll_ms, said.board_poll_longest_ms) == (5.0, 5.0)
+
+
+async def test_the_hall_gives_its_poller_the_longest_period(tmp_path: Path) -> None:
+    store = Store(tmp_path / "hall.db")
+    try:
+        stretching = Hall(store, board_poll_ms=5, board_poll_longest_ms=20).board_poller
+        assert stretching is not None
+        assert (stretching.period, stretching.longest) == (0.005, 0.02)
+        fixed = Hall(store, board_poll_ms=5).board_poller
+        assert fixed is not None
+        assert (fixed.period, fixed.longest) == (0.005, 0.005)
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("value", ["-1", "51", "50.5", '"5"', "true", "nan", "inf", "[5]"])

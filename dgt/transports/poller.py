@@ -8,6 +8,12 @@ asks it without blocking which are ready and calls their callbacks one after ano
 loop then wakes about once a period for all the boards that spoke meanwhile, for at most
 about one period of added latency.
 
+A poller given a ``longest`` period stretches its period (doubling it, up to ``longest``)
+while its polls find fewer than :data:`BATCH` descriptors ready, and shortens it again
+(halving it, down to ``period``) once they find more than twice that: each wake-up after a
+pause costs the CPU its cold caches, so a hall whose boards speak seldom is read in bigger
+batches, for more latency, and a busy hall keeps the short period (its batches are big).
+
 The poller and the event loop offer the same two methods (:class:`ReadWatcher`), so a
 transport registers its descriptor with whichever it is given
 (:class:`dgt.transports.serial.SerialTransport`).  Nothing here reads or writes a
@@ -42,6 +48,12 @@ class ReadWatcher(Protocol):
         """Stop watching ``fd`` (nothing happens if it was not watched)."""
 
 
+BATCH = 48
+"""Ready descriptors a poll should find: a stretching poller (``longest``) waits longer while
+its polls find fewer, and less long once they find more than twice as many (at 2,000
+boards of real games, about 15 at 5 ms; bench/README.md, "Reading the boards in batches")."""
+
+
 class PollerClosed(RuntimeError):
     """A descriptor was added to a :class:`BoardPoller` after it was closed."""
 
@@ -56,10 +68,26 @@ class BoardPoller:
     after that) and the others are called all the same.
     """
 
-    def __init__(self, period: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(
+        self,
+        period: float,
+        loop: asyncio.AbstractEventLoop | None = None,
+        *,
+        longest: float | None = None,
+    ) -> None:
         if not period > 0:
             raise ValueError(f"a board poller's period must be more than 0 s, not {period!r}")
+        if longest is not None and not longest >= period:
+            raise ValueError(
+                f"a board poller's longest period must be at least its period ({period!r} s), "
+                f"not {longest!r}"
+            )
         self.period = period
+        """The shortest time between two polls (the time, when the poller does not stretch)."""
+        self.longest = period if longest is None else longest
+        """The longest time between two polls while they find few descriptors ready."""
+        self.now_period = period
+        """The time between the last poll and the next one."""
         self._given_loop = loop
         self._loop = loop
         self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
@@ -134,6 +162,7 @@ class BoardPoller:
     def _start(self) -> None:
         loop = self._given_loop or asyncio.get_running_loop()
         self._loop = loop
+        self.now_period = self.period
         self._due = loop.time() + self.period
         self._timer = loop.call_at(self._due, self._poll)
 
@@ -144,7 +173,8 @@ class BoardPoller:
 
     def _poll(self) -> None:
         """One poll: the ready descriptors' callbacks, then the next poll scheduled one
-        period after this one was due (no sooner than now: a late poll is not made up)."""
+        period after this one was due (no sooner than now: a late poll is not made up; the
+        period stretched or shortened by what this poll found, see the module)."""
         self._timer = None
         selector = self._selector
         if selector is None or not self._callbacks:
@@ -176,8 +206,17 @@ class BoardPoller:
         if self._callbacks and self._timer is None and self._selector is not None:
             loop = self._loop
             assert loop is not None
-            self._due = max(self._due + self.period, loop.time())
+            if self.longest > self.period:
+                self._stretch(len(ready))
+            self._due = max(self._due + self.now_period, loop.time())
             self._timer = loop.call_at(self._due, self._poll)
+
+    def _stretch(self, ready: int) -> None:
+        """The period after a poll that found ``ready`` descriptors ready."""
+        if ready < BATCH:
+            self.now_period = min(self.now_period * 2, self.longest)
+        elif ready > 2 * BATCH:
+            self.now_period = max(self.now_period / 2, self.period)
 
     def _report(self, fd: int, exc: Exception) -> None:
         if fd in self._warned:
@@ -195,4 +234,7 @@ class BoardPoller:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{len(self._callbacks)} fds"
-        return f"<BoardPoller every {self.period * 1000:g} ms, {state}>"
+        every = f"{self.period * 1000:g}"
+        if self.longest > self.period:
+            every += f"-{self.longest * 1000:g}"
+        return f"<BoardPoller every {every} ms, {state}>"

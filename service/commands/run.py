@@ -321,6 +321,7 @@ def run(args: argparse.Namespace) -> int:
         outputs=Outputs(pgn_dir, config.broadcast, lichess_token),
         central=central,
         board_poll_ms=config.board_poll_ms,
+        board_poll_longest_ms=config.board_poll_longest_ms,
     )
 
 
@@ -394,11 +395,13 @@ def serve(
     outputs: Outputs | None = None,
     central: CentralOption | None = None,
     board_poll_ms: float = 0.0,
+    board_poll_longest_ms: float = 0.0,
 ) -> int:
     """Hold the database (one service per database), open the store (``durable``:
     synchronous=FULL; refused when it is damaged or cannot be written), build the hall,
     serve until Ctrl-C, SIGTERM or ``seconds`` (with ``play``: the play API too;
-    ``board_poll_ms`` > 0: the serial boards read together that often).  Returns
+    ``board_poll_ms`` > 0: the serial boards read together that often, up to
+    ``board_poll_longest_ms`` while few of them speak).  Returns
     1 when the store could not commit everything at the end (the message says how many rows
     and where they went)."""
     try:
@@ -437,6 +440,7 @@ def serve(
                         outputs or Outputs(),
                         link,
                         board_poll_ms,
+                        board_poll_longest_ms,
                     )
                 )
         except StoreError as exc:  # a damaged row found while rebuilding the tables
@@ -517,8 +521,14 @@ async def _serve(
     outputs: Outputs | None = None,
     central: CentralLink | None = None,
     board_poll_ms: float = 0.0,
+    board_poll_longest_ms: float = 0.0,
 ) -> None:
-    hall = Hall(store, central=central, board_poll_ms=board_poll_ms)
+    hall = Hall(
+        store,
+        central=central,
+        board_poll_ms=board_poll_ms,
+        board_poll_longest_ms=board_poll_longest_ms,
+    )
     try:
         await setup(hall)
     except HallError as exc:
