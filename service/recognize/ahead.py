@@ -462,12 +462,6 @@ def search(
         seen: set[str] = set()
         replacing = not path and not_first is not None  # (no action equals None)
         allowed = todo | spare
-        # an action flips only squares of ``allowed``: it sets nothing down on an empty
-        # square outside them and empties no occupied one (each a single test of its masks,
-        # which most actions fail; 64-bit masks are objects: each operation makes one)
-        vacant = ~occupancy
-        set_down_outside = vacant & ~allowed
-        emptied_outside = occupancy & ~allowed
         for square in chess.scan_forward(squares):
             if position is None:
                 entries = _entries(game.actions_changing(square))
@@ -476,10 +470,8 @@ def search(
             for action, uci, filled, emptied, set_white, empties in entries:
                 # (the flips first: most actions fail them; an action seen twice -- a
                 # castling changes two of its side's squares -- flips the same squares)
-                if filled & set_down_outside or emptied & emptied_outside:
-                    continue
-                mask = (filled & vacant) | (emptied & occupancy)
-                if not mask:
+                mask = (filled & ~occupancy) | (emptied & occupancy)
+                if not mask or mask & ~allowed:
                     continue
                 if uci in seen or (replacing and action == not_first):
                     continue
