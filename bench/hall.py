@@ -952,7 +952,7 @@ def poll_wait(r: dict[str, Any]) -> str:
     longest period, on average half of the mean time between polls)."""
     if not r["board_poll"]:
         return ""
-    longest = max(r["board_poll"], r.get("board_poll_longest", 0.0))
+    longest = max(r["board_poll"], r["board_poll_longest"])
     half = 500 / r["polls"] if r["polls"] else longest / 2
     return (
         f" from the read (the bytes wait up to {longest:g} ms before it, {half:.1f} on "
@@ -966,7 +966,7 @@ def board_poll_part(r: dict[str, Any]) -> str:
     if not r["board_poll"]:
         return "board poll off (--board-poll 0: each board wakes the loop)"
     every = f"{r['board_poll']:g}"
-    if r.get("board_poll_longest", 0) > r["board_poll"]:
+    if r["board_poll_longest"] > r["board_poll"]:
         every += f"-{r['board_poll_longest']:g}"
     return f"board poll {every} ms ({r['polls']:,.0f} polls/s)"
 

@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dgt.events import (
-    BoardFamily,
-    BoardSnapshot,
-    SquareChanged,
-    square_changed,
-)
+from dgt.events import BoardFamily, BoardSnapshot, SquareChanged, square_changed
 from dgt.protocol import BoardDump, FieldUpdate, Piece
 from dgt.protocol.constants import wire_pieces
 

@@ -531,12 +531,9 @@ class Hall:
             self._queue(table, [echo_of(t, board_input(event_as_logged(t, event)))], received)
             return
         self._log_clock(table, t, event)
-        # :meth:`_queue_quiet` less noting outputs: the table took no input (the quick
-        # clock answered), so no game of it ended
-        if self._hold_clock_orders(table):
-            self._schedule_flush()
-        else:
-            self._schedule_flush(QUIET_COMMIT_DELAY)
+        # no outputs to note: the table took no input (the quick clock answered), so no
+        # game of it ended
+        self._commit_quietly(table)
 
     def _log_clock(self, table: HallTable, t: float, event: ClockUpdate) -> None:
         """:meth:`_log` of the clock report :meth:`clock_echo` keeps off the stream."""
@@ -677,6 +674,11 @@ class Hall:
         """:meth:`_queue` of rows shown to nobody: logged (committed with the next commit, at
         the latest after :data:`QUIET_COMMIT_DELAY`) but not pushed on their own."""
         runner.note_outputs(outs)
+        self._commit_quietly(runner)
+
+    def _commit_quietly(self, runner: HallTable) -> None:
+        """Have rows shown to nobody committed: with the next commit, at the latest after
+        :data:`QUIET_COMMIT_DELAY` (at once when the table holds clock orders)."""
         if self._hold_clock_orders(runner):
             self._schedule_flush()
         elif self.store.pending:
