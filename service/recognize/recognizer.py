@@ -237,7 +237,7 @@ from service.variants.base import (
     rotated,
 )
 from service.variants.chess960 import chess960_starts
-from service.variants.standard import ChessGame, Standard, to_chess_move
+from service.variants.standard import ChessGame, Standard, _attacks, to_chess_move
 from service.variants.t20 import t20_start
 
 logger = logging.getLogger(__name__)
@@ -286,6 +286,8 @@ REREAD_NODES = 96
 REREAD_AHEAD = 3
 """The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
+_PIECE_KINDS = {symbol: kind for kind, symbol in enumerate(chess.PIECE_SYMBOLS) if symbol}
+"""python-chess's piece kinds by their lower-case symbols."""
 _NEVER = float("-inf")
 _FEW_SQUARES = 8
 """A mismatch over more squares than this compares the board with every legal action rather
@@ -1875,16 +1877,30 @@ class Recognizer:
         game = self._game
         assert game is not None
         last = played_list[-1]
+        # the readings to try, each with the squares whose piece differs then, other than
+        # the target (a quick test first: whether the piece reaches one on an empty board;
+        # its kind by its symbol, if python-chess knows it)
+        symbol = game.squares[action.from_square]
+        kind = _PIECE_KINDS.get(symbol.lower()) if symbol else None
+        reach = ~(1 << action.to_square)
+        if kind is not None:
+            reach &= _attacks(kind, symbol.isupper(), action.from_square, 0)
+        tries = [
+            (other, differ)
+            for other, _ in last.alternatives
+            if (differ := _followed(0, last.action, other) & reach)
+        ]
+        if not tries:
+            return ()
         found: list[_Recapture] = []
         game.undo()
         try:
-            for other, _ in last.alternatives:
+            for other, differ in tries:
                 try:
                     game.apply(other.action)
                 except IllegalActionError:
                     continue
                 try:
-                    differ = _followed(0, last.action, other)
                     for capture in game.actions_changing(action.from_square):
                         target = _target(capture)
                         if (
