@@ -7,7 +7,7 @@ Qxe5 Nxe5 read as Qxf7+ Qxf7 Nxe5)."""
 
 from __future__ import annotations
 
-from test_recognize_helpers import Desk, of_type
+from test_recognize_helpers import Desk, moves_in, of_type
 from test_recognize_reread import play
 
 from service.recognize.events import MoveEvent
@@ -38,6 +38,22 @@ def test_the_recapture_of_the_other_reading_is_named() -> None:
     assert not provisional.final
     assert provisional.alternatives == (("f6e5", "Qxe5"),)
     assert of_type(desk.out, "mismatch") == []
+
+
+def test_the_recapture_read_ahead_with_the_reply_is_named() -> None:
+    """Qxe5 swept (read Qxf7+), then ...Qxe5 swept and White's knight f3-d4 before the
+    capture was read: the two are read ahead together, the capture naming ...Qxe5 as
+    above."""
+    desk = Desk(presence_only=True, fen=QUEENS)
+    play(desk, ["d5"])
+    desk.lift("f6")
+    desk.lift("f3", 1.0)
+    assert moves_in(desk.put("d4", "*", 0.5), final=False) == ["f6f7", "f3d4"]
+    desk.wait(3)
+    assert desk.final_ucis() == ["d5f7", "f6f7", "f3d4"]
+    read = finals(desk)
+    assert read[2].alternatives == (("f6e5", "Qxe5"),)
+    assert read[3].alternatives == ()
 
 
 def test_a_capture_no_other_reading_changes_names_nothing_more() -> None:
