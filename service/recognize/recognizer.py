@@ -88,7 +88,13 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   captured square was handled, keeps the same way the captures of the same piece whose
   squares are handled afterwards but which do not amend it (below).  The last capture of a
   game has nothing after it to tell, nor has one whose later play fits both readings: such
-  a capture stays read wrong, its alternatives named;
+  a capture stays read wrong, its alternatives named.  A swept capture read right after such
+  a capture also names the captures by its piece that another reading of that capture
+  allows, of a piece the two games differ on (its recapture: Qxe5 Qxe5 swept both, read as
+  Qxf7+ Qxf7, the board showing the same to the end, names ...Qxe5 on the second move, with
+  its SAN in that game: a screen offers it with the first move read that other way); a
+  re-reading counts the squares they change among those a later reading may differ on, and
+  drops them with that reading;
 * a place that makes the board read as a takeback (the position before the last action, or
   an earlier one with more pieces) or as an amendment of the last action is held for one
   scan when it may be a legal action's piece from the current position set down before
@@ -165,6 +171,7 @@ square, or both kings on the centre squares (see :data:`CENTRE`).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -230,7 +237,7 @@ from service.variants.base import (
     rotated,
 )
 from service.variants.chess960 import chess960_starts
-from service.variants.standard import ChessGame, Standard, to_chess_move
+from service.variants.standard import ChessGame, Standard, _attacks, to_chess_move
 from service.variants.t20 import t20_start
 
 logger = logging.getLogger(__name__)
@@ -279,6 +286,8 @@ REREAD_NODES = 96
 REREAD_AHEAD = 3
 """The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
+_PIECE_KINDS = {symbol: kind for kind, symbol in enumerate(chess.PIECE_SYMBOLS) if symbol}
+"""python-chess's piece kinds by their lower-case symbols."""
 _NEVER = float("-inf")
 _FEW_SQUARES = 8
 """A mismatch over more squares than this compares the board with every legal action rather
@@ -447,6 +456,12 @@ class _Pending:
     ply: int = 0  # else: a takeback to this ply
 
 
+_Recapture = tuple[LegalAction, str, LegalAction]
+"""A capture a presence-only board read the same as an action but legal only with the action
+before read another way (see :meth:`Recognizer._recaptures`): the capture, its SAN there and
+that reading of the action before."""
+
+
 @dataclass(slots=True)
 class _Played:
     """An action of the game in progress."""
@@ -460,8 +475,11 @@ class _Played:
     alternatives: tuple[tuple[LegalAction, str], ...] = ()  # read the same; with their SAN
     swept: bool = False  # read as a capture whose captured piece was swept off
     unseen: tuple[LegalAction, ...] = ()  # other captures a swept capture would read as
+    # captures by its piece legal only with the action before read as one of its others
+    # (the recapture of the piece that reading takes): Recognizer._recaptures
+    recaptures: tuple[_Recapture, ...] = ()
     # Recognizer._touches, with the readings it was worked out from
-    touches: tuple[object, object, tuple[int, int]] | None = None
+    touches: tuple[object, object, object, tuple[int, int]] | None = None
 
 
 class _Dead(NamedTuple):
@@ -496,11 +514,15 @@ class _Dead(NamedTuple):
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
-    """``(uci, san)`` of the other actions the board read the same as ``played``."""
+    """``(uci, san)`` of the other actions the board read the same as ``played`` (its
+    recaptures last: each the reading of the action before it another way too)."""
     alternatives = played.alternatives
-    if not alternatives:
+    recaptures = played.recaptures
+    if not alternatives and not recaptures:
         return ()
-    return tuple([(la.uci, san) for la, san in alternatives])
+    named = [(la.uci, san) for la, san in alternatives]
+    named += [(la.uci, san) for la, san, _ in recaptures]
+    return tuple(named)
 
 
 def _other_capture(action: Action, other: LegalAction) -> bool:
@@ -1746,15 +1768,15 @@ class Recognizer:
         view = ref.node.view
         logger.debug("read ahead: %s", " ".join(la.uci for la in best.actions))
         for index, (la, others) in enumerate(zip(best.actions, named, strict=True)):
+            swept = any(symbol and view[sq] and sq not in touched for sq, symbol in la.changes)
             if index == 0 and replace:
                 self._replace(la, time, out, others)
             else:
                 unseen = self._captures_instead(la)
-                self._advance(la, time, out, others)
+                recaptures = self._recaptures(la, others) if swept else ()
+                self._advance(la, time, out, others, recaptures=recaptures)
                 self._played[-1].unseen = tuple(c for c in unseen if c not in others)
-            self._played[-1].swept = any(
-                symbol and view[sq] and sq not in touched for sq, symbol in la.changes
-            )
+            self._played[-1].swept = swept
 
     def _captures_instead(
         self, la: LegalAction, ref: _Ref | None = None
@@ -1827,11 +1849,73 @@ class Recognizer:
             found.insert(0, again)
         if self._sure is None or self._sure.node.ply > top.node.ply:
             self._sure = top  # a guess: reading ahead may start again from before it
-        self._advance(found[0].action, time, out, _alternatives(found))
+        named = _alternatives(found)
+        recaptures = self._recaptures(found[0].action, named)
+        self._advance(found[0].action, time, out, named, recaptures=recaptures)
         played = self._played[-1]
         played.swept = True
         logger.debug("capture read with the captured piece swept off: %s", played.san)
         return True
+
+    def _recaptures(self, la: LegalAction, named: Sequence[LegalAction]) -> tuple[_Recapture, ...]:
+        """Presence-only, ``la`` (legal from the game's position) read as a swept capture,
+        the last action read among several: the captures by the piece of ``la`` that the
+        game with the last action read as one of its others allows, of a piece that differs
+        between the two games (the recapture of the piece that reading takes: Qd5xe5 read
+        as Qxf7+, then ...Qf6xe5 swept reads as ...Qxf7), but those ``named`` already; each
+        with its SAN in that game and that reading of the last action (its premise: dropped
+        with it).  Its captured square may have been handled (in that game the handling
+        would read it: it was legal there, not here).  The board reads them the same as
+        ``la`` with the last action read that other way, and later play may fit both games:
+        a screen offers them.  The game is left as it was."""
+        played_list = self._played
+        if not played_list or not played_list[-1].alternatives:
+            return ()
+        action = la.action
+        if not isinstance(action, Move):
+            return ()
+        game = self._game
+        assert game is not None
+        last = played_list[-1]
+        # the readings to try, each with the squares whose piece differs then, other than
+        # the target (a quick test first: whether the piece reaches one on an empty board;
+        # its kind by its symbol, if python-chess knows it)
+        symbol = game.squares[action.from_square]
+        kind = _PIECE_KINDS.get(symbol.lower()) if symbol else None
+        reach = ~(1 << action.to_square)
+        if kind is not None:
+            reach &= _attacks(kind, symbol.isupper(), action.from_square, 0)
+        tries = [
+            (other, differ)
+            for other, _ in last.alternatives
+            if (differ := _followed(0, last.action, other) & reach)
+        ]
+        if not tries:
+            return ()
+        found: list[_Recapture] = []
+        game.undo()
+        try:
+            for other, differ in tries:
+                try:
+                    game.apply(other.action)
+                except IllegalActionError:
+                    continue
+                try:
+                    for capture in game.actions_changing(action.from_square):
+                        target = _target(capture)
+                        if (
+                            _other_capture(action, capture)
+                            and differ >> target & 1
+                            and game.squares[target]
+                            and all(capture.uci != known.uci for known in named)
+                            and all(capture.uci != known.uci for known, _, _ in found)
+                        ):
+                            found.append((capture, game.san(capture.action), other))
+                finally:
+                    game.undo()
+        finally:
+            game.apply(last.action.action)
+        return tuple(found)
 
     def _swept_captures(self, promotions: bool) -> list[_Candidate]:
         """The legal captures from the top position that read as the board does when the
@@ -2401,7 +2485,7 @@ class Recognizer:
             played.san,
             final,
             played.scores,
-            _named(played) if played.alternatives else (),
+            _named(played),
         )
 
     def _advance(
@@ -2412,15 +2496,19 @@ class Recognizer:
         alternatives: tuple[LegalAction, ...] = (),
         *,
         settled: bool = False,
+        recaptures: tuple[_Recapture, ...] = (),
     ) -> None:
         """A new action from the top position (``alternatives``: see :meth:`_apply`;
         ``settled``: the board reads exactly as the action leaves it, as it does when
-        :meth:`_matches` found the action from the top position)."""
+        :meth:`_matches` found the action from the top position; ``recaptures``: see
+        :meth:`_recaptures`)."""
         played_list = self._played
         if played_list and not played_list[-1].final:
             self._finalise(time, out)
         # settled: the board reads as the new position, whose occupied squares it counts
         played = self._apply(la, alternatives, self._occupied if settled else -1)
+        if recaptures:
+            played.recaptures = recaptures
         if self._keep_current is not None:
             self._keep_current()
         self._prev = self._top
@@ -2437,7 +2525,7 @@ class Recognizer:
                 played.san,
                 False,
                 played.scores,
-                _named(played) if alternatives else (),
+                _named(played) if alternatives or recaptures else (),
             )
         )
         if self._reported:
@@ -2603,15 +2691,25 @@ class Recognizer:
         """The squares (bit masks) action ``later`` and its other readings change and set
         a piece down on (see :meth:`_may_differ`)."""
         known = later.touches
-        if known is not None and known[0] is later.alternatives and known[1] is later.unseen:
-            return known[2]
+        if (
+            known is not None
+            and known[0] is later.alternatives
+            and known[1] is later.unseen
+            and known[2] is later.recaptures
+        ):
+            return known[3]
         touched = set_down = 0
-        for la in (later.action, *(la for la, _ in later.alternatives), *later.unseen):
+        for la in (
+            later.action,
+            *(la for la, _ in later.alternatives),
+            *later.unseen,
+            *(la for la, _, _ in later.recaptures),
+        ):
             for square, symbol in la.changes:
                 touched |= 1 << square
                 if symbol:
                     set_down |= 1 << square
-        later.touches = (later.alternatives, later.unseen, (touched, set_down))
+        later.touches = (later.alternatives, later.unseen, later.recaptures, (touched, set_down))
         return touched, set_down
 
     def _may_differ(
@@ -2957,7 +3055,9 @@ class Recognizer:
             kept = tuple(
                 la for la in (_legal_now(game, other.action) for other in others) if la is not None
             )
-            self._apply(reading, kept)
+            # a swept capture after an action read among several: its recaptures again
+            recaptures = self._recaptures(reading, kept) if played.swept else ()
+            self._apply(reading, kept).recaptures = recaptures
             applied += 1
         if applied == len(saved):
             top = self._new_ref(self._nodes[-1])
@@ -2983,6 +3083,10 @@ class Recognizer:
             then += [la.action for la in found[0].actions] if found and not replace else []
             for index in combination:
                 self._drop_disproved(index, then)
+            for earlier, played in itertools.pairwise(self._played[start:]):
+                if played.recaptures:  # (named while the reading before them is)
+                    allowed = {la for la, _ in earlier.alternatives}
+                    played.recaptures = tuple(r for r in played.recaptures if r[2] in allowed)
             self._commit_reading(start, saved, old_prev, time, out)
             if matches:
                 self._advance(matches[0].action, time, out, _alternatives(matches))
