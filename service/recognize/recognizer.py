@@ -237,7 +237,7 @@ from service.variants.base import (
     rotated,
 )
 from service.variants.chess960 import chess960_starts
-from service.variants.standard import ChessGame, Standard, _attacks, to_chess_move
+from service.variants.standard import ChessGame, Standard, piece_attacks, to_chess_move
 from service.variants.t20 import t20_start
 
 logger = logging.getLogger(__name__)
@@ -1884,7 +1884,7 @@ class Recognizer:
         kind = _PIECE_KINDS.get(symbol.lower()) if symbol else None
         reach = ~(1 << action.to_square)
         if kind is not None:
-            reach &= _attacks(kind, symbol.isupper(), action.from_square, 0)
+            reach &= piece_attacks(kind, symbol.isupper(), action.from_square, 0)
         tries = [
             (other, differ)
             for other, _ in last.alternatives

@@ -136,7 +136,7 @@ def may_repeat(board: chess.Board, count: int) -> bool:
     return board.halfmove_clock >= 4 * (count - 1)
 
 
-def _attacks(piece: chess.PieceType, color: Color, square: int, occupied: int) -> int:
+def piece_attacks(piece: chess.PieceType, color: Color, square: int, occupied: int) -> int:
     """The squares a piece of kind ``piece`` and colour ``color`` on ``square`` attacks when
     the squares of ``occupied`` are occupied."""
     if piece == chess.PAWN:
@@ -852,7 +852,7 @@ class ChessGame(VariantGame):
         if king is None:
             return san
         occupied = (board.occupied & ~chess.BB_SQUARES[origin]) | chess.BB_SQUARES[target]
-        by_mover = _attacks(piece, turn, target, occupied) & chess.BB_SQUARES[king]
+        by_mover = piece_attacks(piece, turn, target, occupied) & chess.BB_SQUARES[king]
         uncovered = board.attackers_mask(turn, king, occupied) & ~chess.BB_SQUARES[origin]
         if not by_mover and not uncovered:  # no check
             return san
