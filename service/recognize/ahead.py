@@ -731,13 +731,23 @@ def _held(action: LegalAction, handled: Handled) -> bool:
     )
 
 
+def _told(rank: tuple[int, int, int, int, int]) -> tuple[int, ...]:
+    """The parts of a reading's rank the board tells (all but its captures other than of
+    the piece that just moved: a likelihood, not a reading)."""
+    return rank[:3] + rank[4:]
+
+
 def other_captures(best: Reading, others: Sequence[Reading]) -> list[tuple[LegalAction, ...]]:
     """For each action of ``best``, the other actions read the same in readings as likely as
     it: the same actions but that one, which moves the same piece to another square (a
-    capture of another piece; the board cannot tell which)."""
+    capture of another piece; the board cannot tell which).  As likely: the same rank but
+    for the captures not of the piece that just moved (a likelier reading, not one the
+    board tells apart: exf5 swept, taking the pawn that just came to f5, reads the same as
+    exd5 swept)."""
     named: list[list[LegalAction]] = [[] for _ in best.actions]
+    told = _told(best.rank)
     for other in others:
-        if other is best or other.rank != best.rank:
+        if other is best or _told(other.rank) != told:
             continue
         differing = [
             index
