@@ -48,8 +48,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import orjson
-
 from dgt.board import Board
 from dgt.events import BoardEvent, ClockUpdate
 from dgt.recording import event_as_logged
@@ -868,16 +866,6 @@ class Hall:
         summary = self.shown(table_id).table.summary()
         summary["connection"] = runner.connection()
         return summary
-
-    def summary_json(self, table_id: str) -> bytes:
-        """:meth:`summary` as JSON, as ``orjson.dumps`` writes it (its ``TypeError`` where it
-        cannot: the caller then encodes :meth:`summary` as it may), from the table's own
-        (:meth:`service.table.TableLike.summary_json`: the part that did not change since
-        the table's last one is not encoded again)."""
-        runner = self.runners[table_id]
-        connection = b',"connection":' + orjson.dumps(runner.connection())
-        ahead = self._committed.is_ahead(table_id)
-        return (self.shown(table_id) if ahead else runner).table.summary_json(more=connection)
 
     def games(self) -> list[tuple[HallTable, GameEntry]]:
         """Every game with moves or a result, table by table, as of the last commit (the

@@ -9,7 +9,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import chess
-import orjson
 
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol import Piece
@@ -106,9 +105,6 @@ class EchoTable:
         shown = overview(self.state(now))
         del shown["connection"]  # the hall adds it
         return shown
-
-    def summary_json(self, now: float | None = None, more: bytes = b"") -> bytes:
-        return orjson.dumps(self.summary(now))[:-1] + more + b"}"
 
     def pgn(self) -> str:
         return f'[Event "{self.settings.event}"]\n\n' + " ".join(m["san"] for m in self._moves)

@@ -101,13 +101,6 @@ class TableLike(Protocol):
         """What the web's overview shows of the table (no move list, claims or settings)."""
         ...
 
-    def summary_json(self, now: float | None = None, more: bytes = b"") -> bytes:
-        """:meth:`summary` as JSON, as ``orjson.dumps`` writes it, with ``more`` (JSON text
-        of further items, each after a comma: ``b',"connection":{...}'``) at its end:
-        raises orjson's ``TypeError`` where it cannot (a lone surrogate in a name; the
-        caller then encodes the summary as it may)."""
-        ...
-
     def pgn(self) -> str:
         """The game at the table as PGN."""
         ...

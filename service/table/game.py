@@ -109,7 +109,6 @@ from service.table.views import (
     PgnMemo,
     SetRightMemo,
     SettingsMemo,
-    SummaryJson,
     set_right,
 )
 from service.time_control import GameClocks, TimeControl
@@ -272,9 +271,6 @@ class Table:
         by :meth:`_rearm`)."""
         self._summary_played = False
         """The kept summary's play is to be written again (:meth:`_replayed`)."""
-        self._summary_json = SummaryJson()
-        self._summary_changed = True
-        """The kept summary may have been written since :meth:`summary_json` last read it."""
         self._rearmed = False
         """The input the table takes now re-armed :attr:`quick` itself (:meth:`_rearm_quiet`)."""
         self._clock_due = _INF
@@ -826,28 +822,14 @@ class Table:
         out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
         return out
 
-    def summary_json(self, now: float | None = None, more: bytes = b"") -> bytes:
-        """:meth:`summary` as JSON, as ``orjson.dumps`` writes it (its ``TypeError`` where it
-        cannot: the caller then encodes :meth:`summary` as it may), with ``more`` (JSON
-        text of further items, each after a comma) at its end; the part but the clocks is
-        encoded once per change of what it shows (:class:`~service.table.views.SummaryJson`)."""
-        clock = self._clock
-        base = self._summary_base_now()
-        changed = self._summary_changed
-        self._summary_changed = False
-        clocks = clock.shown(clock.clocks.as_of if now is None else now)
-        return self._summary_json.encode(base, clocks, changed, more)
-
     def _summary_base_now(self) -> dict[str, Any]:
         """The summary but its clocks (kept; see :attr:`_summary_base`), what is missing
         of it written."""
         base = self._summary_base
         if base is None:
             self._summary_played = False
-            self._summary_changed = True
             base = self._summary_base = self._summary_written()
         elif base["board"] is None:  # the board changed (and the play: _replayed)
-            self._summary_changed = True
             recognizer = self._recognizer
             rotated, presence_only = bool(recognizer.rotated), bool(recognizer.presence_only)
             board = base["board"] = self._board.placement(

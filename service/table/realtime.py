@@ -43,7 +43,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import chess
-import orjson
 
 from dgt.events import BoardEvent, BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
@@ -443,12 +442,6 @@ class RealtimeTable:
             **details_summary(s),
             **next_players_shown(self._next_players),
         }
-
-    def summary_json(self, now: float | None = None, more: bytes = b"") -> bytes:
-        """:meth:`summary` as JSON, as ``orjson.dumps`` writes it (its ``TypeError`` where it
-        cannot), with ``more`` (JSON text of further items, each after a comma) at its end."""
-        shown = orjson.dumps(self.summary(now))
-        return b"".join((shown[:-1], more, b"}")) if more else shown
 
     def pgn(self) -> str:
         """The record as PGN (format: the module docstring)."""

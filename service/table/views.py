@@ -1,8 +1,7 @@
 """What a table shows, kept apart from its rules: the board as it stands (cells, the FEN
 placement, a presence-only board's squares shown with the game's pieces), the game's FEN,
 the settings as JSON and the PGN, each written once per change of what it is written from
-(:class:`BoardView`, :class:`FenMemo`, :class:`SettingsMemo`, :class:`PgnMemo`), and the
-summary the overview's stream shows as JSON (:class:`SummaryJson`).
+(:class:`BoardView`, :class:`FenMemo`, :class:`SettingsMemo`, :class:`PgnMemo`).
 
 Every update of a table is shown to the web, so these are the hot path of a hall: a move
 changes one or two ranks of the placement, and only those are written again.
@@ -19,7 +18,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import chess
-import orjson
 
 from dgt.protocol.constants import Piece
 from service.pgn import TableGame
@@ -34,7 +32,6 @@ __all__ = [
     "PgnMemo",
     "SetRightMemo",
     "SettingsMemo",
-    "SummaryJson",
     "chess_fen",
     "next_fen",
     "placement_fen",
@@ -425,49 +422,6 @@ class FenMemo:
             del steps[0]
         steps.append((game, ply, squares, fen))
         return fen
-
-
-_NO_CLOCKS = b'"clocks":null'
-
-
-class SummaryJson:
-    """A table's summary as JSON, as ``orjson.dumps`` writes it (no options; its
-    ``TypeError`` where it cannot), the part but the clocks encoded once per change of what
-    it shows: a summary whose clocks alone moved (a lever press, a clock report or a lift
-    that leaves the rest as it was) is its kept halves and its clocks.  orjson writes a
-    dict's items one after the other, so the halves and the clocks joined are the bytes of
-    the whole summary."""
-
-    def __init__(self) -> None:
-        self._kept: tuple[dict[str, Any], bytes, bytes] | None = None
-        """The summary encoded (a copy: the table writes its kept summary again in place),
-        its JSON before its clocks' value (to ``"clocks":``) and after it (without the
-        closing brace)."""
-
-    def encode(
-        self, base: dict[str, Any], clocks: dict[str, object], changed: bool, more: bytes = b""
-    ) -> bytes:
-        """The summary ``base`` (its ``clocks`` None) with ``clocks`` and ``more`` (JSON text
-        of further items, each after a comma) at its end, as JSON; ``changed``: whether
-        ``base`` may have been written since the last call (the same object or another).
-        A summary written again that reads as the one encoded is not encoded again: its
-        values are strings, counts, None, and dicts and lists of strings (the scores:
-        counts), written by the same code in the same order, so equal values are the
-        same JSON."""
-        kept = self._kept
-        if kept is not None and changed and kept[0] != base:
-            kept = self._kept = None
-        if kept is None:
-            whole = orjson.dumps(base)
-            # the first "clocks":null is the key's: before it come only the id, the phase,
-            # the FEN, the board, the orientation and the last move, strings written with
-            # every quote in them escaped
-            cut = whole.find(_NO_CLOCKS)
-            if cut < 0:  # (never: the summary has its clocks' key)
-                return orjson.dumps({**base, "clocks": clocks})[:-1] + more + b"}"
-            end = cut + len(_NO_CLOCKS)
-            kept = self._kept = (base.copy(), whole[: end - 4], whole[end:-1])
-        return b"".join((kept[1], orjson.dumps(clocks), kept[2], more, b"}"))
 
 
 class SettingsMemo:

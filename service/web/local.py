@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from service.broadcast.hall_feeds import FeedTable, HallFeeds, hall_feeds
@@ -20,9 +20,6 @@ class LocalHall:
 
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
-        self.summary_json: Callable[[str], bytes] = hall.summary_json
-        """:meth:`summary` as JSON (:meth:`service.hall.Hall.summary_json`, called as it is:
-        the stream's overview frames are made of it where the source has it)."""
 
     def table_ids(self) -> Sequence[str]:
         return list(self.hall.runners)

@@ -23,11 +23,9 @@ Each message is held as the bytes of its whole SSE frame (``event: ...`` and ``d
 made once per update and kind of stream (summaries, whole states, a diff from one base) and
 shared by every stream that gets it (the overview's and the table pages' frames carry the
 same ``events`` and ``server_time``), and what waits for a stream goes out in one write:
-every frame of a commit in one system call.  The overview's frame takes the table's summary
-as JSON from the hall (:meth:`service.hall.Hall.summary_json`: the table keeps the part but
-the clocks encoded until it changes) and writes it in as it is.  An update is looked at only
-by the streams that follow its table (the hub keeps them by table), so a hall's many table
-pages cost an update nothing but its own table's.
+every frame of a commit in one system call.  An update is looked at only by the streams that
+follow its table (the hub keeps them by table), so a hall's many table pages cost an update
+nothing but its own table's.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -205,10 +203,6 @@ class StreamHub:
         """Updates replaced by a newer one of the same table before a slow reader got them."""
         self._version = 0
         self._starts = StartFens()
-        self._summary_json: Callable[[str], bytes] | None = getattr(hall, "summary_json", None)
-        """The source's summaries as JSON (:meth:`service.web.local.LocalHall.summary_json`),
-        where it has them: the overview's frame is then spliced from bytes (see
-        :meth:`_summary_frame`)."""
         self._beat_handle: asyncio.TimerHandle | None = None
         hall.subscribe(self.on_update)
         hall.subscribe_status(self.on_status)
@@ -287,35 +281,13 @@ class StreamHub:
                 data = states
             else:
                 if summaries is None:
-                    summaries = self._summary_frame(table_id, update, now)
+                    summaries = b"".join((_STATE, self.payload(table_id, False, update, now), _END))
                 data = summaries
             pending = client.pending
             if table_id in pending:
                 self.merged += 1
             pending[table_id] = data
             client.wake.set()
-
-    def _summary_frame(self, table_id: str, update: Update, now: float) -> bytes:
-        """The overview's frame of ``update``: :meth:`payload`'s, byte for byte, with the
-        source's summary as JSON (:attr:`_summary_json`) written in as it is.  orjson writes
-        a dict's items one after the other, so where it writes the summary and the rest
-        without options it writes the whole the same; where it refuses either, the frame
-        is :meth:`payload`'s (which then tries its options and the standard library)."""
-        summary_json = self._summary_json
-        if summary_json is not None:
-            try:
-                body: dict[str, Any] = {
-                    "table": table_id,
-                    "state": orjson.Fragment(summary_json(table_id)),
-                    "server_time": now,
-                    "events": update.events,
-                }
-                if self.expose_timing and update.source_time is not None:
-                    body["t_in"] = update.source_time
-                return b"".join((_STATE, orjson.dumps(body), _END))
-            except TypeError:
-                pass
-        return b"".join((_STATE, self.payload(table_id, False, update, now), _END))
 
     # --- diff streams ---------------------------------------------------------------
 
