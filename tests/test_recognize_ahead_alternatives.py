@@ -6,6 +6,7 @@ after e3, read ...dxe3, now offers ...dxc3)."""
 
 from __future__ import annotations
 
+import pytest
 from test_recognize_helpers import Desk, moves_in, of_type
 from test_recognize_reread import play
 
@@ -20,10 +21,19 @@ def finals(desk: Desk) -> dict[int, MoveEvent]:
     return {e.ply: e for e in desk.out if isinstance(e, MoveEvent) and e.final}
 
 
-def test_the_capture_of_a_piece_that_did_not_just_move_is_named() -> None:
+@pytest.mark.parametrize(
+    ("fen", "named"),
+    [
+        (PAWNS, (("d4c3", "dxc3"),)),
+        (PAWNS.replace("2P5", "8"), ()),  # no piece on c3: ...dxe3 is the pawn's only capture
+    ],
+)
+def test_the_capture_of_a_piece_that_did_not_just_move_is_named(
+    fen: str, named: tuple[tuple[str, str], ...]
+) -> None:
     """e3, then ...dxc3 swept and Kh1 before the capture was read: read ahead as ...dxe3
-    (the pawn that just moved), naming ...dxc3."""
-    desk = Desk(presence_only=True, fen=PAWNS)
+    (the pawn that just moved), naming ...dxc3 when there is a piece to take on c3."""
+    desk = Desk(presence_only=True, fen=fen)
     play(desk, ["e2e3"])
     desk.lift("d4")
     desk.lift("g1", 1.0)
@@ -31,19 +41,7 @@ def test_the_capture_of_a_piece_that_did_not_just_move_is_named() -> None:
     desk.wait(3)
     assert desk.final_ucis() == ["e2e3", "d4e3", "g1h1"]
     read = finals(desk)
-    assert read[2].alternatives == (("d4c3", "dxc3"),)
+    assert read[2].alternatives == named
     assert read[1].alternatives == ()
     assert read[3].alternatives == ()
     assert of_type(desk.out, "mismatch") == []
-
-
-def test_a_capture_with_one_reading_names_nothing() -> None:
-    """The same with no piece on c3: ...dxe3 swept is the pawn's only capture."""
-    desk = Desk(presence_only=True, fen=PAWNS.replace("2P5", "8"))
-    play(desk, ["e2e3"])
-    desk.lift("d4")
-    desk.lift("g1", 1.0)
-    assert moves_in(desk.put("h1", "*", 0.5), final=False) == ["d4e3", "g1h1"]
-    desk.wait(3)
-    assert desk.final_ucis() == ["e2e3", "d4e3", "g1h1"]
-    assert all(e.alternatives == () for e in finals(desk).values())

@@ -36,9 +36,26 @@ class _Host:
         pass
 
 
-def _piece(board: chess.Board, square: int) -> Piece:
+def piece_on(board: chess.Board, square: int) -> Piece:
+    """The emulator's piece of what python-chess has on ``square``."""
     found = board.piece_at(square)
     return Piece.EMPTY if found is None else Piece.from_symbol(found.symbol())
+
+
+def move_cells(board: chess.Board, move: chess.Move) -> list[tuple[int, Piece]]:
+    """The squares a hand changes to make ``move`` (White's castlings only) from ``board``,
+    in order, each with the piece it then holds."""
+    cells = [(move.from_square, Piece.EMPTY)]
+    if board.is_castling(move):
+        rook_from, rook_to = (chess.H1, chess.F1) if move.to_square > move.from_square else (
+            chess.A1, chess.D1)  # fmt: skip
+        cells += [(move.to_square, piece_on(board, move.from_square)),
+                  (rook_from, Piece.EMPTY), (rook_to, piece_on(board, rook_from))]  # fmt: skip
+    else:
+        if board.piece_at(move.to_square) is not None:
+            cells.append((move.to_square, Piece.EMPTY))
+        cells.append((move.to_square, piece_on(board, move.from_square)))
+    return cells
 
 
 def _game(seed: int, *, clock: bool) -> list[tuple[str, float, BoardEvent | None]]:
@@ -91,17 +108,7 @@ def _game(seed: int, *, clock: bool) -> list[tuple[str, float, BoardEvent | None
             else:
                 report()
         move = chess.Move.from_uci(uci)
-        squares = [(move.from_square, Piece.EMPTY)]
-        if board.is_castling(move):
-            rook_from, rook_to = (chess.H1, chess.F1) if move.to_square > move.from_square else (
-                chess.A1, chess.D1)  # fmt: skip
-            squares += [(move.to_square, _piece(board, move.from_square)),
-                        (rook_from, Piece.EMPTY), (rook_to, _piece(board, rook_from))]  # fmt: skip
-        else:
-            if board.piece_at(move.to_square) is not None:
-                squares.append((move.to_square, Piece.EMPTY))
-            squares.append((move.to_square, _piece(board, move.from_square)))
-        for square, piece in squares:
+        for square, piece in move_cells(board, move):
             advance(rng.choice((0.2, 0.4, 0.7)))
             out.append(("board", t, SquareChanged(t, square, piece, Piece.EMPTY)))
             for _ in range(rng.choice((0, 0, 1, 3))):  # reports with the move half made

@@ -14,6 +14,7 @@ from typing import Any
 
 import chess
 import pytest
+from test_table_quick_clock import MOVES, move_cells, piece_on
 from test_table_summary_parts import fresh_summary
 
 from dgt.emulator.board import start_squares
@@ -28,7 +29,6 @@ from service.web import stream
 from service.web.local import LocalHall
 from service.web.stream import Event, StreamHub, frame, json_bytes
 
-MOVES = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5c6", "d7c6", "e1g1", "f7f6"]
 TAKEN_BACK = 4
 """After this many moves the last one is taken back and played again."""
 
@@ -42,11 +42,6 @@ class _Time:
     def time(self) -> float:
         self.now += 0.1234567
         return self.now
-
-
-def _piece(board: chess.Board, square: int) -> Piece:
-    found = board.piece_at(square)
-    return Piece.EMPTY if found is None else Piece.from_symbol(found.symbol())
 
 
 def _inputs(seed: int, t: float) -> list[tuple[float, BoardEvent | None]]:
@@ -99,22 +94,13 @@ def _inputs(seed: int, t: float) -> list[tuple[float, BoardEvent | None]]:
                 times[lever] = 1.0
             report()
         move = chess.Move.from_uci(uci)
-        cells = [(move.from_square, Piece.EMPTY)]
-        if board.is_castling(move):
-            rook_from, rook_to = (chess.H1, chess.F1) if move.to_square > move.from_square else (
-                chess.A1, chess.D1)  # fmt: skip
-            cells += [(move.to_square, _piece(board, move.from_square)),
-                      (rook_from, Piece.EMPTY), (rook_to, _piece(board, rook_from))]  # fmt: skip
-        else:
-            if board.piece_at(move.to_square) is not None:
-                cells.append((move.to_square, Piece.EMPTY))
-            cells.append((move.to_square, _piece(board, move.from_square)))
+        cells = move_cells(board, move)
         for square, piece in cells:
             squares(square, piece)
         if number == TAKEN_BACK:  # taken back before the press, and made again
             advance(1.5)
             squares(move.to_square, Piece.EMPTY)
-            squares(move.from_square, _piece(board, move.from_square))
+            squares(move.from_square, piece_on(board, move.from_square))
             advance(1.5)
             for square, piece in cells:
                 squares(square, piece)
