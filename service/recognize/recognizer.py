@@ -92,7 +92,8 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   a capture also names the captures by its piece that another reading of that capture
   allows, of a piece the two games differ on (its recapture: Qxe5 Qxe5 swept both, read as
   Qxf7+ Qxf7, the board showing the same to the end, names ...Qxe5 on the second move, with
-  its SAN in that game: a screen offers it with the first move read that other way); a
+  its SAN in that game: a correction to it is legal once the first move is corrected to
+  the other reading, which drops the moves read after it; no correction takes both); a
   re-reading counts the squares they change among those a later reading may differ on, and
   drops them with that reading;
 * a place that makes the board read as a takeback (the position before the last action, or
@@ -1867,7 +1868,8 @@ class Recognizer:
         with it).  Its captured square may have been handled (in that game the handling
         would read it: it was legal there, not here).  The board reads them the same as
         ``la`` with the last action read that other way, and later play may fit both games:
-        a screen offers them.  The game is left as it was."""
+        a screen offers them (a correction to one is legal only once the last action is
+        corrected to its reading).  The game is left as it was."""
         played_list = self._played
         if not played_list or not played_list[-1].alternatives:
             return ()
