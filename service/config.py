@@ -111,7 +111,8 @@ BIG_HALL_POLL_LONGEST_MS = 20.0
 """How far such a hall's reads may stretch apart while few boards speak (a stretching
 :class:`dgt.transports.poller.BoardPoller`; bench/README.md, "Reading the boards in
 batches": at 2,000 boards less CPU per input than every 5 ms in 3 of 4 alternated pairs, 8 %
-on average, for at most 15 ms more latency; a busy hall keeps the short period)."""
+on average, for at most 15 ms more latency; a busy hall, or a service near a full core,
+keeps the short period)."""
 _SETTING_KEYS = {"event", "site", "round", "time_control", "rules", "variant", "tick", "options"}
 TICK_RANGE = (0.1, 1.0)
 """Seconds per tick a realtime table may use (realtime rule 6)."""

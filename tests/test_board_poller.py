@@ -29,7 +29,7 @@ from dgt.emulator.board import VirtualBoard
 from dgt.errors import ConnectionFailed
 from dgt.protocol import Piece
 from dgt.transports import BoardPoller, ReadWatcher, SerialTransport, open_transport
-from dgt.transports.poller import BATCH, PollerClosed
+from dgt.transports.poller import BATCH, HOT, WARM, PollerClosed
 from service.config import ConfigError, TableConfig, parse_config
 from service.hall import Hall, Update
 from service.store import Store
@@ -177,6 +177,34 @@ async def test_a_stretching_poller_waits_longer_while_few_fds_are_ready_and_less
         for pair in many:
             for fd in pair:
                 os.close(fd)
+
+
+async def test_a_stretching_poller_keeps_its_shortest_period_while_the_process_is_busy(
+    pipes: list[tuple[int, int]],
+) -> None:
+    """The same polls that find nothing ready, while the process uses a whole CPU (its CPU
+    time, given, runs as fast as the loop's): the period never stretches; once the process
+    is idle again (its CPU time stands still) it stretches up to the longest."""
+    loop = asyncio.get_running_loop()
+    busy = True
+    idle_since = 0.0
+
+    def cpu_time() -> float:
+        return loop.time() if busy else idle_since
+
+    board_poller = BoardPoller(0.002, longest=0.016, cpu_time=cpu_time)
+    try:
+        r = pipes[0][0]
+        board_poller.add_reader(r, lambda: os.read(r, 100))
+        polls = board_poller.polls
+        await wait_until(lambda: board_poller.polls >= polls + 8)
+        assert board_poller.now_period == 0.002
+        assert board_poller.share > HOT
+        busy, idle_since = False, loop.time()
+        await wait_until(lambda: board_poller.now_period == 0.016)
+        assert board_poller.share < WARM
+    finally:
+        board_poller.close()
 
 
 def test_a_fixed_poller_keeps_its_period_and_a_longest_below_it_is_refused() -> None:

@@ -13,6 +13,10 @@ while its polls find fewer than :data:`BATCH` descriptors ready, and shortens it
 (halving it, down to ``period``) once they find more than twice that: each wake-up after a
 pause costs the CPU its cold caches, so a hall whose boards speak seldom is read in bigger
 batches, for more latency, and a busy hall keeps the short period (its batches are big).
+It stretches only while the process has CPU to spare (it used less than :data:`WARM` of a
+CPU, on average over the last polls), and halves the period once it uses more than
+:data:`HOT`, however few descriptors a poll found: near a full core, longer batches cost
+more per input, not less, and a hall falls behind for good (5,000 boards, bench/README.md).
 
 The poller and the event loop offer the same two methods (:class:`ReadWatcher`), so a
 transport registers its descriptor with whichever it is given
@@ -27,6 +31,7 @@ import asyncio
 import contextlib
 import logging
 import selectors
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -54,6 +59,15 @@ its polls find fewer, and less long once they find more than twice as many (at 2
 boards of real games, about 15 at 5 ms; bench/README.md, "Reading the boards in batches")."""
 
 
+WARM = 0.6
+"""The share of a CPU the process may use (an average over the last polls) for a stretching
+poller to stretch its period."""
+HOT = 0.75
+"""The share of a CPU above which a stretching poller halves its period whatever it found."""
+_SHARE_WEIGHT = 0.25
+"""The weight of the last interval in the average share (the rest the average before)."""
+
+
 class PollerClosed(RuntimeError):
     """A descriptor was added to a :class:`BoardPoller` after it was closed."""
 
@@ -74,6 +88,7 @@ class BoardPoller:
         loop: asyncio.AbstractEventLoop | None = None,
         *,
         longest: float | None = None,
+        cpu_time: Callable[[], float] = time.process_time,
     ) -> None:
         if not period > 0:
             raise ValueError(f"a board poller's period must be more than 0 s, not {period!r}")
@@ -88,6 +103,12 @@ class BoardPoller:
         """The longest time between two polls while they find few descriptors ready."""
         self.now_period = period
         """The time between the last poll and the next one."""
+        self.share = 0.0
+        """The share of a CPU the process used, an average over the last polls (measured
+        while the poller stretches: ``cpu_time``, the process's CPU time, against the
+        loop's time)."""
+        self._cpu_time = cpu_time
+        self._since = (0.0, 0.0)  # the loop's time and cpu_time() at the last poll
         self._given_loop = loop
         self._loop = loop
         self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
@@ -163,6 +184,7 @@ class BoardPoller:
         loop = self._given_loop or asyncio.get_running_loop()
         self._loop = loop
         self.now_period = self.period
+        self._since = (loop.time(), self._cpu_time())
         self._due = loop.time() + self.period
         self._timer = loop.call_at(self._due, self._poll)
 
@@ -207,16 +229,23 @@ class BoardPoller:
             loop = self._loop
             assert loop is not None
             if self.longest > self.period:
-                self._stretch(len(ready))
+                self._stretch(len(ready), loop.time())
             self._due = max(self._due + self.now_period, loop.time())
             self._timer = loop.call_at(self._due, self._poll)
 
-    def _stretch(self, ready: int) -> None:
-        """The period after a poll that found ``ready`` descriptors ready."""
-        if ready < BATCH:
-            self.now_period = min(self.now_period * 2, self.longest)
-        elif ready > 2 * BATCH:
+    def _stretch(self, ready: int, now: float) -> None:
+        """The period after a poll that found ``ready`` descriptors ready, ending at the
+        loop's time ``now``."""
+        cpu = self._cpu_time()
+        then, cpu_then = self._since
+        self._since = (now, cpu)
+        if now > then:
+            used = (cpu - cpu_then) / (now - then)
+            self.share += _SHARE_WEIGHT * (used - self.share)
+        if ready > 2 * BATCH or self.share > HOT:
             self.now_period = max(self.now_period / 2, self.period)
+        elif ready < BATCH and self.share < WARM:
+            self.now_period = min(self.now_period * 2, self.longest)
 
     def _report(self, fd: int, exc: Exception) -> None:
         if fd in self._warned:
