@@ -473,7 +473,7 @@ def search(
                 mask = (filled & ~occupancy) | (emptied & occupancy)
                 if not mask or mask & ~allowed:
                     continue
-                if uci in seen or (replacing and action == not_first):
+                if uci in seen or (replacing and same_reading(action, not_first)):
                     continue
                 seen.add(uci)
                 # when its piece was lifted last, and first (the earliest over the squares
@@ -718,6 +718,25 @@ def readings(
             break
     result.sort(key=lambda reading: reading.rank)
     return result
+
+
+def same_reading(action: LegalAction, other: LegalAction | None) -> bool:
+    """Whether ``action`` is ``other`` or, both being promotions by the same move, reads the
+    same as it on a presence-only board (another piece: only a tell or a later move that
+    one piece alone can make shows which)."""
+    if action == other:
+        return True
+    if other is None:
+        return False
+    move, theirs = action.action, other.action
+    return (
+        isinstance(move, Move)
+        and isinstance(theirs, Move)
+        and move.promotion is not None
+        and theirs.promotion is not None
+        and move.from_square == theirs.from_square
+        and move.to_square == theirs.to_square
+    )
 
 
 def _held(action: LegalAction, handled: Handled) -> bool:
