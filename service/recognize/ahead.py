@@ -714,6 +714,11 @@ def readings(
             and in_order(actions, handled, slack)
             and in_turn(actions, handled, slack if gap is None else gap)
         ]
+        if placed is not None:
+            # after a place, a promotion to a kind not chosen waits: a piece resting on its
+            # path may be what makes the chosen kind illegal (bxc1=Q+ and the bishop from f3
+            # on e2 on its way to d1)
+            result = [reading for reading in result if not reading.rank[1]]
         if result:
             break
     result.sort(key=lambda reading: reading.rank)

@@ -138,18 +138,21 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
   after the move it answers was lifted, and is lifted after the move's piece was set down);
   after a place, only a sequence explaining every square handled (but the squares of pieces
-  lifted and set back where they stood: adjusted, not moved), within a smaller budget
-  (``PLACE_NODES``), and nothing while the board is part-way through a legal action (a
-  piece set down before its lift is reported: the next change tells).  A place that sets a
+  lifted and set back where they stood: adjusted, not moved) and no promotion to a kind
+  not chosen (a piece resting on its path may be what makes the chosen kind illegal: the
+  next change tells), within a smaller budget (``PLACE_NODES``), and nothing while the
+  board is part-way through a legal action (a piece set down before its lift is reported:
+  the next change tells).  A place that sets a
   piece back where it stood (a neighbour knocked over) completes no action: the sequence
   need not set it down nor explain it, and if the square stood empty a settle delay or
   more (or, the board standing still, the square set back that stood empty longest), one
   action may empty it and a later one fill it again (a swept capture answered by a piece
   set down on the square the capturing piece left).  The likeliest is
   made (fewest handled squares unexplained, the chosen promotion kind, fewest actions, a
-  capture of the piece that just moved) with move events (an ``Amend``, or a ``Takeback``
-  and the actions again, for what it read again), the other captures the board reads the
-  same named as ``alternatives``.  A stretch no legal play explains within
+  capture of the piece that just moved; a provisional promotion is never replaced by the
+  same move to another piece, which reads the same) with move events (an ``Amend``, or a
+  ``Takeback`` and the actions again, for what it read again), the other captures the
+  board reads the same named as ``alternatives``.  A stretch no legal play explains within
   :data:`AHEAD_PLIES` actions is a mismatch; once the board is back on a position legal
   play reaches, the game goes on;
 * a takeback of several actions counts at once when the board holds more pieces than the
