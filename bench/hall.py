@@ -952,7 +952,7 @@ def poll_wait(r: dict[str, Any]) -> str:
     longest period, on average half of the mean time between polls)."""
     if not r["board_poll"]:
         return ""
-    longest = max(r["board_poll"], r["board_poll_longest"])
+    longest = r["board_poll_longest"]  # (board_poll_ms: never below the period)
     half = 500 / r["polls"] if r["polls"] else longest / 2
     return (
         f" from the read (the bytes wait up to {longest:g} ms before it, {half:.1f} on "

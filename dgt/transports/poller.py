@@ -228,9 +228,10 @@ class BoardPoller:
         if self._callbacks and self._timer is None and self._selector is not None:
             loop = self._loop
             assert loop is not None
+            now = loop.time()
             if self.longest > self.period:
-                self._stretch(len(ready), loop.time())
-            self._due = max(self._due + self.now_period, loop.time())
+                self._stretch(len(ready), now)
+            self._due = max(self._due + self.now_period, now)
             self._timer = loop.call_at(self._due, self._poll)
 
     def _stretch(self, ready: int, now: float) -> None:

@@ -462,6 +462,7 @@ def search(
         seen: set[str] = set()
         replacing = not path and not_first is not None  # (no action equals None)
         allowed = todo | spare
+        vacant, outside = ~occupancy, ~allowed  # (once, not per action)
         for square in chess.scan_forward(squares):
             if position is None:
                 entries = _entries(game.actions_changing(square))
@@ -470,8 +471,8 @@ def search(
             for action, uci, filled, emptied, set_white, empties in entries:
                 # (the flips first: most actions fail them; an action seen twice -- a
                 # castling changes two of its side's squares -- flips the same squares)
-                mask = (filled & ~occupancy) | (emptied & occupancy)
-                if not mask or mask & ~allowed:
+                mask = (filled & vacant) | (emptied & occupancy)
+                if not mask or mask & outside:
                     continue
                 if uci in seen or (replacing and same_reading(action, not_first)):
                     continue
