@@ -155,6 +155,19 @@ def test_illegal_action_and_empty_undo_raise_clear_errors() -> None:
         game.undo()
 
 
+def test_an_illegal_action_names_the_position_it_was_tried_in() -> None:
+    game = get_variant("standard").new_game()
+    try:
+        game.apply(Move(chess.E2, chess.E5))
+    except IllegalActionError as exc:
+        error = exc
+    play(game, "e2e4")  # (the message is written when read: still the position before)
+    assert str(error) == (
+        f"{Move(chess.E2, chess.E5)} is not legal in position {chess.STARTING_FEN}: "
+        "pick one of legal_actions()"
+    )
+
+
 def test_standard_game_ends_by_mate_and_time_out_rules() -> None:
     game = get_variant("standard").new_game()
     play(game, "f2f3", "e7e5", "g2g4", "d8h4")

@@ -77,9 +77,19 @@ class UnknownVariantError(VariantError, ValueError):
 class IllegalActionError(VariantError, ValueError):
     """An action that is not legal in the current position."""
 
-    def __init__(self, action: Action, position: str) -> None:
-        super().__init__(f"{action} is not legal in {position}: pick one of legal_actions()")
+    def __init__(self, action: Action, position: str | Callable[[], str]) -> None:
+        """``position``: where, or how to tell where when the message is asked for (a
+        recogniser tries many actions that turn out illegal and never reads why: a FEN
+        written for each would cost more than the try)."""
+        super().__init__()
         self.action = action
+        self._position = position
+
+    def __str__(self) -> str:
+        position = self._position
+        if not isinstance(position, str):
+            position = self._position = position()
+        return f"{self.action} is not legal in {position}: pick one of legal_actions()"
 
 
 class UnknownStartError(VariantError, ValueError):

@@ -767,7 +767,8 @@ class ChessGame(VariantGame):
         if (known is None or action not in known) and (
             self.outcome() is not None or not self.board.is_legal(move)
         ):
-            raise IllegalActionError(action, f"position {self.board.fen()}")
+            board = self.board.copy(stack=False)  # (the FEN only if the message is read)
+            raise IllegalActionError(action, lambda: f"position {board.fen()}")
         return move
 
     def _push(self, action: Action, move: chess.Move) -> _Position:
