@@ -155,6 +155,49 @@ def test_illegal_action_and_empty_undo_raise_clear_errors() -> None:
         game.undo()
 
 
+@pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
+def test_an_action_made_without_asking_what_is_legal_leaves_python_chess_position(
+    variant_id: str,
+) -> None:
+    """A move never generated in its position (a reading tried) is made from what its two
+    squares hold: the squares and FEN after it must be python-chess's, castlings, en
+    passant and promotions among them."""
+    from service.variants.standard import from_chess_move, squares_of
+
+    variant = get_variant(variant_id)
+    rng = random.Random(f"unasked-{variant_id}")
+    starts = variant.start_positions()
+    made = set()
+    for _ in range(8):
+        start = rng.choice(starts)
+        game = variant.new_game(start)
+        board = chess.Board(start.fen, chess960=variant_id == "chess960")
+        for _ply in range(120):
+            moves = list(board.legal_moves)
+            if not moves or game.outcome() is not None:
+                break
+            # castlings, en passant and promotions first when there are any
+            special = [
+                m for m in moves if board.is_castling(m) or board.is_en_passant(m) or m.promotion
+            ]
+            move = rng.choice(special or moves)
+            made.update(
+                kind
+                for kind, test in (
+                    ("castling", board.is_castling),
+                    ("en passant", board.is_en_passant),
+                    ("promotion", lambda m: bool(m.promotion)),
+                )
+                if test(move)
+            )
+            game.apply(from_chess_move(move))
+            board.push(move)
+            assert game.squares == squares_of(board), move.uci()
+        assert game.fen() == board.fen()
+    kinds = {"castling", "en passant", "promotion"}
+    assert made == (kinds - {"castling"} if variant_id == "t20" else kinds)  # (T20: none)
+
+
 def test_an_illegal_action_names_the_position_it_was_tried_in() -> None:
     game = get_variant("standard").new_game()
     try:

@@ -777,16 +777,17 @@ class ChessGame(VariantGame):
         after = here.child(action)
         if after is None:
             known = here.known.get(action) if here.known is not None else None
-            if known is None:
-                board = self.board
-                push(board, move)
-                squares = squares_of(board)
-            else:
-                self._unmade.append(move)
-                cells = list(here.squares)
-                for square, symbol in known.changes:
-                    cells[square] = symbol
-                squares = tuple(cells)
+            if known is None:  # (checked legal: its changes follow from its two squares, as
+                # a generated action's do -- cheaper than a push and a read of every square)
+                squares = here.squares
+                origin, target = move.from_square, move.to_square
+                mover, taken = squares[origin], squares[target]
+                known = _legal_move(origin, target, move.promotion, mover, taken)
+            self._unmade.append(move)
+            cells = list(here.squares)
+            for square, symbol in known.changes:
+                cells[square] = symbol
+            squares = tuple(cells)
             after = _Position(squares)
             here.children = (*here.children, (action, after))
         else:
