@@ -152,7 +152,7 @@ _MASKS_MOST = 1 << 10
 _BIT = tuple(1 << square for square in range(64))
 
 
-def _occupied(squares: Sequence[str]) -> int:
+def occupied_mask(squares: Sequence[str]) -> int:
     """The squares (a bit mask) of ``squares`` that hold a piece (kept for a tuple: the
     positions and views of a game are)."""
     known = _MASKS[0].get(id(squares))
@@ -685,7 +685,7 @@ def readings(
     Without ``promotions`` (the board stood still, no clock pressed: a move need not be
     complete), no sequence ends with a promotion whose square was not set down since (a
     capture read swept: the pawn may be held while the new piece is fetched)."""
-    occupied = _occupied(view)
+    occupied = occupied_mask(view)
     todo = 0
     for square in differ:
         todo |= 1 << square

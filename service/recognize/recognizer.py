@@ -206,6 +206,7 @@ from service.recognize.ahead import (
     chess_position,
     is_legal,
     legal_from,
+    occupied_mask,
     other_captures,
     readings,
     search,
@@ -2913,6 +2914,10 @@ class Recognizer:
             game.undo()
         chosen: dict[int, LegalAction] = {start: first}
         nodes = 0
+        # the squares the board reads a piece on (an unreadable one is none), once: each
+        # way down that keeps the actions legal asks (bits summed in C)
+        board = self._board
+        seen = occupied_mask([EMPTY if reading == UNREADABLE else reading for reading in board])
 
         def options(index: int, differ: int) -> list[LegalAction]:
             played = self._played[index]
@@ -2934,7 +2939,7 @@ class Recognizer:
         def down(index: int, differ: int, made: LegalAction) -> bool:
             nonlocal nodes
             if index == count:
-                return self._fits(None if self._played[-1].final else made)
+                return self._fits(None if self._played[-1].final else made, seen)
             read = self._played[index].action
             for option in [first] if index == start else options(index, differ):
                 if nodes >= REREAD_NODES:
@@ -2962,35 +2967,25 @@ class Recognizer:
                 game.apply(la.action)
         return chosen if found else None
 
-    def _fits(self, last: LegalAction | None) -> bool:
-        """Whether the board's occupancy is the game's position's, or one or two legal
-        actions' from it, or from the position before ``last`` (the last action made, if
-        still provisional) with one or two legal actions instead of it."""
+    def _fits(self, last: LegalAction | None, seen: int) -> bool:
+        """Whether the board's occupancy (``seen``: the squares it reads a piece on) is the
+        game's position's, or one or two legal actions' from it, or from the position
+        before ``last`` (the last action made, if still provisional) with one or two legal
+        actions instead of it."""
         game = self._game
         assert game is not None
-        board = self._board
-
-        def masks() -> tuple[int, int]:
-            squares = game.squares
-            occupied = differ = 0
-            for square in _SQUARES:
-                bit = 1 << square
-                if squares[square]:
-                    occupied |= bit
-                if bool(squares[square]) != (board[square] not in (EMPTY, UNREADABLE)):
-                    differ |= bit
-            return occupied, differ
-
-        occupied, differ = masks()
-        if not differ or search(game, occupied, differ, plies=REREAD_AHEAD):
+        now = occupied_mask(game.squares)
+        differ = now ^ seen
+        if not differ or search(game, now, differ, plies=REREAD_AHEAD):
             return True
         if last is None:
             return False
         game.undo()
         try:
-            occupied, differ = masks()
+            now = occupied_mask(game.squares)
+            differ = now ^ seen
             return bool(differ) and bool(
-                search(game, occupied, differ, plies=REREAD_AHEAD, not_first=last)
+                search(game, now, differ, plies=REREAD_AHEAD, not_first=last)
             )
         finally:
             game.apply(last.action)
