@@ -36,6 +36,7 @@ from service.variants.standard import (
     ChessGame,
     _legal_move,
     free_piece_moves,
+    free_piece_targets,
     may_lack_material,
     may_repeat,
     with_special_moves,
@@ -284,7 +285,13 @@ def is_legal(position: Position, turn: bool, move: chess.Move) -> bool:
         abs((origin & 7) - (target & 7)) > 1 or position[3] >> target & 1
     ):  # a king's castling (or a move python-chess may read as one): python-chess decides
         return _set_up(position, turn).is_legal(move)
-    return move in legal_from(position, turn, origin)
+    known = _LEGAL.get((position, turn, origin))
+    if known is None:
+        targets = free_piece_targets(_set_up(position, turn), origin)
+        if targets is not None:  # a free piece goes where it attacks: no list of moves made
+            return move.promotion is None and move.drop is None and bool(targets >> target & 1)
+        known = legal_from(position, turn, origin)
+    return move in known
 
 
 def after_move(position: Position, move: chess.Move) -> Position:

@@ -369,23 +369,40 @@ def _pinned(board: chess.Board, king: int, square: int) -> bool:
     return False
 
 
+def _free(board: chess.Board, square: int) -> bool:
+    """Whether a piece of the side to move stands on ``square``, no king, and its king is
+    not in check nor the piece pinned to it (each of its moves by the rules of its kind is
+    legal, but a pawn's en passant capture)."""
+    own = board.occupied_co[board.turn]
+    bb = chess.BB_SQUARES[square]
+    king_mask = board.kings & own
+    if not own & bb or not king_mask or king_mask & bb:
+        return False
+    king = _king_at_peace(board, king_mask, board.turn)
+    return king is not None and not _pinned(board, king, square)
+
+
+def free_piece_targets(board: chess.Board, square: int) -> int | None:
+    """The squares (a bit mask) the piece of the side to move on ``square`` may move to when
+    :func:`free_piece_moves` would list its moves and it is no pawn (a test of one move
+    then needs no list); None otherwise."""
+    if board.pawns & chess.BB_SQUARES[square] or not _free(board, square):
+        return None
+    return board.attacks_mask(square) & ~board.occupied_co[board.turn]
+
+
 def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None:
     """The legal moves of the piece of the side to move on ``square``, in python-chess's
     order (``board.generate_legal_moves(square's mask)``), when its king is not in check and
     the piece is not pinned to it (each of its moves by the rules of its kind is legal);
     None otherwise (the king's moves, a pawn that may capture en passant or stands on a
     last rank: python-chess decides)."""
+    if not _free(board, square):
+        return None
     turn = board.turn
-    own = board.occupied_co[turn]
     bb = chess.BB_SQUARES[square]
-    king_mask = board.kings & own
-    if not own & bb or not king_mask or king_mask & bb:
-        return None
-    king = _king_at_peace(board, king_mask, turn)
-    if king is None or _pinned(board, king, square):
-        return None
     if not board.pawns & bb:
-        targets = board.attacks_mask(square) & ~own
+        targets = board.attacks_mask(square) & ~board.occupied_co[turn]
         return [chess.Move(square, target) for target in chess.scan_reversed(targets)]
     ep_square = board.ep_square
     if bb & _BACK_RANKS or (
