@@ -864,7 +864,9 @@ class ChessGame(VariantGame):
             san = f"{chess.FILE_NAMES[origin & 7]}x{name}" if capture else name
         else:
             rivals = board.pieces_mask(piece, turn) & ~chess.BB_SQUARES[origin]
-            if rivals & board.attackers_mask(turn, target):
+            # (a piece of its kind attacks the target if it stands where one on the target
+            # would attack: only that kind's attacks are worked out, not every attacker's)
+            if rivals and rivals & piece_attacks(piece, turn, target, board.occupied):
                 return board.san(move)
             san = f"{chess.piece_symbol(piece).upper()}{'x' if capture else ''}{name}"
         king = board.king(not turn)
