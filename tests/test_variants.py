@@ -198,6 +198,48 @@ def test_an_action_made_without_asking_what_is_legal_leaves_python_chess_positio
     assert made == (kinds - {"castling"} if variant_id == "t20" else kinds)  # (T20: none)
 
 
+@pytest.mark.parametrize("variant_id", ["standard", "chess960", "t20"])
+def test_a_chess_game_tests_one_action_as_the_generated_actions_say(variant_id: str) -> None:
+    """ChessGame.legal_action tests one move by python-chess; it must answer what looking
+    the move up among the generated actions (VariantGame's way) answers, equal actions,
+    for legal and illegal moves, castlings, en passant and promotions among them, whether
+    the position's actions were asked for before or not."""
+    from service.variants.standard import from_chess_move
+
+    variant = get_variant(variant_id)
+    rng = random.Random(f"one-{variant_id}")
+    starts = variant.start_positions()
+    tried = legal = 0
+    for game_no in range(6):
+        game = variant.new_game(rng.choice(starts))
+        for _ply in range(rng.randrange(30, 90)):
+            # the moves python-chess finds legal (read off a board of its own: the game is
+            # asked nothing about its position) and moves made up, promotions among them
+            board = chess.Board(game.fen(), chess960=variant_id == "chess960")
+            moves = [from_chess_move(m) for m in board.legal_moves]
+            if not moves:
+                break
+            moves += [
+                Move(rng.randrange(64), rng.randrange(64), rng.choice([None, None, "q", "n"]))
+                for _ in range(12)
+            ]
+            moves += [Move(m.from_square, m.to_square, "q") for m in moves[:4]]
+            if game_no % 2:  # half the games ask for the actions first
+                game.legal_actions()
+            for action in moves:
+                mine = game.legal_action(action)
+                theirs = VariantGame.legal_action(game, action)
+                assert mine == theirs, action
+                tried += 1
+                legal += mine is not None
+            actions = game.legal_actions()
+            if not actions:  # (the game ended: T20 after 20 moves, python-chess goes on)
+                break
+            game.apply(rng.choice(actions).action)
+    assert legal > 100
+    assert tried - legal > 100
+
+
 def test_an_illegal_action_names_the_position_it_was_tried_in() -> None:
     game = get_variant("standard").new_game()
     try:

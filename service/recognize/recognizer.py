@@ -655,19 +655,6 @@ def _copy_handling(source: _Ref, target: _Ref) -> None:
         target.lift_before.update(source.lift_before)
 
 
-def _legal_now(game: VariantGame, action: Action) -> LegalAction | None:
-    """``action`` as a legal action now, if it is legal: looked for among the actions
-    changing the square a move leaves first (far fewer to work out than all of them; a
-    Chess960 castling may leave the king where it stands)."""
-    if isinstance(action, Move):
-        found = next(
-            (la for la in game.actions_changing(action.from_square) if la.action == action), None
-        )
-        if found is not None or game.squares[action.from_square] not in ("K", "k"):
-            return found
-    return next((la for la in game.legal_actions() if la.action == action), None)
-
-
 _SCRATCH: dict[tuple[type[chess.Board], bool], chess.Board] = {}
 """:func:`_scratch_board`'s boards, by kind of board and castling notation."""
 
@@ -3032,7 +3019,7 @@ class Recognizer:
             chosen = combination.get(index)
             if chosen is None:
                 others = tuple(la for la, _ in played.alternatives)
-                reading = _legal_now(game, played.action.action)
+                reading = game.legal_action(played.action.action)
                 move = None if reading is None else reading.action
                 if played.swept and isinstance(move, Move):
                     # the other captures by its piece the board reads the same, now legal
@@ -3049,11 +3036,11 @@ class Recognizer:
                     for la in (played.action, *(la for la, _ in played.alternatives))
                     if la != chosen
                 )
-                reading = chosen if index == start else _legal_now(game, chosen.action)
+                reading = chosen if index == start else game.legal_action(chosen.action)
             if reading is None:
                 break
             kept = tuple(
-                la for la in (_legal_now(game, other.action) for other in others) if la is not None
+                la for la in (game.legal_action(other.action) for other in others) if la is not None
             )
             # a swept capture after an action read among several: its recaptures again
             recaptures = self._recaptures(reading, kept) if played.swept else ()

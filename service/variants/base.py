@@ -389,6 +389,20 @@ class VariantGame(ABC):
         this."""
         return [a for a in self.legal_actions() if any(sq == square for sq, _ in a.changes)]
 
+    def legal_action(self, action: Action) -> LegalAction | None:
+        """``action`` as a legal action now, if it is legal (else None): looked for among
+        the actions changing the square a move leaves first (far fewer to work out than
+        all of them; a Chess960 castling may leave the king where it stands).  A variant
+        that can test one action for less overrides this."""
+        if isinstance(action, Move):
+            found = next(
+                (la for la in self.actions_changing(action.from_square) if la.action == action),
+                None,
+            )
+            if found is not None or self.squares[action.from_square] not in ("K", "k"):
+                return found
+        return next((la for la in self.legal_actions() if la.action == action), None)
+
     @abstractmethod
     def san(self, action: Action) -> str:
         """The action in the variant's short notation (SAN for chess), before applying it."""
