@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import chess
 
-from service.recognize.ahead import _BITS, _bits, _occupied, _white
+from service.recognize.ahead import _BITS, _bits, _white, occupied_mask
 from service.variants import StartPosition, get_variant
 
 FENS = (
@@ -21,7 +21,7 @@ def test_action_masks_match_its_changes() -> None:
     for fen in FENS:
         game = variant.new_game(StartPosition("standard", fen, _squares(fen)))
         squares = game.squares
-        occupied = _occupied(squares)
+        occupied = occupied_mask(squares)
         for la in game.legal_actions():
             same, filled, emptied, whites, empties = _bits(la)
             assert same is la
@@ -41,19 +41,19 @@ def test_action_masks_match_its_changes() -> None:
 
 def test_square_map_masks() -> None:
     squares = _squares("4k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1")
-    occupied, white = _occupied(squares), _white(squares)
+    occupied, white = occupied_mask(squares), _white(squares)
     assert occupied == sum(1 << sq for sq, symbol in enumerate(squares) if symbol)
     assert white == sum(1 << sq for sq, symbol in enumerate(squares) if symbol.isupper())
-    assert (_occupied(squares), _white(squares)) == (occupied, white)  # kept, the same
+    assert (occupied_mask(squares), _white(squares)) == (occupied, white)  # kept, the same
     listed = list(squares)
-    assert (_occupied(listed), _white(listed)) == (occupied, white)
+    assert (occupied_mask(listed), _white(listed)) == (occupied, white)
     listed[4] = ""  # a list may change under the same id: never kept
-    assert (_occupied(listed), _white(listed)) == (occupied & ~(1 << 4), white & ~(1 << 4))
+    assert (occupied_mask(listed), _white(listed)) == (occupied & ~(1 << 4), white & ~(1 << 4))
     # a view (occupancy only) and the squares it reads: each asked once, then kept
     view = tuple("*" if symbol else "" for symbol in squares)
-    assert _occupied(view) == occupied
+    assert occupied_mask(view) == occupied
     assert _white(view) == 0
-    assert (_occupied(view), _white(view)) == (occupied, 0)
+    assert (occupied_mask(view), _white(view)) == (occupied, 0)
 
 
 def _squares(fen: str) -> tuple[str, ...]:
