@@ -391,19 +391,33 @@ def free_piece_targets(board: chess.Board, square: int) -> int | None:
     return board.attacks_mask(square) & ~board.occupied_co[board.turn]
 
 
+_FREE_MOVES: dict[tuple[int, int], list[chess.Move]] = {}
+""":func:`free_piece_moves` of a piece (no pawn) by its square and the squares it may go to:
+one list wherever they are the same (a piece that did not move, or moved back, has the
+same moves in many positions), made once."""
+_FREE_MOVES_MOST = 1 << 12
+
+
 def free_piece_moves(board: chess.Board, square: int) -> list[chess.Move] | None:
     """The legal moves of the piece of the side to move on ``square``, in python-chess's
     order (``board.generate_legal_moves(square's mask)``), when its king is not in check and
     the piece is not pinned to it (each of its moves by the rules of its kind is legal);
     None otherwise (the king's moves, a pawn that may capture en passant or stands on a
-    last rank: python-chess decides)."""
+    last rank: python-chess decides).  Kept: do not change the list."""
     if not _free(board, square):
         return None
     turn = board.turn
     bb = chess.BB_SQUARES[square]
     if not board.pawns & bb:
         targets = board.attacks_mask(square) & ~board.occupied_co[turn]
-        return [chess.Move(square, target) for target in chess.scan_reversed(targets)]
+        key = (square, targets)
+        known = _FREE_MOVES.get(key)
+        if known is None:
+            if len(_FREE_MOVES) >= _FREE_MOVES_MOST:
+                _FREE_MOVES.clear()
+            known = [chess.Move(square, target) for target in chess.scan_reversed(targets)]
+            _FREE_MOVES[key] = known
+        return known
     ep_square = board.ep_square
     if bb & _BACK_RANKS or (
         ep_square is not None and chess.BB_PAWN_ATTACKS[turn][square] & chess.BB_SQUARES[ep_square]
