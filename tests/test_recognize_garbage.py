@@ -40,7 +40,7 @@ def test_reading_ahead_frees_its_search(no_collector: Callable[[], int]) -> None
     )
     for uci in ("e2e4", "e7e5", "g1f3", "b8c6"):
         board.push_uci(uci)
-    occupied = ahead._occupied(game.squares)
+    occupied = ahead.occupied_mask(game.squares)
     after = sum(1 << sq for sq in chess.SQUARES if board.piece_at(sq) is not None)
     found = ahead.search(game, occupied, occupied ^ after, plies=4, budget=10_000)
     assert found  # (it went four plies deep)
@@ -53,7 +53,7 @@ def test_a_search_cut_short_by_its_budget_frees_itself_too(
     game = get_variant("standard").new_game(
         StartPosition("standard", chess.STARTING_FEN, _squares(chess.Board()))
     )
-    occupied = ahead._occupied(game.squares)
+    occupied = ahead.occupied_mask(game.squares)
     # both sides' pawns on e- and d-files gone from their squares: many sequences to try
     differ = sum(1 << sq for sq in (chess.D2, chess.E2, chess.D7, chess.E7))
     ahead.search(game, occupied, differ, plies=4, budget=3)
