@@ -186,7 +186,7 @@ def test_squares_to_set_right_are_written_again_for_another_position_board_or_lo
 def test_the_clocks_shown_read_as_a_snapshot_taken_anew() -> None:
     rng = random.Random(7)
     keeper = ClockKeeper(TimeControl.parse("5+3"))
-    times: list[float] = [0.0, 1, 2.5, 300.0, 299.999, 0.0004, -1.0, 0]
+    times: list[float] = [0.0, 1, 1.0, 2.5, 300.0, 299.999, 0.0004, -1.0, 0]
     t = 0.0
     for _ in range(3000):
         clocks = keeper.clocks
@@ -199,10 +199,17 @@ def test_the_clocks_shown_read_as_a_snapshot_taken_anew() -> None:
             clocks.running = rng.choice([None, WHITE, BLACK])
         elif step < 0.7:
             clocks.as_of = t
+        elif step < 0.8:  # both times given anew, the same values (as a clock reports them)
+            clocks.white, clocks.black = _anew(clocks.white), _anew(clocks.black)
         t = rng.choice([t, t + rng.random(), t - 0.5, float(int(t))])
         want = json.dumps(clocks.snapshot(t))
         assert json.dumps(keeper.shown(t)) == want
         assert json.dumps(keeper.shown(clocks.as_of)) == json.dumps(clocks.snapshot(clocks.as_of))
+
+
+def _anew(value: float) -> float:
+    """The same value as another object (an int stays an int)."""
+    return float(repr(value)) if type(value) is float else int(str(value))
 
 
 def test_a_summary_kept_between_inputs_is_the_callers_to_change() -> None:

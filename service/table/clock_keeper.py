@@ -217,12 +217,23 @@ class ClockKeeper:
         ran = None if kept is None else kept[2]
         ran_white = ran is not None and ran == WHITE
         ran_black = ran is not None and not ran_white
-        if kept is not None and kept[1] is black and not black_runs and not ran_black:
+        # a side that ran neither then nor now keeps its shown time while its time is the
+        # same object, or a float of the same value (a clock's report gives both times
+        # anew, the standing one unchanged): round_ms of the same float is the same
+        if (
+            kept is not None and not black_runs and not ran_black
+            and (kept[1] is black or (type(black) is float and type(kept[1]) is float
+                                      and kept[1] == black))
+        ):  # fmt: skip
             shown_black = kept[5]["black"]
         else:
             left = black - spent if black_runs else black
             shown_black = round_ms(left if left > 0.0 else 0.0)
-        if kept is not None and kept[0] is white and not white_runs and not ran_white:
+        if (
+            kept is not None and not white_runs and not ran_white
+            and (kept[0] is white or (type(white) is float and type(kept[0]) is float
+                                      and kept[0] == white))
+        ):  # fmt: skip
             shown_white = kept[5]["white"]
         else:
             left = white - spent if white_runs else white

@@ -193,6 +193,9 @@ class _Hooks:
 
 _HOOKS: dict[type[VariantGame], _Hooks] = {}
 
+_NO_SCORES = VariantGame.scores
+"""The scores of a game whose class keeps none (always empty)."""
+
 
 def _ticked_and_fed(
     recognizer: Recognizer, t: float, event: SquareChanged | LeverMoved
@@ -845,18 +848,14 @@ class Table:
     def _replayed(self, base: dict[str, Any], shown: tuple[SquareMap, str] | None) -> None:
         """The parts of the summary ``base`` that lifts, places and moves nobody ruled on
         change (:attr:`_SummaryKept.ALL_BUT_PLAY`) written again but the board's (``shown``:
-        the cells the board shows and their placement) and the squares to set right; also
-        the play's parts of a summary written from nothing (:meth:`_summary_written`)."""
-        base["phase"] = self._phase
+        the cells the board shows and their placement) and the squares to set right: the
+        position, the record and its last move, the scores.  The rest stands: such an input
+        keeps the game and the phase (so the result), finds the link up, and its arbiter
+        said nothing (no claim, no irregularity; see :meth:`_square_change`)."""
         base["fen"] = self._fen.fen(self._position_version, self._game, shown)
         base["last_move"] = self._last_move()
         base["scores"] = self._scores()
-        base["result"] = self._result
-        base["reason"] = self._reason
-        base["link"] = self._link
         base["ply"] = len(self._record)
-        base["claims"] = self._arbiter.open_count()
-        base["irregularities"] = len(self._irregularities)
 
     def _summary_written(self) -> dict[str, Any]:
         """:meth:`summary` with its clocks left to fill in (None), as the table stands."""
@@ -874,24 +873,24 @@ class Table:
         shown = None if presence_only else (self._board.physical(rotated), board)
         out: dict[str, Any] = {
             "id": self.id,
-            "phase": None,  # the play's parts (None, 0) are written by _replayed, below
-            "fen": None,
+            "phase": self._phase,
+            "fen": None,  # the play's parts (None, 0) are written by _replayed, below
             "board": board,
             "orientation": "black" if rotated else "white",
             "last_move": None,
             "clocks": None,
             "scores": None,
-            "result": None,
-            "reason": None,
-            "link": None,
+            "result": self._result,
+            "reason": self._reason,
+            "link": self._link,
             "white": settings.white,
             "black": settings.black,
             "round": settings.round,
             "event": settings.event,
             "variant": settings.variant,
             "ply": 0,
-            "claims": 0,
-            "irregularities": 0,
+            "claims": self._arbiter.open_count(),
+            "irregularities": len(self._irregularities),
             "set_right": self._squares_to_set_right(),
         }
         self._replayed(out, shown)
@@ -1314,9 +1313,10 @@ class Table:
         return TableEvent(t, "clock", self._clock.snapshot(t))
 
     def _scores(self) -> dict[str, int]:
-        if self._game is None:
+        game = self._game
+        if game is None or type(game).scores is _NO_SCORES:  # most games: no call to learn it
             return {}
-        scores = self._game.scores()
+        scores = game.scores()
         if not scores:
             return {}
         return {"white": scores.get(WHITE, 0), "black": scores.get(BLACK, 0)}

@@ -169,14 +169,17 @@ class BoardView:
         board just before, its cells and the ranks of :meth:`placement` follow the one
         square (a cell and a rank rewritten) instead of being written anew."""
         self.raw[square] = piece
-        self.version += 1
+        version = self.version
+        self.version = version + 1
         cache = self._physical
-        if cache is None or cache[0] != self.version - 1 or square < 0:
+        if cache is None or cache[0] != version or square < 0:
             return
         rotated, before = cache[1], cache[2]
         index = 63 - square if rotated else square
-        cells = before[:index] + (_CELL_OF[piece],) + before[index + 1 :]  # noqa: RUF005 (faster)
-        self._physical = (self.version, rotated, cells, None)
+        changed = list(before)  # (a list changed and made a tuple: fewer copies than slices)
+        changed[index] = _CELL_OF[piece]
+        cells = tuple(changed)
+        self._physical = (version + 1, rotated, cells, None)
         self.last_step = (before, cells, index)
         last = self._rows
         if last is not None and last[0] is before:
