@@ -242,6 +242,7 @@ class Board(BoardFeed):
         "_clock_state", "_consumer", "_discarded", "_last_rx", "_last_update",
         "_listeners", "_loop", "_mirror_valid", "_parser", "_resync_due", "_resync_timer",
         "_times_tries", "_waiters", "bytes_received", "mirror", "settle_delay", "state",
+        "timer_grid",
     )  # fmt: skip
     # What every frame reads and writes, in the object itself (the rest in its __dict__):
     # a hall's thousands of boards keep fewer of their cache lines in the CPU's caches.
