@@ -90,6 +90,7 @@ from dgt.protocol import (
 from dgt.protocol.request_names import describe_written, written_commands
 from dgt.tasks import cancel_and_wait
 from dgt.transports import Transport, open_transport
+from dgt.transports.poller import on_grid
 
 logger = logging.getLogger(__name__)
 _feed_logger = logging.getLogger("dgt.board_feed")
@@ -152,6 +153,13 @@ to a millisecond before ``time.monotonic()`` reaches its due time, and a wait of
 half a millisecond is rounded to none: a timer that re-armed itself for the rest of such a
 wait ran again and again until the time came (up to hundreds of calls, tens of them per
 move of every board on average with the settle timer)."""
+
+TIMER_GRID = 0.005
+"""Seconds: the settle, dump-retry and liveness timers fall due on multiples of this (of the
+event loop's clock, which is ``time.monotonic()``'s), up to this much after their time, so
+that a hall's many boards share the loop's wake-ups rather than wake it each (each wake-up
+finds the caches cold).  A board whose bytes a :class:`~dgt.transports.BoardPoller` reads
+takes the poller's grid (``timer_grid``): its timers then run in the turn of a poll."""
 
 REQUEST_DROP_WINDOW = 1.0
 """Seconds after a write within which a lost link is reported as dropped after that request
@@ -226,13 +234,15 @@ class Board(BoardFeed):
     for the board's memory (EE moves) after the first connect and reports it as
     :class:`~dgt.events.BoardMemory`; off by default, as some clone boards drop the link on
     that request.  ``reconnect`` keeps reconnecting after a lost link
-    (else the board closes).  The time constants default to the module constants.
+    (else the board closes).  The time constants default to the module constants
+    (``timer_grid``: :data:`TIMER_GRID`).
     """
 
     __slots__ = (
         "_clock_state", "_consumer", "_discarded", "_last_rx", "_last_update",
         "_listeners", "_loop", "_mirror_valid", "_parser", "_resync_due", "_resync_timer",
         "_times_tries", "_waiters", "bytes_received", "mirror", "settle_delay", "state",
+        "timer_grid",
     )  # fmt: skip
     # What every frame reads and writes, in the object itself (the rest in its __dict__):
     # a hall's thousands of boards keep fewer of their cache lines in the CPU's caches.
@@ -254,6 +264,7 @@ class Board(BoardFeed):
         reconnect_max: float = RECONNECT_MAX,
         clock_timeout: float | None = None,
         clock_times_retry: float = CLOCK_TIMES_RETRY,
+        timer_grid: float = TIMER_GRID,
     ) -> None:
         super().__init__()
         self.transport: Transport = open_transport(port) if isinstance(port, str) else port
@@ -269,6 +280,9 @@ class Board(BoardFeed):
         self.reconnect_min = reconnect_min
         self.reconnect_max = reconnect_max
         self.clock_times_retry = clock_times_retry
+        if not timer_grid > 0:
+            raise ValueError(f"a board's timer grid must be more than 0 s, not {timer_grid!r}")
+        self.timer_grid = timer_grid
 
         self.state = BoardState.DISCONNECTED
         self.info = BoardInfo()
@@ -816,7 +830,7 @@ class Board(BoardFeed):
         if self._resync_timer is not None:
             self._resync_timer.cancel()
         self._resync_due = due
-        self._resync_timer = self._loop.call_later(_wait(due, time.monotonic()), self._resync_fire)
+        self._resync_timer = self._loop.call_at(on_grid(due, self.timer_grid), self._resync_fire)
 
     def _resync_fire(self) -> None:
         self._resync_timer = None
@@ -825,20 +839,23 @@ class Board(BoardFeed):
             self._resync_due = None
             return
         now = time.monotonic()
-        if now < due:
-            self._resync_timer = self._loop.call_later(_wait(due, now), self._resync_fire)
+        if now < due:  # moved on since the timer was armed
+            when = on_grid(due, self.timer_grid)
+            self._resync_timer = self._loop.call_at(when, self._resync_fire)
             return
         self._resync_due = None
         self._request_dump()
 
     def _request_dump(self) -> None:
-        self._dump_requested = time.monotonic()
+        self._dump_requested = now = time.monotonic()
         self._write(_SEND_BRD)
         # If the dump never comes (garbled on the line), ask again.
         if self._dump_retry_timer is not None:
             self._dump_retry_timer.cancel()
         if self._loop is not None:
-            self._dump_retry_timer = self._loop.call_later(DUMP_TIMEOUT, self._dump_retry)
+            self._dump_retry_timer = self._loop.call_at(
+                on_grid(now + DUMP_TIMEOUT, self.timer_grid), self._dump_retry
+            )
 
     def _dump_retry(self) -> None:
         self._dump_retry_timer = None
@@ -932,7 +949,9 @@ class Board(BoardFeed):
             due = self._probe_sent + self.liveness_timeout
         else:
             due = self._last_rx + self.liveness_idle
-        self._liveness_timer = self._loop.call_later(_wait(due, now), self._liveness_fire)
+        self._liveness_timer = self._loop.call_at(
+            on_grid(max(due, now), self.timer_grid), self._liveness_fire
+        )
 
     def _liveness_fire(self) -> None:
         self._liveness_timer = None

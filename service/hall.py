@@ -52,7 +52,7 @@ from dgt.board import Board
 from dgt.events import BoardEvent, ClockUpdate
 from dgt.recording import event_as_logged
 from dgt.tasks import cancel_and_wait
-from dgt.transports import BoardPoller, Transport, open_transport
+from dgt.transports import BoardPoller, SerialTransport, Transport, open_transport
 from service.bus_links import BusConfigError, BusLinks
 from service.committed_view import CommittedView
 from service.config import TableConfig, settings_dict
@@ -287,6 +287,15 @@ class HallTable(TableRunner, GameBook):
         options = self.hall.board_options
         if self.config.read_memory:
             options = {**options, "read_memory": True}
+        poller = self.hall.board_poller
+        if (
+            poller is not None
+            and isinstance(transport, SerialTransport)
+            and transport.watcher is poller
+        ):
+            # its timers on the polls' grid: they run in the turns of the loop the polls
+            # wake, not in wake-ups of their own
+            options = {"timer_grid": poller.grid, **options}
         return Board(transport, **options)
 
     def time_only(self, t: float, event: ClockUpdate) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import selectors
 import time
 from collections.abc import Callable
@@ -66,6 +67,18 @@ HOT = 0.75
 """The share of a CPU above which a stretching poller halves its period whatever it found."""
 _SHARE_WEIGHT = 0.25
 """The weight of the last interval in the average share (the rest the average before)."""
+
+
+_GRID_SLACK = 1e-6
+"""A time within this fraction of a grid step above a multiple counts as on it: a multiple
+plus a step, in floats, may come out a hair above the next multiple (no step is skipped)."""
+
+
+def on_grid(t: float, grid: float) -> float:
+    """The first multiple of ``grid`` seconds at or after ``t`` (a time of the event loop's
+    clock): timers armed on one grid fall due together, in one turn of the loop, however
+    many boards arm them (see :attr:`BoardPoller.grid`)."""
+    return math.ceil(t / grid - _GRID_SLACK) * grid
 
 
 class PollerClosed(RuntimeError):
@@ -139,6 +152,16 @@ class BoardPoller:
     def closed(self) -> bool:
         return self._selector is None
 
+    @property
+    def grid(self) -> float:
+        """A grid the polls fall on whatever their period: their due times are multiples of
+        the period in use, and every multiple of :attr:`longest` is one of them when the
+        period doubles from :attr:`period` up to it (5 to 20 ms: a hall's).  A timer of a
+        polled board armed on it (:func:`on_grid`) runs in the turn of the loop of a poll,
+        not in a wake-up of its own (each finds the caches cold, and at 2,000 boards their
+        settle and liveness timers were most of the loop's wake-ups)."""
+        return self.longest
+
     def add_reader(self, fd: int, callback: ReadCallback) -> None:
         """Watch ``fd``: ``callback()`` is called from the next poll that finds it ready.
         Raises :class:`PollerClosed` after :meth:`close`."""
@@ -185,7 +208,7 @@ class BoardPoller:
         self._loop = loop
         self.now_period = self.period
         self._since = (loop.time(), self._cpu_time())
-        self._due = loop.time() + self.period
+        self._due = on_grid(loop.time() + self.period, self.period)
         self._timer = loop.call_at(self._due, self._poll)
 
     def _stop(self) -> None:
@@ -196,7 +219,8 @@ class BoardPoller:
     def _poll(self) -> None:
         """One poll: the ready descriptors' callbacks, then the next poll scheduled one
         period after this one was due (no sooner than now: a late poll is not made up; the
-        period stretched or shortened by what this poll found, see the module)."""
+        period stretched or shortened by what this poll found, see the module), on the
+        first multiple of the period from there (:attr:`grid`)."""
         self._timer = None
         selector = self._selector
         if selector is None or not self._callbacks:
@@ -231,7 +255,7 @@ class BoardPoller:
             now = loop.time()
             if self.longest > self.period:
                 self._stretch(len(ready), now)
-            self._due = max(self._due + self.now_period, now)
+            self._due = on_grid(max(self._due + self.now_period, now), self.now_period)
             self._timer = loop.call_at(self._due, self._poll)
 
     def _stretch(self, ready: int, now: float) -> None:
