@@ -184,8 +184,10 @@ class TimeControl:
 class GameClocks:
     """Remaining seconds per colour, as of ``as_of``; ``running`` counts down."""
 
-    white: float = 0.0
-    black: float = 0.0
+    # (float | int: an int stays an int, as plain Python keeps it; the compiled build
+    # would store a float field as a C double)
+    white: float | int = 0.0
+    black: float | int = 0.0
     running: Color | None = None
     as_of: float = 0.0
 
