@@ -839,8 +839,9 @@ class Board(BoardFeed):
             self._resync_due = None
             return
         now = time.monotonic()
-        if now < due:  # moved on since the timer was armed
-            when = on_grid(due, self.timer_grid)
+        if now < due:  # moved on since the timer was armed, or fired early (uvloop:
+            # TIMER_RESOLUTION): armed again at least that far ahead, so it does not spin
+            when = on_grid(now + _wait(due, now), self.timer_grid)
             self._resync_timer = self._loop.call_at(when, self._resync_fire)
             return
         self._resync_due = None
@@ -950,7 +951,7 @@ class Board(BoardFeed):
         else:
             due = self._last_rx + self.liveness_idle
         self._liveness_timer = self._loop.call_at(
-            on_grid(max(due, now), self.timer_grid), self._liveness_fire
+            on_grid(now + _wait(due, now), self.timer_grid), self._liveness_fire
         )
 
     def _liveness_fire(self) -> None:

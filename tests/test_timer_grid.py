@@ -15,7 +15,7 @@ import pytest
 from conftest import wait_until
 
 from dgt import Board
-from dgt.board import TIMER_GRID
+from dgt.board import TIMER_GRID, TIMER_RESOLUTION
 from dgt.transports import BoardPoller, SerialTransport
 from dgt.transports.emulator import EmulatorTransport
 from dgt.transports.poller import on_grid
@@ -68,6 +68,21 @@ async def test_a_boards_timers_fall_on_its_grid_and_never_before_their_time() ->
     assert Board(EmulatorTransport()).timer_grid == TIMER_GRID
     with pytest.raises(ValueError, match="timer grid"):
         Board(EmulatorTransport(), timer_grid=0)
+
+
+async def test_a_timer_fired_a_hair_early_is_armed_again_ahead_not_for_now() -> None:
+    # uvloop counts timers in whole milliseconds: a timer may fire a fraction of one before
+    # its time; armed again for a grid point already passed, it would fire again and again
+    grid = 0.001  # (the finest: the next grid point is the one a spin would take)
+    async with Board(EmulatorTransport(), reconnect=False, timer_grid=grid) as board:
+        board._arm_resync(time.monotonic() + 5.0)  # (a timer to replace)
+        now = time.monotonic()
+        board._resync_due = now + 0.0001  # due in a tenth of a millisecond
+        board._resync_fire()
+        timer = board._resync_timer
+        assert timer is not None
+        assert timer.when() >= now + TIMER_RESOLUTION
+        assert on_multiple(timer.when(), grid)
 
 
 async def test_a_pollers_polls_fall_on_multiples_of_its_period() -> None:
