@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from service.variants.base import WHITE, Color
 
@@ -225,8 +226,11 @@ class GameClocks:
         self.set(color, self.remaining(color, now) + seconds)
 
     def snapshot(self, now: float) -> dict[str, object]:
+        # Any: an int time stays an int, as plain Python keeps it (typed, the compiled build
+        # would make a float of it in ``white if white > 0.0 else 0.0``)
+        clocks: Any = self
         running = self.running
-        white, black = self.white, self.black
+        white, black = clocks.white, clocks.black
         if running is not None:  # self.remaining(color, now) of each colour
             spent = max(0.0, now - self.as_of)
             if running == WHITE:
