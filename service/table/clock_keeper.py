@@ -97,9 +97,10 @@ def result_text(result: str) -> str:
     return result if result != "1/2-1/2" else "DRAW"
 
 
-_Shown = tuple[float, float, Color | None, float, float, dict[str, object]]
+_Shown = tuple[float | int, float | int, Color | None, float, float, dict[str, object]]
 """A clock snapshot with the clock state (white, black, running, as of) and time it was
-taken at."""
+taken at (float | int: the times kept as they were given, an int an int, also compiled,
+where a float in a tuple is a C double)."""
 
 
 class ClockKeeper:
