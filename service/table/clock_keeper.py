@@ -103,6 +103,13 @@ taken at (float | int: the times kept as they were given, an int an int, also co
 where a float in a tuple is a C double)."""
 
 
+def _stands(before: float | int, now: float | int) -> bool:
+    """Whether a side's time ``now`` is its time ``before`` (its shown time then stands):
+    the same object, or a float of the same value (a clock's report gives both times anew,
+    the standing one unchanged; round_ms of the same float is the same)."""
+    return before is now or (type(now) is float and type(before) is float and before == now)
+
+
 class ClockKeeper:
     """The times of one game and the orders for the board's clock (see the module docs).
 
@@ -218,23 +225,13 @@ class ClockKeeper:
         ran = None if kept is None else kept[2]
         ran_white = ran is not None and ran == WHITE
         ran_black = ran is not None and not ran_white
-        # a side that ran neither then nor now keeps its shown time while its time is the
-        # same object, or a float of the same value (a clock's report gives both times
-        # anew, the standing one unchanged): round_ms of the same float is the same
-        if (
-            kept is not None and not black_runs and not ran_black
-            and (kept[1] is black or (type(black) is float and type(kept[1]) is float
-                                      and kept[1] == black))
-        ):  # fmt: skip
+        # a side that ran neither then nor now keeps its shown time while its time stands
+        if kept is not None and not black_runs and not ran_black and _stands(kept[1], black):
             shown_black = kept[5]["black"]
         else:
             left = black - spent if black_runs else black
             shown_black = round_ms(left if left > 0.0 else 0.0)
-        if (
-            kept is not None and not white_runs and not ran_white
-            and (kept[0] is white or (type(white) is float and type(kept[0]) is float
-                                      and kept[0] == white))
-        ):  # fmt: skip
+        if kept is not None and not white_runs and not ran_white and _stands(kept[0], white):
             shown_white = kept[5]["white"]
         else:
             left = white - spent if white_runs else white

@@ -766,12 +766,7 @@ class ChessGame(VariantGame):
         here.can_move = True  # (spares the outcome a move generation, as actions_changing)
         if self.outcome() is not None:
             return None
-        origin, target = move.from_square, move.to_square
-        legal = _legal_move(origin, target, move.promotion, squares[origin], squares[target])
-        if known is None:
-            known = here.known = {}
-        known[legal.action] = legal
-        return legal
+        return self._legal_action(here, move)
 
     def _moves_changing(self, square: int) -> list[chess.Move]:
         """The legal moves that may change ``square``, in the order of
