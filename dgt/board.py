@@ -76,6 +76,7 @@ from dgt.protocol import (
     HardwareVersion,
     LongSerialNumber,
     Message,
+    Piece,
     SerialNumber,
     Trademark,
     Version,
@@ -119,6 +120,14 @@ DUMP_TRIES = 3
 SETTLE_DELAY = 0.3
 """Quiet seconds after the last field update before the mirror is checked against a fresh
 dump (field hosts use 0.25 s on USB, 0.5 s on Bluetooth)."""
+
+LIFTED_SETTLE_FACTOR = 6.0
+"""How many times its settle delay a board waits, after a field update that emptied a
+square (a piece lifted: most often put down again within a second or two), before the
+re-dump (1.8 s at :data:`SETTLE_DELAY`).  A move's lift and its placing then share the one
+re-dump the placing asks a settle delay after it, where a player who held the piece longer
+than the settle delay cost one each (a dump asked, read, parsed and compared: about half
+of a hall's re-dumps).  A board left with a square emptied is still checked, only later."""
 
 DOUBT_DELAY = 0.1
 """Seconds after garbage on the line before the re-dump (lets the burst pass)."""
@@ -201,6 +210,7 @@ _READY = BoardState.READY
 """The state as a module name: an enum class's attribute is looked up afresh at each read
 (the interpreter does not specialise it), and :meth:`Board._settle` reads it every square
 change."""
+_EMPTY = Piece.EMPTY
 
 
 class LedKind(Enum):
@@ -633,9 +643,11 @@ class Board(BoardFeed):
             if update is not None and not self._waiters:
                 if self._mirror_valid:
                     change = self.mirror.apply_update(update, now)
-                    if change is not None:
-                        self._emit(change)
-                    self._settle(now)
+                    if change is None:
+                        self._settle(now)
+                        return
+                    self._emit(change)
+                    self._settle(now, change.piece is _EMPTY)
                 return
         elif size == 67:
             dump = parser.lone_dump(data)
@@ -656,9 +668,11 @@ class Board(BoardFeed):
         if type(message) is FieldUpdate:
             if self._mirror_valid:
                 change = self.mirror.apply_update(message, now)
-                if change is not None:
+                if change is None:
+                    self._settle(now)
+                else:
                     self._emit(change)
-                self._settle(now)
+                    self._settle(now, change.piece is _EMPTY)
         elif type(message) is ClockTimes or isinstance(message, ClockTimes):
             if self._times_tries and (not message.clock_connected or message.valid):
                 self._clock_times_answered()
@@ -795,21 +809,27 @@ class Board(BoardFeed):
 
     # --- resync (settle and doubt) ------------------------------------------------------
 
-    def _settle(self, now: float) -> None:
+    def _settle(self, now: float, lifted: bool = False) -> None:
+        """A field update at ``now``: the re-dump is due a settle delay after it (longer
+        after a square ``lifted``: :data:`LIFTED_SETTLE_FACTOR`), whatever was due before."""
         self._last_update = now
-        due = now + self.settle_delay
+        delay = self.settle_delay
+        due = now + (delay * LIFTED_SETTLE_FACTOR if lifted else delay)
         current = self._resync_due
         if (
             current is not None
-            and current < due
             and self._resync_timer is not None
             and self.state is _READY
             and self._loop is not None
         ):
-            # _arm_resync's usual case (a move under way: the armed timer re-arms itself
-            # when it fires), without the call
-            self._resync_due = due
-            return
+            if current < due:
+                # _arm_resync's usual case (a move under way: the armed timer re-arms
+                # itself when it fires), without the call
+                self._resync_due = due
+                return
+            if current > due:  # a lift's longer wait, cut short by the next update
+                self._arm_resync(due, earlier_only=True)
+                return
         self._arm_resync(due)
 
     def _doubt(self, now: float) -> None:
