@@ -250,9 +250,9 @@ class Board(BoardFeed):
 
     __slots__ = (
         "_clock_state", "_consumer", "_discarded", "_last_rx", "_last_update",
-        "_listeners", "_loop", "_mirror_valid", "_parser", "_resync_due", "_resync_timer",
-        "_times_tries", "_waiters", "bytes_received", "mirror", "settle_delay", "state",
-        "timer_grid",
+        "_listeners", "_loop", "_mirror_valid", "_parser", "_resync_at", "_resync_due",
+        "_resync_timer", "_times_tries", "_waiters", "bytes_received", "mirror", "settle_delay",
+        "state", "timer_grid",
     )  # fmt: skip
     # What every frame reads and writes, in the object itself (the rest in its __dict__):
     # a hall's thousands of boards keep fewer of their cache lines in the CPU's caches.
@@ -316,6 +316,10 @@ class Board(BoardFeed):
         pending)."""
         self._resync_timer: asyncio.TimerHandle | None = None
         self._resync_due: float | None = None
+        """When the re-dump is due (None: none is)."""
+        self._resync_at = 0.0
+        """When the armed resync timer fires (it may fire before :attr:`_resync_due`: it then
+        arms itself again)."""
         self._last_update: float = 0.0
         self._dump_requested: float | None = None
         self._dump_retry_timer: asyncio.TimerHandle | None = None
@@ -815,22 +819,28 @@ class Board(BoardFeed):
         self._last_update = now
         delay = self.settle_delay
         due = now + (delay * LIFTED_SETTLE_FACTOR if lifted else delay)
-        current = self._resync_due
-        if (
-            current is not None
-            and self._resync_timer is not None
-            and self.state is _READY
-            and self._loop is not None
-        ):
-            if current < due:
-                # _arm_resync's usual case (a move under way: the armed timer re-arms
-                # itself when it fires), without the call
+        timer = self._resync_timer
+        loop = self._loop
+        if timer is None or self._resync_due is None or self.state is not _READY or loop is None:
+            self._arm_resync(now + delay)
+            if lifted and self._resync_timer is not None:
+                # armed for the settle delay all the same (the placing most often comes
+                # before it: then no timer is armed twice): it arms itself again, for the
+                # lifted piece's longer wait, when it fires early
                 self._resync_due = due
-                return
-            if current > due:  # a lift's longer wait, cut short by the next update
-                self._arm_resync(due, earlier_only=True)
-                return
-        self._arm_resync(due)
+            return
+        # _arm_resync's usual case (a move under way), without the call
+        at = self._resync_at
+        self._resync_due = due
+        if at <= due:
+            return  # the armed timer fires no later: it arms itself again when early
+        when = on_grid(due, self.timer_grid)
+        if at <= when:
+            return
+        # armed for a lifted piece's longer wait, which this update cuts short
+        timer.cancel()
+        self._resync_at = when
+        self._resync_timer = loop.call_at(when, self._resync_fire)
 
     def _doubt(self, now: float) -> None:
         if self._mirror_valid and self.state is BoardState.READY:
@@ -850,7 +860,8 @@ class Board(BoardFeed):
         if self._resync_timer is not None:
             self._resync_timer.cancel()
         self._resync_due = due
-        self._resync_timer = self._loop.call_at(on_grid(due, self.timer_grid), self._resync_fire)
+        self._resync_at = when = on_grid(due, self.timer_grid)
+        self._resync_timer = self._loop.call_at(when, self._resync_fire)
 
     def _resync_fire(self) -> None:
         self._resync_timer = None
@@ -861,7 +872,7 @@ class Board(BoardFeed):
         now = time.monotonic()
         if now < due:  # moved on since the timer was armed, or fired early (uvloop:
             # TIMER_RESOLUTION): armed again at least that far ahead, so it does not spin
-            when = on_grid(now + _wait(due, now), self.timer_grid)
+            self._resync_at = when = on_grid(now + _wait(due, now), self.timer_grid)
             self._resync_timer = self._loop.call_at(when, self._resync_fire)
             return
         self._resync_due = None
