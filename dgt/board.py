@@ -76,6 +76,7 @@ from dgt.protocol import (
     HardwareVersion,
     LongSerialNumber,
     Message,
+    Piece,
     SerialNumber,
     Trademark,
     Version,
@@ -119,6 +120,14 @@ DUMP_TRIES = 3
 SETTLE_DELAY = 0.3
 """Quiet seconds after the last field update before the mirror is checked against a fresh
 dump (field hosts use 0.25 s on USB, 0.5 s on Bluetooth)."""
+
+LIFTED_SETTLE_FACTOR = 6.0
+"""How many times its settle delay a board waits, after a field update that emptied a
+square (a piece lifted: most often put down again within a second or two), before the
+re-dump (1.8 s at :data:`SETTLE_DELAY`).  A move's lift and its placing then share the one
+re-dump the placing asks a settle delay after it, where a player who held the piece longer
+than the settle delay cost one each (a dump asked, read, parsed and compared: about half
+of a hall's re-dumps).  A board left with a square emptied is still checked, only later."""
 
 DOUBT_DELAY = 0.1
 """Seconds after garbage on the line before the re-dump (lets the burst pass)."""
@@ -201,6 +210,7 @@ _READY = BoardState.READY
 """The state as a module name: an enum class's attribute is looked up afresh at each read
 (the interpreter does not specialise it), and :meth:`Board._settle` reads it every square
 change."""
+_EMPTY = Piece.EMPTY
 
 
 class LedKind(Enum):
@@ -240,9 +250,9 @@ class Board(BoardFeed):
 
     __slots__ = (
         "_clock_state", "_consumer", "_discarded", "_last_rx", "_last_update",
-        "_listeners", "_loop", "_mirror_valid", "_parser", "_resync_due", "_resync_timer",
-        "_times_tries", "_waiters", "bytes_received", "mirror", "settle_delay", "state",
-        "timer_grid",
+        "_listeners", "_loop", "_mirror_valid", "_parser", "_resync_at", "_resync_due",
+        "_resync_timer", "_times_tries", "_waiters", "bytes_received", "mirror", "settle_delay",
+        "state", "timer_grid",
     )  # fmt: skip
     # What every frame reads and writes, in the object itself (the rest in its __dict__):
     # a hall's thousands of boards keep fewer of their cache lines in the CPU's caches.
@@ -306,6 +316,10 @@ class Board(BoardFeed):
         pending)."""
         self._resync_timer: asyncio.TimerHandle | None = None
         self._resync_due: float | None = None
+        """When the re-dump is due (None: none is)."""
+        self._resync_at = 0.0
+        """When the armed resync timer fires (it may fire before :attr:`_resync_due`: it then
+        arms itself again)."""
         self._last_update: float = 0.0
         self._dump_requested: float | None = None
         self._dump_retry_timer: asyncio.TimerHandle | None = None
@@ -633,9 +647,11 @@ class Board(BoardFeed):
             if update is not None and not self._waiters:
                 if self._mirror_valid:
                     change = self.mirror.apply_update(update, now)
-                    if change is not None:
-                        self._emit(change)
-                    self._settle(now)
+                    if change is None:
+                        self._settle(now)
+                        return
+                    self._emit(change)
+                    self._settle(now, change.piece is _EMPTY)
                 return
         elif size == 67:
             dump = parser.lone_dump(data)
@@ -656,9 +672,11 @@ class Board(BoardFeed):
         if type(message) is FieldUpdate:
             if self._mirror_valid:
                 change = self.mirror.apply_update(message, now)
-                if change is not None:
+                if change is None:
+                    self._settle(now)
+                else:
                     self._emit(change)
-                self._settle(now)
+                    self._settle(now, change.piece is _EMPTY)
         elif type(message) is ClockTimes or isinstance(message, ClockTimes):
             if self._times_tries and (not message.clock_connected or message.valid):
                 self._clock_times_answered()
@@ -795,22 +813,34 @@ class Board(BoardFeed):
 
     # --- resync (settle and doubt) ------------------------------------------------------
 
-    def _settle(self, now: float) -> None:
+    def _settle(self, now: float, lifted: bool = False) -> None:
+        """A field update at ``now``: the re-dump is due a settle delay after it (longer
+        after a square ``lifted``: :data:`LIFTED_SETTLE_FACTOR`), whatever was due before."""
         self._last_update = now
-        due = now + self.settle_delay
-        current = self._resync_due
-        if (
-            current is not None
-            and current < due
-            and self._resync_timer is not None
-            and self.state is _READY
-            and self._loop is not None
-        ):
-            # _arm_resync's usual case (a move under way: the armed timer re-arms itself
-            # when it fires), without the call
-            self._resync_due = due
+        delay = self.settle_delay
+        due = now + (delay * LIFTED_SETTLE_FACTOR if lifted else delay)
+        timer = self._resync_timer
+        loop = self._loop
+        if timer is None or self._resync_due is None or self.state is not _READY or loop is None:
+            self._arm_resync(now + delay)
+            if lifted and self._resync_timer is not None:
+                # armed for the settle delay all the same (the placing most often comes
+                # before it: then no timer is armed twice): it arms itself again, for the
+                # lifted piece's longer wait, when it fires early
+                self._resync_due = due
             return
-        self._arm_resync(due)
+        # _arm_resync's usual case (a move under way), without the call
+        at = self._resync_at
+        self._resync_due = due
+        if at <= due:
+            return  # the armed timer fires no later: it arms itself again when early
+        when = on_grid(due, self.timer_grid)
+        if at <= when:
+            return
+        # armed for a lifted piece's longer wait, which this update cuts short
+        timer.cancel()
+        self._resync_at = when
+        self._resync_timer = loop.call_at(when, self._resync_fire)
 
     def _doubt(self, now: float) -> None:
         if self._mirror_valid and self.state is BoardState.READY:
@@ -830,7 +860,8 @@ class Board(BoardFeed):
         if self._resync_timer is not None:
             self._resync_timer.cancel()
         self._resync_due = due
-        self._resync_timer = self._loop.call_at(on_grid(due, self.timer_grid), self._resync_fire)
+        self._resync_at = when = on_grid(due, self.timer_grid)
+        self._resync_timer = self._loop.call_at(when, self._resync_fire)
 
     def _resync_fire(self) -> None:
         self._resync_timer = None
@@ -841,7 +872,7 @@ class Board(BoardFeed):
         now = time.monotonic()
         if now < due:  # moved on since the timer was armed, or fired early (uvloop:
             # TIMER_RESOLUTION): armed again at least that far ahead, so it does not spin
-            when = on_grid(now + _wait(due, now), self.timer_grid)
+            self._resync_at = when = on_grid(now + _wait(due, now), self.timer_grid)
             self._resync_timer = self._loop.call_at(when, self._resync_fire)
             return
         self._resync_due = None

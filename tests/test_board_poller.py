@@ -29,6 +29,7 @@ from dgt.emulator.board import VirtualBoard
 from dgt.errors import ConnectionFailed
 from dgt.protocol import Piece
 from dgt.transports import BoardPoller, ReadWatcher, SerialTransport, open_transport
+from dgt.transports import poller as poller_module
 from dgt.transports.poller import BATCH, HOT, WARM, PollerClosed
 from service.config import ConfigError, TableConfig, parse_config
 from service.hall import Hall, Update
@@ -104,6 +105,34 @@ def pipes() -> Iterator[list[tuple[int, int]]]:
         for fd in pair:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+@pytest.mark.parametrize("kind", ["epoll", "selector"])
+def test_both_ready_sets_report_readable_and_hung_up_descriptors(
+    kind: str, pipes: list[tuple[int, int]]
+) -> None:
+    """The poller's epoll set and the selector it falls back to (no epoll) answer the same:
+    the ready descriptors, a hung-up one among them (its reader then finds the end), at most
+    ``most`` of them, none once unregistered."""
+    ready_set = poller_module._Epoll() if kind == "epoll" else poller_module._Selected()
+    try:
+        for r, _ in pipes:
+            ready_set.register(r)
+        assert ready_set.ready(8) == []
+        (r0, w0), (r1, w1), (r2, _) = pipes
+        os.write(w0, b"x")
+        os.close(w1)  # hung up
+        assert sorted(fd for fd, _ in ready_set.ready(8)) == [r0, r1]
+        assert len(ready_set.ready(1)) == 1
+        ready_set.unregister(r1)
+        assert [fd for fd, _ in ready_set.ready(8)] == [r0]
+        os.read(r0, 10)
+        assert ready_set.ready(8) == []
+        with pytest.raises((KeyError, OSError)):
+            ready_set.unregister(r1)  # not registered any more
+        assert r2 not in [fd for fd, _ in ready_set.ready(8)]
+    finally:
+        ready_set.close()
 
 
 async def test_one_poll_calls_every_ready_fd_and_the_timer_runs_only_while_it_has_one(

@@ -3,10 +3,10 @@
 With each board's descriptor watched by the event loop itself (``loop.add_reader``), a hall
 of thousands of boards wakes the loop for nearly every message: a few inputs per wake-up,
 and each wake-up after a pause finds the CPU's caches cold.  A :class:`BoardPoller` holds
-the descriptors in a selector of its own (epoll on Linux) and, every ``period`` seconds,
-asks it without blocking which are ready and calls their callbacks one after another: the
-loop then wakes about once a period for all the boards that spoke meanwhile, for at most
-about one period of added latency.
+the descriptors in an epoll set of its own (a selector where there is no epoll) and, every
+``period`` seconds, asks it without blocking which are ready and calls their callbacks one
+after another: the loop then wakes about once a period for all the boards that spoke
+meanwhile, for at most about one period of added latency.
 
 A poller given a ``longest`` period stretches its period (doubling it, up to ``longest``)
 while its polls find fewer than :data:`BATCH` descriptors ready, and shortens it again
@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import select
 import selectors
 import time
 from collections.abc import Callable
@@ -81,6 +82,63 @@ def on_grid(t: float, grid: float) -> float:
     return math.ceil(t / grid - _GRID_SLACK) * grid
 
 
+class _ReadySet(Protocol):
+    """The descriptors a poller watches, asked without blocking which are ready."""
+
+    def register(self, fd: int) -> None: ...
+
+    def unregister(self, fd: int) -> None: ...
+
+    def ready(self, most: int) -> list[tuple[int, int]]:
+        """``(fd, events)`` of the descriptors ready to read (or hung up), at most ``most``."""
+
+    def close(self) -> None: ...
+
+
+class _Epoll:
+    """An epoll set asked directly (Linux): its answer is already ``(fd, events)`` pairs,
+    where a selector builds a key and a tuple in Python for each ready descriptor (a
+    poll of a big hall finds a hundred)."""
+
+    def __init__(self) -> None:
+        self._epoll = select.epoll()
+
+    def register(self, fd: int) -> None:
+        self._epoll.register(fd, select.EPOLLIN)
+
+    def unregister(self, fd: int) -> None:
+        self._epoll.unregister(fd)
+
+    def ready(self, most: int) -> list[tuple[int, int]]:
+        return self._epoll.poll(0, most)
+
+    def close(self) -> None:
+        self._epoll.close()
+
+
+class _Selected:
+    """The system's default selector (where there is no epoll)."""
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+
+    def register(self, fd: int) -> None:
+        self._selector.register(fd, selectors.EVENT_READ)
+
+    def unregister(self, fd: int) -> None:
+        self._selector.unregister(fd)
+
+    def ready(self, most: int) -> list[tuple[int, int]]:
+        return [(key.fd, events) for key, events in self._selector.select(0)[:most]]
+
+    def close(self) -> None:
+        self._selector.close()
+
+
+def _ready_set() -> _ReadySet:
+    return _Epoll() if hasattr(select, "epoll") else _Selected()
+
+
 class PollerClosed(RuntimeError):
     """A descriptor was added to a :class:`BoardPoller` after it was closed."""
 
@@ -124,7 +182,7 @@ class BoardPoller:
         self._since = (0.0, 0.0)  # the loop's time and cpu_time() at the last poll
         self._given_loop = loop
         self._loop = loop
-        self._selector: selectors.BaseSelector | None = selectors.DefaultSelector()
+        self._selector: _ReadySet | None = _ready_set()
         self._callbacks: dict[int, ReadCallback] = {}
         self._warned: set[int] = set()
         """Descriptors whose callback raised once already (warned about)."""
@@ -173,7 +231,7 @@ class BoardPoller:
             # being removed, which the kernel then dropped from the poll): anew, to be sure
             with contextlib.suppress(KeyError, ValueError, OSError):
                 selector.unregister(fd)
-        selector.register(fd, selectors.EVENT_READ)
+        selector.register(fd)
         self._callbacks[fd] = callback
         self._warned.discard(fd)
         if self._timer is None:
@@ -226,14 +284,13 @@ class BoardPoller:
         if selector is None or not self._callbacks:
             return
         self.polls += 1
+        callbacks = self._callbacks
         try:
-            ready = selector.select(0)
+            ready = selector.ready(len(callbacks))
         except OSError as exc:  # not expected of epoll; keep polling rather than go deaf
             logger.warning("board poller: poll failed: %s", exc)
             ready = []
-        callbacks = self._callbacks
-        for key, _events in ready:
-            fd = key.fd
+        for fd, _events in ready:
             callback = callbacks.get(fd)
             if callback is None:  # removed by an earlier callback of this poll
                 continue
