@@ -2463,14 +2463,14 @@ class Recognizer:
         named: tuple[tuple[LegalAction, str], ...] = ()
         if alternatives:
             named = tuple([(other, game.san(other.action)) for other in alternatives])
-        parent = self._nodes[-1]
-        before = game.squares
+        parent = self._nodes[-1] if self.presence_only else None
+        before = None if parent is None else game.squares
         scores = tuple(game.apply(action))
         played = _Played(la, san, number, scores, False, False, named)
         played_list = self._played
         played_list.append(played)
         squares = game.squares
-        if self.presence_only and parent.squares is before:
+        if parent is not None and parent.squares is before:
             view = presence_after(parent.view, la.changes)  # (what _view reads, cheaper)
         elif self.presence_only or type(game).board_symbol is not VariantGame.board_symbol:
             view = self._view(squares)
