@@ -18,7 +18,7 @@ import chess.pgn
 import pytest
 
 from service.variants import get_variant, standard
-from service.variants.base import Action
+from service.variants.base import Action, Move
 from service.variants.standard import (
     ChessGame,
     free_piece_moves,
@@ -121,6 +121,47 @@ def test_a_game_following_shared_positions_reads_as_one_that_made_every_move() -
         while follower.ply:
             follower.undo()
         assert follower.fen() == chess.STARTING_FEN
+
+
+def test_a_follower_tells_its_move_number_without_making_its_waiting_moves() -> None:
+    """The move number of a game whose moves wait to be made on its python-chess board is
+    the one python-chess gives once they are made (black's moves among them start a move
+    each, whichever side the board was left to move), and asking makes none of them."""
+    variant = get_variant("standard")
+    rng = random.Random("move-number")
+    waited = {True: 0, False: 0}  # the python-chess board's side to move while moves wait
+    for _game in range(6):
+        leader = variant.new_game()
+        follower = variant.new_game()
+        follower.share_positions(leader)
+        assert isinstance(follower, ChessGame)
+        for _ply in range(rng.randrange(20, 90)):
+            actions = leader.legal_actions()
+            if not actions:
+                break
+            chosen = rng.choice(actions)
+            leader.apply(chosen.action)
+            follower.apply(chosen.action)
+            waiting = len(follower._unmade)
+            if waiting:
+                waited[follower._board.turn] += 1
+            number = follower.move_number()
+            assert len(follower._unmade) == waiting  # nothing made
+            assert number == leader.chess_board().fullmove_number
+            if rng.random() < 0.15:  # read now and then: the waiting moves are made
+                assert follower.chess_board().fullmove_number == number
+    assert waited[True]
+    assert waited[False]
+
+
+def test_a_move_from_python_chess_is_one_object_per_move() -> None:
+    """:func:`from_chess_move` gives the same (immutable) move for equal python-chess
+    moves, with the promotion kind's letter."""
+    first = from_chess_move(chess.Move(chess.E7, chess.E8, chess.KNIGHT))
+    assert first == Move(chess.E7, chess.E8, "n")
+    assert from_chess_move(chess.Move(chess.E7, chess.E8, chess.KNIGHT)) is first
+    assert from_chess_move(chess.Move(chess.E7, chess.E8, chess.QUEEN)).promotion == "q"
+    assert from_chess_move(chess.Move(chess.G1, chess.F3)) == Move(chess.G1, chess.F3)
 
 
 def _replayed(actions: list[Action]) -> ChessGame:

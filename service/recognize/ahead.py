@@ -469,15 +469,21 @@ def search(
         seen: set[str] = set()
         replacing = not path and not_first is not None  # (no action equals None)
         allowed = todo | spare
-        vacant, outside = ~occupancy, ~allowed  # (once, not per action)
+        # (once, not per action; within the board's 64 squares: a negative int's bit
+        # operations cost more)
+        vacant, outside = ~occupancy & chess.BB_ALL, ~allowed & chess.BB_ALL
+        vacant_outside = vacant & outside
         for square in chess.scan_forward(squares):
             if position is None:
                 entries = _entries(game.actions_changing(square))
             else:
                 entries = _expand(position, turn, square)
             for action, uci, filled, emptied, set_white, empties in entries:
-                # (the flips first: most actions fail them; an action seen twice -- a
+                # (the flips first: most actions fail them, most of those by setting a
+                # piece down on an empty square not to flip; an action seen twice -- a
                 # castling changes two of its side's squares -- flips the same squares)
+                if filled & vacant_outside:
+                    continue
                 mask = (filled & vacant) | (emptied & occupancy)
                 if not mask or mask & outside:
                     continue

@@ -407,6 +407,17 @@ def _seen(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
     return candidate
 
 
+def presence_after(view: SquareMap, changes: Iterable[tuple[int, str]]) -> SquareMap:
+    """What a presence-only board reads after an action whose ``changes`` (a legal action's:
+    every square it changes, with its content after) are made on a position it reads as
+    ``view`` (the same as reading the position after it square by square, at a fraction
+    of the cost)."""
+    cells = list(view)
+    for square, symbol in changes:
+        cells[square] = OCCUPIED if symbol else EMPTY
+    return tuple(cells)
+
+
 class _Node:
     """The game's position after ``ply`` actions (a plain class: one is made for every
     action)."""
@@ -2452,12 +2463,16 @@ class Recognizer:
         named: tuple[tuple[LegalAction, str], ...] = ()
         if alternatives:
             named = tuple([(other, game.san(other.action)) for other in alternatives])
+        parent = self._nodes[-1] if self.presence_only else None
+        before = None if parent is None else game.squares
         scores = tuple(game.apply(action))
         played = _Played(la, san, number, scores, False, False, named)
         played_list = self._played
         played_list.append(played)
         squares = game.squares
-        if self.presence_only or type(game).board_symbol is not VariantGame.board_symbol:
+        if parent is not None and parent.squares is before:
+            view = presence_after(parent.view, la.changes)  # (what _view reads, cheaper)
+        elif self.presence_only or type(game).board_symbol is not VariantGame.board_symbol:
             view = self._view(squares)
         else:
             view = squares  # (_view: the board reads the model's symbols as they are)
@@ -2613,20 +2628,20 @@ class Recognizer:
         if swept:  # or a capture of a piece that differs: one the lifted pieces attack
             seen |= self._attacked(top.diff)
         tried = 0
-        attackers: int | None = None  # the squares whose pieces attack a square seen
         touches: list[tuple[int, int]] = []  # of the last actions, the last one first
         game_key: tuple[str, ...] | None = None  # the actions made, once asked for
         before: list[tuple[bool, bool]] = []  # see _try_reading
         for index, other in roots:
             while len(touches) < count - 1 - index:
                 touches.append(self._touches(self._played[count - 1 - len(touches)]))
-            differ, check = self._may_differ(index, other, touches)
-            if not (differ & seen or (check and index == count - 1)):
-                if attackers is None:
-                    attackers = self._attackers(seen)
-                if not differ & attackers:
-                    continue  # (a check read another way: the board shows the reply to it;
-                    # a piece read there attacks a handled square: a king's move to it)
+            differ = self._may_differ(index, other, touches)
+            if not (
+                differ & seen
+                or (index == count - 1 and self._gives_check(self._played[index], other))
+                or self._attacks(differ, seen)
+            ):
+                continue  # (a check read another way: the board shows the reply to it; a
+                # piece read there attacks a handled square: a king's move to it)
             if tried == REREAD_TRIALS:
                 return False
             tried += 1
@@ -2660,24 +2675,19 @@ class Recognizer:
             mask |= board.attacks_mask(square)
         return mask
 
-    def _attackers(self, squares: int) -> int:
-        """The squares (a bit mask) whose pieces attack one of ``squares`` (a bit mask) in
-        the game's position (every square for a variant python-chess does not play)."""
+    def _attacks(self, squares: int, targets: int) -> bool:
+        """Whether a piece on one of ``squares`` attacks one of ``targets`` (bit masks) in
+        the game's position (for a variant python-chess does not play: whether ``squares``
+        holds any)."""
         game = self._game
         assert game is not None
         board = game.chess_board()
         if board is None:
-            return (1 << 64) - 1
-        mask = 0
-        if squares.bit_count() * 2 < board.occupied.bit_count():  # (attacks are symmetric)
-            for square in chess.scan_forward(squares):
-                mask |= board.attackers_mask(chess.WHITE, square)
-                mask |= board.attackers_mask(chess.BLACK, square)
-            return mask
-        for square in chess.scan_forward(board.occupied):
-            if board.attacks_mask(square) & squares:
-                mask |= 1 << square
-        return mask
+            return bool(squares)
+        for square in chess.scan_forward(squares & board.occupied):
+            if board.attacks_mask(square) & targets:
+                return True
+        return False
 
     @staticmethod
     def _touches(later: _Played) -> tuple[int, int]:
@@ -2707,22 +2717,15 @@ class Recognizer:
 
     def _may_differ(
         self, start: int, other: LegalAction, touches: Sequence[tuple[int, int]]
-    ) -> tuple[int, bool]:
+    ) -> int:
         """The squares (a bit mask) whose piece may differ now between the game as read
         and the game with action ``start`` read as ``other`` (a later action touching such
         a square may differ too, or be read another way: the squares it and its other
-        readings set a piece down on are added); and whether either reading gives check.
-        ``touches``: :meth:`_touches` of the actions after ``start`` at least, the last one
-        first.  No game is made: occupancy is the same either way."""
-        played = self._played[start]
-        uci = other.uci  # (an action equals another only with the same UCI: a cheap test first)
-        sans = [
-            played.san,
-            *(san for la, san in played.alternatives if la.uci == uci and la == other),
-        ]
-        check = any("+" in san or "#" in san for san in sans)
+        readings set a piece down on are added).  ``touches``: :meth:`_touches` of the
+        actions after ``start`` at least, the last one first.  No game is made: occupancy
+        is the same either way."""
         emptied = filled = 0
-        for square, symbol in (*played.action.changes, *other.changes):
+        for square, symbol in (*self._played[start].action.changes, *other.changes):
             if symbol:
                 filled |= 1 << square
             else:
@@ -2731,7 +2734,20 @@ class Recognizer:
         for touched, set_down in reversed(touches[: len(self._played) - 1 - start]):
             if touched & differ:
                 differ |= set_down
-        return differ, check
+        return differ
+
+    @staticmethod
+    def _gives_check(played: _Played, other: LegalAction) -> bool:
+        """Whether ``played`` or its reading as ``other`` (one of its alternatives) gives
+        check."""
+        if "+" in played.san or "#" in played.san:
+            return True
+        uci = other.uci  # (an action equals another only with the same UCI: a cheap test first)
+        return any(
+            "+" in san or "#" in san
+            for la, san in played.alternatives
+            if la.uci == uci and la == other
+        )
 
     def _may_explore(self, start: int, first: LegalAction, game_key: tuple[str, ...]) -> bool:
         """A quick test before :meth:`_explore`, on a python-chess board alone (a move

@@ -116,9 +116,18 @@ def _legal_move(
     return LegalAction(from_chess_move(move), mover.isupper(), changes, move.uci())
 
 
+_FROM_CHESS: dict[tuple[int, int, chess.PieceType | None], Move] = {}
+""":func:`from_chess_move` of the moves seen, by their squares and promotion (a :class:`Move`
+is immutable: one object serves every game; at most 64 * 64 * 7 of them)."""
+
+
 def from_chess_move(move: chess.Move) -> Move:
-    promotion = chess.piece_symbol(move.promotion) if move.promotion else None
-    return Move(move.from_square, move.to_square, promotion)
+    key = (move.from_square, move.to_square, move.promotion)
+    known = _FROM_CHESS.get(key)
+    if known is None:
+        promotion = chess.piece_symbol(move.promotion) if move.promotion else None
+        known = _FROM_CHESS[key] = Move(move.from_square, move.to_square, promotion)
+    return known
 
 
 def may_lack_material(board: chess.Board) -> bool:
@@ -689,7 +698,10 @@ class ChessGame(VariantGame):
         return len(self._board.move_stack) + len(self._unmade)
 
     def move_number(self) -> int:
-        return self.board.fullmove_number
+        # (without making the waiting moves: black's among them each start a move, and
+        # they alternate from the side to move on the python-chess board)
+        board = self._board
+        return board.fullmove_number + (len(self._unmade) + (not board.turn)) // 2
 
     def fen(self) -> str:
         return self.board.fen()
