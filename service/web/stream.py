@@ -297,17 +297,10 @@ class StreamHub:
 
     def _queue_summaries(self, group: Iterable[StreamClient], update: Update) -> None:
         """:meth:`on_update` for ``group``, streams of summaries only (:attr:`_summaries_only`):
-        the summary's frame made once, queued for each (:meth:`payload`'s steps for it)."""
+        the summary's frame made once and queued for each, without the general loop's
+        steps."""
         table_id = update.table_id
-        body: dict[str, Any] = {
-            "table": table_id,
-            "state": self.hall.summary(table_id),
-            "server_time": time.time(),
-            "events": update.events,
-        }
-        if self.expose_timing and update.source_time is not None:
-            body["t_in"] = update.source_time
-        data = b"".join((_STATE, json_bytes(body), _END))
+        data = b"".join((_STATE, self.payload(table_id, False, update, time.time()), _END))
         for client in group:
             pending = client.pending
             if table_id in pending:
