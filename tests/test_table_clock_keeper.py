@@ -170,3 +170,40 @@ def test_round_ms_is_round_to_three_places() -> None:
     assert math.isnan(round_ms(math.nan))
     assert round_ms(300) == 300
     assert type(round_ms(300)) is int  # as round: an int stays one
+
+
+def test_the_shown_clocks_are_the_snapshot_whichever_side_runs_or_stands() -> None:
+    """``shown`` keeps a standing side's rounded time from the snapshot before; whatever
+    came before (the same side running, the other, none; times as ints or floats, given
+    anew at the same value or changed), it reads as the snapshot taken anew, an int an
+    int."""
+    import random
+
+    import orjson
+
+    rng = random.Random(20)
+    k = keeper()
+    clocks = k.clocks
+    t = 1000.0
+    for _ in range(3000):
+        step = rng.random()
+        if step < 0.3:  # a report: both times given anew, the standing one at its value
+            clocks.white = float(clocks.white) if rng.random() < 0.7 else clocks.white
+            clocks.black = float(clocks.black) if rng.random() < 0.7 else clocks.black
+            if clocks.running is WHITE:
+                clocks.white = clocks.white - rng.choice((0.0, 0.25, 1.0001))
+            elif clocks.running is BLACK:
+                clocks.black = clocks.black - rng.choice((0.0, 0.25, 1.0001))
+        elif step < 0.45:  # a press, a stop, a start
+            clocks.running = rng.choice((WHITE, BLACK, None))
+        elif step < 0.55:  # a time set (an int stays an int)
+            value = rng.choice((300, 299.5, 0, -1.5, 12.0004999))
+            if rng.random() < 0.5:
+                clocks.white = value
+            else:
+                clocks.black = value
+        if rng.random() < 0.5:
+            t += rng.choice((0.0, 0.5, 1.0))
+            clocks.as_of = t
+        now = clocks.as_of if rng.random() < 0.7 else clocks.as_of + rng.random()
+        assert orjson.dumps(k.shown(now)) == orjson.dumps(clocks.snapshot(now))

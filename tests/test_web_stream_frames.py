@@ -122,3 +122,29 @@ async def test_an_update_goes_only_to_the_streams_that_follow_its_table() -> Non
         assert [e for e, _ in frames(data)] == ["state"]
     finally:
         hub.close()
+
+
+async def test_an_overview_of_whole_states_beside_one_of_summaries_gets_whole_states() -> None:
+    """The overviews' own way (every stream of every table takes summaries) holds only while
+    it is so: a stream of every table's whole state gets whole states, and once it is gone
+    the summaries' streams still get theirs."""
+    tables = Tables()
+    states = {"1": {"id": "1", "moves": ["e4"]}}
+    tables.state = lambda table_id: dict(states[table_id])  # type: ignore[attr-defined]
+    tables.summaries["1"] = {"id": "1"}
+    hub = StreamHub(tables)  # type: ignore[arg-type]
+    summaries = hub.open(None, False)
+    try:
+        tables.updates.tell(Update("1", [{"type": "board"}]))
+        assert frames(summaries.pending.pop("1"))[0][1]["state"] == {"id": "1"}
+        whole = hub.open(None, True)
+        tables.updates.tell(Update("1", [{"type": "board"}]))
+        assert frames(whole.pending.pop("1"))[0][1]["state"]["moves"] == ["e4"]
+        assert frames(summaries.pending.pop("1"))[0][1]["state"] == {"id": "1"}
+        hub.drop(whole)
+        assert hub._summaries_only  # the overviews' own way again
+        tables.updates.tell(Update("1", [{"type": "board"}]))
+        assert frames(summaries.pending.pop("1"))[0][1]["state"] == {"id": "1"}
+        assert not whole.pending
+    finally:
+        hub.close()

@@ -838,11 +838,11 @@ class Table:
             board = base["board"] = self._board.placement(
                 rotated, self._game, self._position_version, presence_only
             )
+            cells = self._board.physical(rotated)  # (kept: the one placement read)
             if self._summary_played:
                 self._summary_played = False
-                self._replayed(base, None if presence_only else (
-                    self._board.physical(rotated), board))  # fmt: skip
-            base["set_right"] = self._squares_to_set_right()
+                self._replayed(base, None if presence_only else (cells, board))
+            base["set_right"] = self._squares_to_set_right(cells)
         return base
 
     def _replayed(self, base: dict[str, Any], shown: tuple[SquareMap, str] | None) -> None:
@@ -870,7 +870,8 @@ class Table:
             )  # fmt: skip
         presence_only = bool(recognizer.presence_only)
         board = self._board.placement(rotated, self._game, self._position_version, presence_only)
-        shown = None if presence_only else (self._board.physical(rotated), board)
+        cells = self._board.physical(rotated)  # (kept: the one placement read)
+        shown = None if presence_only else (cells, board)
         out: dict[str, Any] = {
             "id": self.id,
             "phase": self._phase,
@@ -891,7 +892,7 @@ class Table:
             "ply": 0,
             "claims": self._arbiter.open_count(),
             "irregularities": len(self._irregularities),
-            "set_right": self._squares_to_set_right(),
+            "set_right": self._squares_to_set_right(cells),
         }
         self._replayed(out, shown)
         tail = kept[2]
@@ -1444,12 +1445,14 @@ class Table:
         self._awaiting = None
         return self._play_from(shown[0], shown[1], event.time)
 
-    def _squares_to_set_right(self) -> list[dict[str, str]]:
+    def _squares_to_set_right(self, cells: SquareMap | None = None) -> list[dict[str, str]]:
         """Where the board differs from what it should show: while a game waits for its
         start position, from that position; before a first game, from the variant's start
         (any of its starts will do); while playing, from the game's position.  Empty when a
-        game is over (the board is cleared and set up for the next one)."""
-        cells = self._board.physical(bool(self._recognizer.rotated))
+        game is over (the board is cleared and set up for the next one).  ``cells``: the
+        board's (:meth:`physical`) where the caller read them already."""
+        if cells is None:
+            cells = self._board.physical(bool(self._recognizer.rotated))
         step = self._board.last_step
         if self._awaiting is not None:
             return self._set_right.squares(self._awaiting.squares, cells, step=step)

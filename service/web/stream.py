@@ -198,6 +198,9 @@ class StreamHub:
         """The other open streams by the table they follow, in the order they opened: an
         update is looked at only by the streams that follow its table, however many others
         are open (each a table page following its one table)."""
+        self._summaries_only = True
+        """Whether every stream of :attr:`_everyone` takes summaries (neither whole states
+        nor diffs): an update no other stream follows then takes :meth:`_queue_summaries`."""
         self.sent = 0
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
@@ -252,12 +255,15 @@ class StreamHub:
         table_id = update.table_id
         mine = self._followers.get(table_id)
         everyone = self._everyone
-        if not everyone:
-            if mine is None:
+        if mine is None:
+            if not everyone:
                 return
-            group: Iterable[StreamClient] = mine
+            if self._summaries_only:  # the overviews alone (a hall's common case)
+                self._queue_summaries(everyone, update)
+                return
+            group: Iterable[StreamClient] = everyone
         else:
-            group = everyone if mine is None else (*everyone, *mine)
+            group = (*everyone, *mine) if everyone else mine
         summaries: bytes | None = None  # the frame of the streams of summaries
         states: bytes | None = None  # ...and of whole states
         whole: dict[str, Any] | None = None  # the table's state, read once for both
@@ -283,6 +289,19 @@ class StreamHub:
                 if summaries is None:
                     summaries = b"".join((_STATE, self.payload(table_id, False, update, now), _END))
                 data = summaries
+            pending = client.pending
+            if table_id in pending:
+                self.merged += 1
+            pending[table_id] = data
+            client.wake.set()
+
+    def _queue_summaries(self, group: Iterable[StreamClient], update: Update) -> None:
+        """:meth:`on_update` for ``group``, streams of summaries only (:attr:`_summaries_only`):
+        the summary's frame made once and queued for each, without the general loop's
+        steps."""
+        table_id = update.table_id
+        data = b"".join((_STATE, self.payload(table_id, False, update, time.time()), _END))
+        for client in group:
             pending = client.pending
             if table_id in pending:
                 self.merged += 1
@@ -403,6 +422,7 @@ class StreamHub:
         self.clients.add(client)
         if client.tables is None:
             self._everyone[client] = None
+            self._summaries_only = self._summaries_only and not (client.full or client.diff)
         else:
             for table_id in client.tables:
                 self._followers.setdefault(table_id, {})[client] = None
@@ -418,6 +438,7 @@ class StreamHub:
         self.clients.discard(client)
         if client.tables is None:
             self._everyone.pop(client, None)
+            self._summaries_only = not any(c.full or c.diff for c in self._everyone)
             return
         followers = self._followers
         for table_id in client.tables:
