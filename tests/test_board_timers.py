@@ -53,7 +53,7 @@ async def test_a_lifted_piece_waits_longer_for_the_re_dump_and_its_placing_cuts_
     LIFTED_SETTLE_FACTOR times the settle delay later; the placing after it asks it one
     settle delay after the placing: a move held longer than the settle delay is checked
     once, not once a square."""
-    settle = 0.1
+    settle = 0.2  # (the margins below are a few settle delays: room for a loaded machine)
     transport = EmulatorTransport()
     async with Board(transport, reconnect=False, settle_delay=settle) as board:
         await wait_until(lambda: board._resync_due is None and board._dump_requested is None)
