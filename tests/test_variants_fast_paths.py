@@ -86,30 +86,45 @@ def test_free_moves_refuse_a_king_in_check_a_pinned_piece_and_en_passant() -> No
     assert free_piece_moves(passing, chess.D5) is None  # not the side to move's piece
 
 
+def _leader_and_follower() -> tuple[ChessGame, ChessGame]:
+    """Two standard games, the second sharing the first's positions (as a table's game
+    shares its recogniser's)."""
+    variant = get_variant("standard")
+    leader = variant.new_game()
+    follower = variant.new_game()
+    follower.share_positions(leader)
+    assert isinstance(leader, ChessGame)
+    assert isinstance(follower, ChessGame)
+    return leader, follower
+
+
+def _both_play(rng: random.Random, leader: ChessGame, follower: ChessGame) -> Action | None:
+    """A random legal action of ``leader``'s, made on both games (None: the game is over)."""
+    actions = leader.legal_actions()
+    if not actions:
+        return None
+    chosen = rng.choice(actions).action
+    leader.apply(chosen)
+    follower.apply(chosen)
+    return chosen
+
+
 def test_a_game_following_shared_positions_reads_as_one_that_made_every_move() -> None:
     """The follower (a table's game) makes its moves on its python-chess board only when
     the board is read; whatever is read, and in whatever order, it reads as a game that
     made them at once."""
-    variant = get_variant("standard")
     rng = random.Random("lazy-board")
     for _game in range(8):
-        leader = variant.new_game()
-        follower = variant.new_game()
-        follower.share_positions(leader)
-        assert isinstance(leader, ChessGame)
-        assert isinstance(follower, ChessGame)
+        leader, follower = _leader_and_follower()
         for ply in range(rng.randrange(10, 80)):
-            actions = leader.legal_actions()
-            if not actions:
+            chosen = _both_play(rng, leader, follower)
+            if chosen is None:
                 break
-            chosen = rng.choice(actions)
-            leader.apply(chosen.action)
-            follower.apply(chosen.action)
             if rng.random() < 0.2:
                 follower.undo()
                 leader.undo()
-                leader.apply(chosen.action)
-                follower.apply(chosen.action)
+                leader.apply(chosen)
+                follower.apply(chosen)
             assert follower.ply == leader.ply == ply + 1
             assert follower.sides_to_act() == leader.sides_to_act()
             assert follower.squares == leader.squares
@@ -127,21 +142,13 @@ def test_a_follower_tells_its_move_number_without_making_its_waiting_moves() -> 
     """The move number of a game whose moves wait to be made on its python-chess board is
     the one python-chess gives once they are made (black's moves among them start a move
     each, whichever side the board was left to move), and asking makes none of them."""
-    variant = get_variant("standard")
     rng = random.Random("move-number")
     waited = {True: 0, False: 0}  # the python-chess board's side to move while moves wait
     for _game in range(6):
-        leader = variant.new_game()
-        follower = variant.new_game()
-        follower.share_positions(leader)
-        assert isinstance(follower, ChessGame)
+        leader, follower = _leader_and_follower()
         for _ply in range(rng.randrange(20, 90)):
-            actions = leader.legal_actions()
-            if not actions:
+            if _both_play(rng, leader, follower) is None:
                 break
-            chosen = rng.choice(actions)
-            leader.apply(chosen.action)
-            follower.apply(chosen.action)
             waiting = len(follower._unmade)
             if waiting:
                 waited[follower._board.turn] += 1
@@ -216,12 +223,7 @@ def test_a_follower_behind_the_forgotten_positions_still_shares_them() -> None:
     """A table's game lagging several actions behind its recogniser's finds the positions
     the recogniser made (their squares are the same objects), though the recogniser has
     forgotten what it worked out there."""
-    variant = get_variant("standard")
-    leader = variant.new_game()
-    follower = variant.new_game()
-    follower.share_positions(leader)
-    assert isinstance(leader, ChessGame)
-    assert isinstance(follower, ChessGame)
+    leader, follower = _leader_and_follower()
     rng = random.Random("lagging")
     played: list[Action] = []
     for _ply in range(30):
