@@ -1,4 +1,5 @@
-"""Stopping a task of one's own: :func:`cancel_and_wait`."""
+"""Stopping a task of one's own: :func:`cancel_and_wait`; and, inside a task, whether it is
+being stopped: :func:`cancelling`."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-__all__ = ["cancel_and_wait"]
+__all__ = ["cancel_and_wait", "cancelling"]
 
 
 async def cancel_and_wait(task: asyncio.Future[Any] | None) -> None:
@@ -19,3 +20,12 @@ async def cancel_and_wait(task: asyncio.Future[Any] | None) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+def cancelling() -> bool:
+    """Whether the running task is being cancelled.  A retry loop asks it where it caught an
+    error: a library may turn a cancel into an error of its own (the NATS client does, when
+    the cancel meets a closed connection), and Python 3.11's ``wait_for`` can lose one; the
+    loop would then go on for ever, and whoever cancelled it waits for ever."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

@@ -38,11 +38,11 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from dgt.tasks import cancelling
 from service.scaleout.central_store import CentralStore, CentralStoreError, Gap
 from service.scaleout.jetstream_log import (
     NATS_ERRORS,
     StreamClash,
-    cancelling,
     close_client,
     connect,
     ensure_log_stream,

@@ -37,8 +37,9 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.kv import KeyValue
 
+from dgt.tasks import cancelling
 from service.scaleout.edge_directory import HeartbeatDirectory
-from service.scaleout.jetstream_log import NATS_ERRORS, cancelling, close_client, connect
+from service.scaleout.jetstream_log import NATS_ERRORS, close_client, connect
 from service.scaleout.log_wire import COMMITTED_SUBJECT, STATUS_BUCKET
 from service.scaleout.replica import EdgeUnreachable
 

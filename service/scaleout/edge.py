@@ -22,6 +22,7 @@ from typing import Any
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from dgt.tasks import cancelling
 from service.hall import Hall, Update
 from service.json_text import dumps
 from service.scaleout.edge_admin import AdminDesk
@@ -139,6 +140,8 @@ class Edge:
         js = self.client.jetstream()
         bucket = None
         while True:
+            if cancelling():  # a cancel lost on the way (see cancelling): stop all the same
+                raise asyncio.CancelledError
             try:
                 if bucket is None:
                     await ensure_status_bucket(js)
@@ -146,6 +149,8 @@ class Edge:
                 await bucket.put(self.edge_id, self._status(hall))
                 self.heartbeats += 1
             except NATS_ERRORS as exc:
+                if cancelling():  # the client's error for a cancel: not a failed beat
+                    raise asyncio.CancelledError from None
                 bucket = None
                 logger.debug("edge %s: heartbeat not sent: %s", self.edge_id, exc)
             except StoreError as exc:

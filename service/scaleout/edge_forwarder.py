@@ -23,6 +23,7 @@ import contextlib
 import logging
 from typing import Protocol
 
+from dgt.tasks import cancelling
 from service.scaleout.log_wire import Batch, WireError, decode_batch, encode_batch, take_batch
 from service.store import LogRow, StoreError
 
@@ -124,9 +125,13 @@ class LogForwarder:
         """Forward until cancelled (or until :class:`ForwarderError`, logged)."""
         try:
             while True:
+                if cancelling():  # a cancel lost on the way (see cancelling): stop all the same
+                    raise asyncio.CancelledError
                 try:
                     sent = await self.step()
                 except (Unreachable, StoreError) as exc:
+                    if cancelling():  # the client's error for a cancel: not a cut
+                        raise asyncio.CancelledError from None
                     self._note_cut(str(exc))
                     self._link_up.clear()
                     with contextlib.suppress(TimeoutError):

@@ -111,14 +111,6 @@ async def connect(url: str, who: str, on_up: Callable[[], None] | None = None) -
     return client
 
 
-def cancelling() -> bool:
-    """Whether the running task is being cancelled: the client turns a cancel that meets a
-    closed connection into one of :data:`NATS_ERRORS`, which a retry loop must not take for
-    a cut."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
 async def close_client(client: Client, seconds: float = CLOSE_WAIT) -> None:
     """Close a connection, waiting at most ``seconds``: the client's own close can wait for
     ever on a link cut at that moment (and then fail as the loop ends)."""
