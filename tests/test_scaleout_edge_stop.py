@@ -6,7 +6,7 @@ on, or the edge never stops (a SIGTERM then waits for ever)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, NoReturn
 
 import nats.errors
 
@@ -25,76 +25,73 @@ class EmptyOutbox:
         return None
 
 
-class CancelToError:
-    """A broker that never answers, whose client answers a cancel with its own error."""
+class NoAnswer:
+    """A broker that never answers, whose client answers a cancel with ``error`` (as the
+    NATS client does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
         self.asked = 0
         self.turned = 0
         self.waiting = asyncio.Event()
+
+    async def no_answer(self) -> NoReturn:
+        self.asked += 1
+        if self.turned:  # (ends a loop that went on, so the test fails, not hangs)
+            raise RuntimeError("asked the broker again after the cancel")
+        try:
+            self.waiting.set()
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.turned += 1
+            raise self.error from None
+        raise AssertionError("unreachable")
+
+    async def stopped(self, task: asyncio.Task[None]) -> None:
+        """Cancel ``task`` once it waits for this broker; check that it ended, cancelled,
+        without asking again."""
+        await asyncio.wait_for(self.waiting.wait(), 2.0)
+        task.cancel()
+        done, _ = await asyncio.wait([task], timeout=2.0)
+        assert done, "the task did not end"
+        assert task.cancelled(), f"the task went on after it was cancelled: {task.exception()}"
+        assert (self.turned, self.asked) == (1, 1)
+
+
+class CancelToUnreachable(NoAnswer):
+    """The log's side of such a broker (a :class:`LogPublisher`)."""
+
+    def __init__(self) -> None:
+        super().__init__(Unreachable("connection closed"))
 
     async def publish(self, subject: str, payload: bytes, expected_last: int) -> int:
         raise AssertionError("nothing to publish: the outbox is empty")
 
     async def last(self, subject: str) -> tuple[int, bytes] | None:
-        self.asked += 1
-        if self.turned:  # (ends a forwarder that went on, so the test fails, not hangs)
-            raise RuntimeError("asked the broker again after the cancel")
-        try:
-            self.waiting.set()
-            await asyncio.Event().wait()  # no answer
-        except asyncio.CancelledError:
-            self.turned += 1
-            raise Unreachable("connection closed") from None
-        raise AssertionError("unreachable")
+        await self.no_answer()
 
 
-async def test_a_forwarder_stops_when_its_broker_client_turns_the_cancel_into_an_error() -> None:
-    publisher = CancelToError()
-    forwarder = LogForwarder(EmptyOutbox(), publisher, "a", "db1", "log.a", poll=0.01)
-    task = asyncio.get_running_loop().create_task(forwarder.run())
-    await asyncio.wait_for(publisher.waiting.wait(), 2.0)
-    task.cancel()
-    done, _ = await asyncio.wait([task], timeout=2.0)
-    assert done, "the forwarder did not end"
-    assert task.cancelled(), f"the forwarder went on after it was cancelled: {task.exception()}"
-    assert publisher.turned == 1
-    assert publisher.asked == 1  # it did not ask the broker again
-
-
-class CancelToClosed:
-    """A JetStream context that never answers, whose client answers a cancel with its own
-    error (as :class:`CancelToError`)."""
+class CancelToClosed(NoAnswer):
+    """The client and JetStream context of such a broker, as the heartbeat uses them."""
 
     def __init__(self) -> None:
-        self.asked = 0
-        self.turned = 0
-        self.waiting = asyncio.Event()
+        super().__init__(nats.errors.ConnectionClosedError())
 
     def jetstream(self) -> CancelToClosed:
         return self
 
     async def key_value(self, bucket: str) -> Any:
-        self.asked += 1
-        if self.turned:
-            raise RuntimeError("asked the broker again after the cancel")
-        try:
-            self.waiting.set()
-            await asyncio.Event().wait()  # no answer
-        except asyncio.CancelledError:
-            self.turned += 1
-            raise nats.errors.ConnectionClosedError from None
-        raise AssertionError("unreachable")
+        await self.no_answer()
+
+
+async def test_a_forwarder_stops_when_its_broker_client_turns_the_cancel_into_an_error() -> None:
+    publisher = CancelToUnreachable()
+    forwarder = LogForwarder(EmptyOutbox(), publisher, "a", "db1", "log.a", poll=0.01)
+    await publisher.stopped(asyncio.get_running_loop().create_task(forwarder.run()))
 
 
 async def test_an_edge_s_heartbeat_stops_when_the_client_turns_the_cancel_into_an_error() -> None:
     client = CancelToClosed()
     edge = Edge("nats://127.0.0.1:1", "a", "db1", heartbeat_interval=0.01)
     edge.client = client  # type: ignore[assignment]
-    task = asyncio.get_running_loop().create_task(edge._beat(None))  # type: ignore[arg-type]
-    await asyncio.wait_for(client.waiting.wait(), 2.0)
-    task.cancel()
-    done, _ = await asyncio.wait([task], timeout=2.0)
-    assert done, "the heartbeat did not end"
-    assert task.cancelled(), f"the heartbeat went on after it was cancelled: {task.exception()}"
-    assert (client.turned, client.asked) == (1, 1)
+    await client.stopped(asyncio.get_running_loop().create_task(edge._beat(None)))  # type: ignore[arg-type]
