@@ -214,26 +214,6 @@ class ClockKeeper:
             and kept[0] is white and kept[1] is black
         ):  # fmt: skip
             return kept[5]
-        if kept is not None and running is not None and kept[2] is running:
-            # the most frequent call: the same side runs as then, so the other one's time
-            # stood then and (when it is the same) stands now: only the runner's is rounded
-            spent = t - as_of
-            if not spent > 0.0:
-                spent = 0.0
-            quick: dict[str, object] | None = None
-            if running == WHITE:
-                if _stands(kept[1], black):
-                    left = white - spent
-                    quick = {"white": round_ms(left if left > 0.0 else 0.0),
-                             "black": kept[5]["black"], "running": "white", "as_of": t}  # fmt: skip
-            elif _stands(kept[0], white):
-                left = black - spent
-                quick = {"white": kept[5]["white"],
-                         "black": round_ms(left if left > 0.0 else 0.0), "running": "black",
-                         "as_of": t}  # fmt: skip
-            if quick is not None:
-                self._shown = (white, black, running, as_of, t, quick)
-                return quick
         # clocks.snapshot(t), the time of a side that ran neither then nor now rounded once
         white_runs = running is not None and running == WHITE
         black_runs = running is not None and not white_runs

@@ -287,26 +287,31 @@ class StreamHub:
                 data = states
             else:
                 if summaries is None:
-                    summaries = b"".join((_STATE, self.payload(table_id, False, update, now), _END))
+                    summaries = self._summary_frame(update, now)
                 data = summaries
-            pending = client.pending
-            if table_id in pending:
-                self.merged += 1
-            pending[table_id] = data
-            client.wake.set()
+            self._queue(client, table_id, data)
 
     def _queue_summaries(self, group: Iterable[StreamClient], update: Update) -> None:
         """:meth:`on_update` for ``group``, streams of summaries only (:attr:`_summaries_only`):
         the summary's frame made once and queued for each, without the general loop's
         steps."""
         table_id = update.table_id
-        data = b"".join((_STATE, self.payload(table_id, False, update, time.time()), _END))
+        data = self._summary_frame(update, time.time())
         for client in group:
-            pending = client.pending
-            if table_id in pending:
-                self.merged += 1
-            pending[table_id] = data
-            client.wake.set()
+            self._queue(client, table_id, data)
+
+    def _summary_frame(self, update: Update, now: float) -> bytes:
+        """The frame of ``update``'s table for the streams of summaries."""
+        return b"".join((_STATE, self.payload(update.table_id, False, update, now), _END))
+
+    def _queue(self, client: StreamClient, table_id: str, data: bytes) -> None:
+        """Queue ``data``, the table's newest frame, for ``client`` (in place of an older
+        one it has not read yet)."""
+        pending = client.pending
+        if table_id in pending:
+            self.merged += 1
+        pending[table_id] = data
+        client.wake.set()
 
     # --- diff streams ---------------------------------------------------------------
 
@@ -362,11 +367,8 @@ class StreamHub:
             client.pending.pop(table_id, None)
             client.next_sent.pop(table_id, None)
             return
-        if table_id in client.pending:
-            self.merged += 1
-        client.pending[table_id] = data
         client.next_sent[table_id] = newest
-        client.wake.set()
+        self._queue(client, table_id, data)
 
     def first_payload(self, client: StreamClient, table_id: str) -> bytes:
         """The ``state`` event's data a stream opens with for ``table_id`` (a diff stream
