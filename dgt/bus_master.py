@@ -75,7 +75,7 @@ from dgt.protocol import (
     encode_bus_command,
 )
 from dgt.protocol.bus import BUS_BROADCAST, BUS_HEADER_SIZE, MAX_BUS_SIZE
-from dgt.tasks import cancel_and_wait
+from dgt.tasks import cancel_and_wait, cancelling
 from dgt.transports import Transport, open_transport
 
 __all__ = [
@@ -687,6 +687,8 @@ class BusMaster:
             elif rest > 0:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), rest)
+                if cancelling():  # a cancel that met a wake: 3.11's wait_for returned the wake
+                    raise asyncio.CancelledError
 
     async def _serve(self, board: BusBoard) -> None:
         """This board's turn: take it on, or ask for its changes (and dump, clock)."""

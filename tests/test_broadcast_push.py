@@ -240,3 +240,19 @@ def test_the_token_comes_from_the_file_or_the_environment(tmp_path: Path) -> Non
     file.write_text("lip_xyz\n")
     assert read_token(BroadcastConfig((), token_file=file), {}) == "lip_xyz"
     assert "lip_xyz" not in repr(LichessClient("https://lichess.org", "lip_xyz"))
+
+
+async def test_a_cancel_that_meets_a_change_still_stops_the_pusher(setup: Setup) -> None:
+    """Python 3.11's ``wait_for`` returns the change and drops a cancel that meets it in one
+    turn of the loop; the pusher must stop all the same (or its close waits for ever)."""
+    pusher = setup.make(delay=60.0)
+    await setup.move("1", "e4")  # a delayed change: the pusher waits 60 s with a timeout
+    await asyncio.sleep(0.1)
+    task = pusher._task
+    assert task is not None
+    assert not task.done()
+    pusher._note("2", time.monotonic(), False)  # a change and the cancel in the same turn
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 2.0)
+    assert task.cancelled()

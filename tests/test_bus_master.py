@@ -319,3 +319,22 @@ async def test_wrong_port_and_silent_line_give_one_line_errors(tmp_path: Path) -
         with pytest.raises(NoBusBoards):
             await bus.open()
         assert not bus.running
+
+
+async def test_a_cancel_that_meets_a_wake_still_stops_the_poller(tmp_path: Path) -> None:
+    """Python 3.11's ``wait_for`` returns a wake and drops a cancel that meets it in one turn
+    of the loop; the poller must stop all the same (or closing the line waits for ever)."""
+    line = make_bus(1)
+    async with EmulatorServer(line, link=tmp_path / "bus") as server:
+        bus = BusMaster(server.path, [10001], **{**BUS_FAST, "cycle_min": 30.0})
+        await bus.board(10001).open()
+        task = bus._task
+        assert task is not None
+        await wait_until(lambda: len(bus.cycle_times) >= 1)
+        await asyncio.sleep(0.05)  # the poller rests until its next cycle, 30 s away
+        assert not task.done()
+        bus.board(10002)  # a new address wakes the poller, and the cancel comes in the same turn
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 2.0)
+        await bus.close()

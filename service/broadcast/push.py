@@ -63,7 +63,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from dgt.tasks import cancel_and_wait
+from dgt.tasks import cancel_and_wait, cancelling
 from service.broadcast.hall_feeds import FeedHall, HallFeeds, hall_feeds
 from service.broadcast.kept_rounds import kept_path, load_rounds, save_rounds
 from service.broadcast.lichess_pgn import MAX_PUSH_BYTES, FeedEntry, joined, pack
@@ -340,6 +340,8 @@ class Pusher:
                 timeout = None if due is None else max(0.0, due - self._clock())
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout)
+                if cancelling():  # a cancel that met a change: 3.11's wait_for returned it
+                    raise asyncio.CancelledError
             self._wake.clear()
             try:
                 await self.step()

@@ -33,6 +33,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from dgt.tasks import cancelling
 from service.hall import HallError
 from service.scaleout.rows import LogRow, RowSink
 from service.store import echo_of
@@ -157,6 +158,8 @@ class CentralTail:
         """Poll until cancelled (at once again while rows are left behind, and at each
         commit notice); a file that cannot be read is logged once and tried again."""
         while True:
+            if cancelling():  # a cancel that met a notice: 3.11's wait_for returned the notice
+                raise asyncio.CancelledError
             self._wake.clear()
             try:
                 got = self.poll()
