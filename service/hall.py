@@ -853,7 +853,9 @@ class Hall:
         store cannot write, a read-only runner rebuilt from the table's committed log
         (its board never opened).  Raises KeyError for an unknown table."""
         live = self.runners[table_id]
-        if not self._committed.is_ahead(table_id):
+        if not self.store.pending or not self._committed.is_ahead(table_id):
+            # (no row queued, as at every read right after a commit: no table is ahead,
+            # and the queue is not read for its tables)
             return live
         self.settle()
         if not self._committed.is_ahead(table_id):
