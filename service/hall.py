@@ -536,8 +536,11 @@ class Hall:
         fields, with no event or dictionary made for it."""
         received = event.time
         if not table.quiet_clock(bool(event.running), received):
-            self._log(table, "board", t, board_input(event), [], True)
-            self._queue(table, [echo_of(t, board_input(event_as_logged(t, event)))], received)
+            # its data as logged (the same as the event's own for a driver's report, whose
+            # flags are bools): the row and the echo shown, from one dictionary
+            data = board_input(event_as_logged(t, event))
+            self._log(table, "board", t, data, [], True)
+            self._queue(table, [echo_of(t, data)], received)
             return
         self._log_clock(table, t, event)
         # no outputs to note: the table took no input (the quick clock answered), so no
