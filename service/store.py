@@ -356,6 +356,27 @@ def echo_of(t: float, data: Mapping[str, Any]) -> dict[str, Any]:
     return {"time": t, "type": "board", **data}
 
 
+_SECONDS_KEPT = 36_000.0
+"""The times whose text :func:`clock_text` keeps: whole seconds above 0 and below ten hours
+(a DGT 3000 shows at most 9:59:59), at most 35,999 texts."""
+
+_SECONDS_TEXT: dict[float, str] = {}
+"""``repr(x)`` of the whole seconds ``0 < x <`` :data:`_SECONDS_KEPT` met so far (not 0:
+``-0.0`` would find its text)."""
+
+
+def _whole_text(value: float) -> str | None:
+    """``repr(value)`` of a whole number of seconds (kept in :data:`_SECONDS_TEXT` when in
+    its range), else None (a NaN or an infinity too: its remainder is a NaN, which is
+    true)."""
+    if value % 1.0:
+        return None
+    text = repr(value)
+    if 0.0 < value < _SECONDS_KEPT:
+        _SECONDS_TEXT[value] = text
+    return text
+
+
 def clock_text(report: ClockUpdate) -> str | None:
     """``utf8_dumps(board_input(report))`` of a clock report whose fields are of their
     declared types, written in one step (no dictionary): most rows of a hall.  None where
@@ -363,12 +384,18 @@ def clock_text(report: ClockUpdate) -> str | None:
     orjson and ``repr`` differ on some, such as ``1e-05``)."""
     left = report.left
     right = report.right
-    if type(left) is not float or type(right) is not float or left % 1.0 or right % 1.0:
-        return None  # (a NaN or an infinity too: its remainder is a NaN, which is true)
+    if type(left) is not float or type(right) is not float:
+        return None
+    # each time's text kept from the last time it was met (most of a row's cost was the
+    # two float reprs)
+    left_text = _SECONDS_TEXT.get(left) or _whole_text(left)
+    right_text = _SECONDS_TEXT.get(right) or _whole_text(right)
+    if left_text is None or right_text is None:
+        return None
     turn = report.turn
     turn_text = "null" if turn is None else f'"{turn._value_}"'
     return (
-        f'{{"event":"clock","left":{left!r},"right":{right!r},'
+        f'{{"event":"clock","left":{left_text},"right":{right_text},'
         f'"running":{"true" if report.running else "false"},'
         f'"lever_high":"{report.lever_high._value_}",'
         f'"left_flag":{"true" if report.left_flag else "false"},'
