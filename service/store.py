@@ -59,7 +59,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
-from dgt.events import BoardEvent, ClockUpdate, LeverMoved, SquareChanged
+from dgt.events import BoardEvent, ClockUpdate, LeverMoved, Side, SquareChanged
 from dgt.recording import event_from_json, event_to_json
 from service.json_text import ORJSON_OPTIONS, dumps, encodable, utf8_dumps
 from service.store_index import TableIndex
@@ -377,6 +377,34 @@ def _whole_text(value: float) -> str | None:
     return text
 
 
+_STATE_TEXT: dict[tuple[Any, ...], str] = {}
+"""The text of a clock row after its times (``"running"`` to the end) by its fields
+``(running, lever_high, left_flag, right_flag, battery_low, turn)``, for those of the
+driver's types (bools and sides: at most 96 texts)."""
+
+
+def _state_text(state: tuple[Any, ...]) -> str:
+    """The text of a clock row after its times, for its fields ``state`` (see
+    :data:`_STATE_TEXT`, where it is kept when they are of the driver's types)."""
+    running, lever_high, left_flag, right_flag, battery_low, turn = state
+    turn_text = "null" if turn is None else f'"{turn._value_}"'
+    text = (
+        f'"running":{"true" if running else "false"},'
+        f'"lever_high":"{lever_high._value_}",'
+        f'"left_flag":{"true" if left_flag else "false"},'
+        f'"right_flag":{"true" if right_flag else "false"},'
+        f'"battery_low":{"true" if battery_low else "false"},'
+        f'"turn":{turn_text}}}'
+    )
+    if (
+        type(lever_high) is Side
+        and (turn is None or type(turn) is Side)
+        and all(type(flag) is bool for flag in (running, left_flag, right_flag, battery_low))
+    ):
+        _STATE_TEXT[state] = text
+    return text
+
+
 def clock_text(report: ClockUpdate) -> str | None:
     """``utf8_dumps(board_input(report))`` of a clock report whose fields are of their
     declared types, written in one step (no dictionary): most rows of a hall.  None where
@@ -392,17 +420,17 @@ def clock_text(report: ClockUpdate) -> str | None:
     right_text = _SECONDS_TEXT.get(right) or _whole_text(right)
     if left_text is None or right_text is None:
         return None
-    turn = report.turn
-    turn_text = "null" if turn is None else f'"{turn._value_}"'
-    return (
-        f'{{"event":"clock","left":{left_text},"right":{right_text},'
-        f'"running":{"true" if report.running else "false"},'
-        f'"lever_high":"{report.lever_high._value_}",'
-        f'"left_flag":{"true" if report.left_flag else "false"},'
-        f'"right_flag":{"true" if report.right_flag else "false"},'
-        f'"battery_low":{"true" if report.battery_low else "false"},'
-        f'"turn":{turn_text}}}'
+    # and the rest (its flags, lever and turn), of which a clock shows a handful
+    state = (
+        report.running,
+        report.lever_high,
+        report.left_flag,
+        report.right_flag,
+        report.battery_low,
+        report.turn,
     )
+    rest = _STATE_TEXT.get(state) or _state_text(state)
+    return f'{{"event":"clock","left":{left_text},"right":{right_text},{rest}'
 
 
 def output_json(event: Any) -> dict[str, Any]:

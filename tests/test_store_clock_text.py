@@ -33,6 +33,7 @@ def report(left: float, right: float, **flags: bool) -> ClockUpdate:
 @pytest.fixture(autouse=True)
 def fresh_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service.store, "_SECONDS_TEXT", {})
+    monkeypatch.setattr(service.store, "_STATE_TEXT", {})
 
 
 def test_every_time_a_clock_shows_is_written_as_the_general_way_writes_it() -> None:
@@ -44,13 +45,37 @@ def test_every_time_a_clock_shows_is_written_as_the_general_way_writes_it() -> N
     assert len(service.store._SECONDS_TEXT) == 35_999  # every time but 0
 
 
-def test_the_flags_and_the_turn_are_written_as_the_general_way_writes_them() -> None:
-    for running, left_flag, right_flag, battery in itertools.product([False, True], repeat=4):
-        r = report(
-            60.0, 0.0, running=running, left_flag=left_flag, right_flag=right_flag,
-            battery_low=battery,
-        )  # fmt: skip
-        assert clock_text(r) == utf8_dumps(board_input(r))
+def test_the_flags_the_lever_and_the_turn_are_written_as_the_general_way_writes_them() -> None:
+    bools = [False, True]
+    sides = [Side.LEFT, Side.RIGHT]
+    for _ in range(2):  # met first, then again (its text kept)
+        for running, left_flag, right_flag, battery, lever, turn in itertools.product(
+            bools, bools, bools, bools, sides, [None, *sides]
+        ):
+            r = clock_update(1.0, 60.0, 0.0, running, lever, left_flag, right_flag, battery, turn)
+            assert clock_text(r) == utf8_dumps(board_input(r))
+    assert len(service.store._STATE_TEXT) == 96
+
+
+def test_flags_of_other_types_are_written_by_their_truth_and_not_kept() -> None:
+    for _ in range(2):
+        for running in (True, 1, 1.0, 2, 0, 0.0, "", "x", False):
+            r = clock_update(1.0, 60.0, 5.0, running, Side.LEFT, 0, 1, False, None)  # type: ignore[arg-type]
+            text = clock_text(r)
+            assert text is not None
+            expected = utf8_dumps(
+                {**board_input(r), "running": bool(running), "left_flag": False, "right_flag": True}
+            )
+            assert text == expected
+    assert service.store._STATE_TEXT == {}
+    # equal to fields kept (1 == True): the kept text, which says the same truth
+    for running in (True, False):
+        clock_text(clock_update(1.0, 60.0, 5.0, running, Side.LEFT, False, True, False, None))
+    assert len(service.store._STATE_TEXT) == 2
+    for running in (1, 1.0, 0, 0.0):
+        r = clock_update(1.0, 60.0, 5.0, running, Side.LEFT, 0, 1, False, None)  # type: ignore[arg-type]
+        expected = {**board_input(r), "running": bool(running), "left_flag": False}
+        assert clock_text(r) == utf8_dumps({**expected, "right_flag": True})
 
 
 @pytest.mark.parametrize("value", [-0.0, 0.0, -3.0, 36_000.0, 1e15, 123456789.0, -7.0, 5.0])
