@@ -429,7 +429,10 @@ def clock_text(report: ClockUpdate) -> str | None:
         report.battery_low,
         report.turn,
     )
-    rest = _STATE_TEXT.get(state) or _state_text(state)
+    try:
+        rest = _STATE_TEXT.get(state) or _state_text(state)
+    except TypeError:  # a field that cannot be a key (not of its declared type)
+        rest = _state_text(state)
     return f'{{"event":"clock","left":{left_text},"right":{right_text},{rest}'
 
 

@@ -101,3 +101,10 @@ def test_other_times_take_the_general_way(value: float) -> None:
         assert clock_text(report(value, 5.0)) is None
         assert clock_text(report(5.0, value)) is None
     assert set(service.store._SECONDS_TEXT) == {5.0}
+
+
+def test_an_unhashable_flag_is_written_by_its_truth() -> None:
+    for flag in ([], [1]):
+        r = clock_update(1.0, 60.0, 5.0, True, Side.LEFT, flag, False, False, None)  # type: ignore[arg-type]
+        assert clock_text(r) == utf8_dumps({**board_input(r), "left_flag": bool(flag)})
+    assert service.store._STATE_TEXT == {}
