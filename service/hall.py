@@ -365,9 +365,9 @@ class Hall:
         self._batches: dict[str, _Batch] = {}
         self._flush_handle: asyncio.Handle | None = None
         self._flush_due = 0.0
-        self._flush_undelayed = False
-        """Whether the commit due was asked for without a delay (only the spacing holds it
-        back): no later request can want it sooner."""
+        self._flush_delay = 0.0
+        """The delay the commit due was asked for with: no later request with as long a
+        delay can want it sooner (0: only the spacing holds it back)."""
         self._last_commit = float("-inf")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tick_task: asyncio.Task[None] | None = None
@@ -536,8 +536,11 @@ class Hall:
         fields, with no event or dictionary made for it."""
         received = event.time
         if not table.quiet_clock(bool(event.running), received):
-            self._log(table, "board", t, board_input(event), [], True)
-            self._queue(table, [echo_of(t, board_input(event_as_logged(t, event)))], received)
+            # its data as logged (the same as the event's own for a driver's report, whose
+            # flags are bools): the row and the echo shown, from one dictionary
+            data = board_input(event_as_logged(t, event))
+            self._log(table, "board", t, data, [], True)
+            self._queue(table, [echo_of(t, data)], received)
             return
         self._log_clock(table, t, event)
         # no outputs to note: the table took no input (the quick clock answered), so no
@@ -699,10 +702,11 @@ class Hall:
         commit; an earlier commit already due is kept."""
         loop = self._loop
         handle = self._flush_handle
-        if loop is not None and handle is not None and self._flush_undelayed and delay >= 0:
+        if loop is not None and handle is not None and delay >= self._flush_delay:
+            # (a quiet clock report's delay, one due already for one: most calls)
             if loop.time() - self._flush_due > FLUSH_OVERDUE:
                 self._flush()  # the loop is starved of turns: commit from the input path
-            return  # already due as soon as a commit may be: no later than this one
+            return  # due no later than this one would be (asked for sooner, as long a delay)
         if loop is None:
             try:
                 loop = asyncio.get_running_loop()
@@ -719,7 +723,7 @@ class Hall:
                 return
             handle.cancel()
         self._flush_due = due
-        self._flush_undelayed = delay <= 0
+        self._flush_delay = delay
         if due <= now:
             self._flush_handle = loop.call_soon(self._flush)
         else:
@@ -732,7 +736,7 @@ class Hall:
         polls')."""
         loop = self._loop
         poller = self.board_poller
-        if self._flush_handle is None or not self._flush_undelayed or loop is None:
+        if self._flush_handle is None or self._flush_delay > 0 or loop is None:
             return
         if poller is not None and self._flush_due - loop.time() < poller.period / 2:
             self._flush()
@@ -853,7 +857,9 @@ class Hall:
         store cannot write, a read-only runner rebuilt from the table's committed log
         (its board never opened).  Raises KeyError for an unknown table."""
         live = self.runners[table_id]
-        if not self._committed.is_ahead(table_id):
+        if not self.store.pending or not self._committed.is_ahead(table_id):
+            # (no row queued, as at every read right after a commit: no table is ahead,
+            # and the queue is not read for its tables)
             return live
         self.settle()
         if not self._committed.is_ahead(table_id):

@@ -21,7 +21,7 @@ from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
 from service.json_text import utf8_dumps
 from service.recognize.events import Lift, MoveEvent, Place
-from service.store import Store, board_input, output_json
+from service.store import Store, board_input, output_json, row_text
 from service.table.clock_keeper import ClockKeeper
 from service.table.events import (
     TableEvent,
@@ -191,7 +191,7 @@ def test_output_rows_are_written_as_before(tmp_path: Path) -> None:
         {"time": 1.25, "type": "big", "n": 2**70},  # orjson refuses: the standard library's
     ]
     store._append("1", "board", "in", 9.0, {"event": "x"}, outs)
-    rows = store._pending
+    rows = [row_text(row) for row in store._pending]  # (its role and kind as text)
     assert [row[2:4] for row in rows[1:]] == [
         ("move", 2.5), ("move", 9.0), ("7", 9.0), ("clock", 3.0), ("?", 9.0), ("big", 1.25)
     ]  # fmt: skip

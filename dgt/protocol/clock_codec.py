@@ -85,9 +85,11 @@ def read_valid_times(r: bytes) -> tuple[int, int, int, bool, bool] | None:
     impossible digits read as far below zero, so one test of the sum checks them all."""
     left = _HOURS_OR_BAD[r[3]] + _MINUTES_OR_BAD[r[4]] + _SECONDS_OR_BAD[r[5]]
     right = _HOURS_OR_BAD[r[0]] + _MINUTES_OR_BAD[r[1]] + _SECONDS_OR_BAD[r[2]]
-    if left < 0 or right < 0 or not any(r):
+    # the null frame (every byte 0) reads as no time: only a frame at 0:00:00 on both
+    # sides needs its bytes looked at for it; a comparison makes each flag (no bool call)
+    if left < 0 or right < 0 or not (left or right or any(r)):
         return None
-    return (left, right, r[6], bool(r[3] & 0x50), bool(r[0] & 0x50))
+    return (left, right, r[6], r[3] & 0x50 != 0, r[0] & 0x50 != 0)
 
 
 def read_times(r: bytes) -> tuple[int, int, int, bool, bool]:
