@@ -995,7 +995,7 @@ class ChessGame(VariantGame):
             return GameEnd("1/2-1/2", "stalemate", None)
         if may_lack_material(board) and board.is_insufficient_material():
             return GameEnd("1/2-1/2", "insufficient material", None)
-        if board.is_seventyfive_moves():
+        if board.halfmove_clock >= 150 and board.is_seventyfive_moves():  # (its own test first)
             return GameEnd("1/2-1/2", "seventy-five moves", None)
         if may_repeat(board, 5) and board.is_fivefold_repetition():
             return GameEnd("1/2-1/2", "fivefold repetition", None)
