@@ -821,7 +821,10 @@ class Table:
         update the table publishes, so each part is kept until what it is written from
         changes (the parts are shared between summaries: treat them as read-only)."""
         clock = self._clock
-        out = self._summary_base_now().copy()
+        base = self._summary_base
+        if base is None or base["board"] is None:  # (else kept whole: no call to learn it)
+            base = self._summary_base_now()
+        out = base.copy()
         out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
         return out
 
