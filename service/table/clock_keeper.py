@@ -97,17 +97,13 @@ def result_text(result: str) -> str:
     return result if result != "1/2-1/2" else "DRAW"
 
 
-_Shown = tuple[float | int, float | int, Color | None, float, float, dict[str, object]]
+_Shown = tuple[
+    float | int, float | int, Color | None, float, float, dict[str, object], float | int,
+    float | int,
+]  # fmt: skip
 """A clock snapshot with the clock state (white, black, running, as of) and time it was
-taken at (float | int: the times kept as they were given, an int an int, also compiled,
-where a float in a tuple is a C double)."""
-
-
-def _stands(before: float | int, now: float | int) -> bool:
-    """Whether a side's time ``now`` is its time ``before`` (its shown time then stands):
-    the same object, or a float of the same value (a clock's report gives both times anew,
-    the standing one unchanged; round_ms of the same float is the same)."""
-    return before is now or (type(now) is float and type(before) is float and before == now)
+taken at, and each side's time left it rounded (float | int: the times kept as they were
+given, an int an int, also compiled, where a float in a tuple is a C double)."""
 
 
 class ClockKeeper:
@@ -202,8 +198,8 @@ class ClockKeeper:
 
     def shown(self, t: float) -> dict[str, object]:
         """:meth:`snapshot` as the table's summary shows it: taken once per clock state and
-        time, and shared (treat it as read-only); the side whose time stands keeps its
-        rounded time from the snapshot before."""
+        time, and shared (treat it as read-only); a side whose time left is the one of the
+        snapshot before keeps its rounded time from it."""
         # Any: the times read as they are, an int as an int (plain Python shows it so; read
         # as the floats GameClocks declares, the compiled build would make floats of them)
         clocks: Any = self.clocks
@@ -214,35 +210,42 @@ class ClockKeeper:
             and kept[0] is white and kept[1] is black
         ):  # fmt: skip
             return kept[5]
-        # clocks.snapshot(t), the time of a side that ran neither then nor now rounded once
-        white_runs = running is not None and running == WHITE
-        black_runs = running is not None and not white_runs
-        spent = 0.0
+        # clocks.snapshot(t), each side's time left rounded once per value (a side's time
+        # that stands, or a running one read again at its time of report, is not rounded again)
+        left_white, left_black = white, black
         if running is not None:
             spent = t - as_of
             if not spent > 0.0:
                 spent = 0.0
-        ran = None if kept is None else kept[2]
-        ran_white = ran is not None and ran == WHITE
-        ran_black = ran is not None and not ran_white
-        # a side that ran neither then nor now keeps its shown time while its time stands
-        if kept is not None and not black_runs and not ran_black and _stands(kept[1], black):
-            shown_black = kept[5]["black"]
+            if running == WHITE:
+                left_white = white - spent
+            else:
+                left_black = black - spent
+        # a side's time left stands when it is the same object, or a float of the same value
+        # (a clock's report gives both times anew, the standing one unchanged; round_ms of
+        # the same float is the same): the test written out for each side (a call each
+        # would cost a tenth of this method)
+        was = None if kept is None else kept[6]
+        if was is left_white or (
+            type(left_white) is float and type(was) is float and was == left_white
+        ):
+            shown_white = kept[5]["white"]  # type: ignore[index]
         else:
-            left = black - spent if black_runs else black
-            shown_black = round_ms(left if left > 0.0 else 0.0)
-        if kept is not None and not white_runs and not ran_white and _stands(kept[0], white):
-            shown_white = kept[5]["white"]
+            shown_white = round_ms(left_white if left_white > 0.0 else 0.0)
+        was = None if kept is None else kept[7]
+        if was is left_black or (
+            type(left_black) is float and type(was) is float and was == left_black
+        ):
+            shown_black = kept[5]["black"]  # type: ignore[index]
         else:
-            left = white - spent if white_runs else white
-            shown_white = round_ms(left if left > 0.0 else 0.0)
+            shown_black = round_ms(left_black if left_black > 0.0 else 0.0)
         shown: dict[str, object] = {
             "white": shown_white,
             "black": shown_black,
             "running": None if running is None else ("white" if running else "black"),
             "as_of": t,
         }
-        self._shown = (white, black, running, as_of, t, shown)
+        self._shown = (white, black, running, as_of, t, shown, left_white, left_black)
         return shown
 
     def moved(self, side: Color, next_sides: Collection[Color], t: float) -> float | None:

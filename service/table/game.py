@@ -821,7 +821,10 @@ class Table:
         update the table publishes, so each part is kept until what it is written from
         changes (the parts are shared between summaries: treat them as read-only)."""
         clock = self._clock
-        out = self._summary_base_now().copy()
+        base = self._summary_base
+        if base is None or base["board"] is None:  # (else kept whole: no call to learn it)
+            base = self._summary_base_now()
+        out = base.copy()
         out["clocks"] = clock.shown(clock.clocks.as_of if now is None else now)
         return out
 
@@ -1291,7 +1294,7 @@ class Table:
                 record[ply - 1].set_clock(shown)
         ruled = self._arbiter.on_press(t, presser, bool(pressed), sides)
         out = self._apply(ruled, t) if ruled else []
-        out.append(TableEvent(t, "clock", clock.clocks.snapshot(t)))  # self._clock_event(t)
+        out.append(TableEvent(t, "clock", clock.shown(t)))  # self._clock_event(t)
         return out
 
     def _on_clock_update(self, event: ClockUpdate) -> list[TableEvent]:
@@ -1311,7 +1314,10 @@ class Table:
         return self._clock.first_report(t, had_clock)
 
     def _clock_event(self, t: float) -> TableEvent:
-        return TableEvent(t, "clock", self._clock.snapshot(t))
+        """The clocks as of ``t`` (the keeper's :meth:`~ClockKeeper.shown`: a snapshot, kept
+        and shared with the summary, which shows the clocks as of the same time after a
+        press or a ruling: read-only, as every event's data)."""
+        return TableEvent(t, "clock", self._clock.shown(t))
 
     def _scores(self) -> dict[str, int]:
         game = self._game

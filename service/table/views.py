@@ -377,9 +377,10 @@ class FenMemo:
 
     def __init__(self) -> None:
         self._kept: tuple[int, str | None] | None = None
-        self._steps: list[tuple[object, int, SquareMap, str]] = []
-        """(game, ply, squares, FEN) of the last positions written (squares by identity:
-        a chess game keeps one squares object per position)."""
+        self._steps: dict[int, tuple[object, int, SquareMap, str]] = {}
+        """(game, ply, squares, FEN) of the last positions written, oldest first, by the
+        identity of their squares (a chess game keeps one squares object per position; the
+        entry holds it, so no other object takes its id while it is here)."""
 
     def fen(
         self, version: int, game: VariantGame | None, shown: tuple[SquareMap, str] | None = None
@@ -403,27 +404,27 @@ class FenMemo:
         assert isinstance(game, ChessGame)
         squares, ply = game.squares, game.ply
         steps = self._steps
-        for step in steps:
-            if step[0] is game and step[1] == ply and step[2] is squares:
-                return step[3]
+        step = steps.get(id(squares))
+        if step is not None and step[0] is game and step[1] == ply and step[2] is squares:
+            return step[3]
         fen = None
         last = game.last_step() if type(game) is ChessGame else None  # variants: the board
         if last is not None:
             before, move = last
-            for step in reversed(steps):  # (the newest, as a rule)
-                if step[0] is game and step[1] == ply - 1 and step[2] is before:
-                    placement = None
-                    if shown is not None and (shown[0] is squares or shown[0] == squares):
-                        placement = shown[1]
-                    fen = next_fen(step[3], before, squares, move, placement)
-                    break
+            step = steps.get(id(before))  # (the newest, as a rule)
+            if step is not None and step[0] is game and step[1] == ply - 1 and step[2] is before:
+                placement = None
+                if shown is not None and (shown[0] is squares or shown[0] == squares):
+                    placement = shown[1]
+                fen = next_fen(step[3], before, squares, move, placement)
         if fen is None:
             fen = chess_fen(game)
             if fen is None:
                 return None
+        steps.pop(id(squares), None)  # (another game's position, or another ply of it)
         if len(steps) >= _FEN_STEPS:
-            del steps[0]
-        steps.append((game, ply, squares, fen))
+            del steps[next(iter(steps))]
+        steps[id(squares)] = (game, ply, squares, fen)
         return fen
 
 

@@ -163,12 +163,27 @@ def piece_attacks(piece: chess.PieceType, color: Color, square: int, occupied: i
     return attacks
 
 
+def _lines_through(king: int) -> int:
+    """The squares on a rank, file or diagonal through ``king`` (not ``king`` itself): where
+    a piece may stand pinned to a king there."""
+    rays = chess.BB_RAYS[king]
+    return sum(chess.BB_SQUARES[square] for square in chess.SQUARES if rays[square])
+
+
+_LINES = tuple(_lines_through(square) for square in chess.SQUARES)
+""":func:`_lines_through` of each square."""
+
+_NOT_FILE_A = chess.BB_ALL & ~chess.BB_FILE_A
+_NOT_FILE_H = chess.BB_ALL & ~chess.BB_FILE_H
+
+
 def has_free_move(board: chess.Board) -> bool:
     """True when the side to move, not in check, has a piece that no line through its king
     passes (so it cannot be pinned) with a move by the rules of its kind: such a move is
     legal.  False says nothing (python-chess's move generation, which first works out pins
     and checks for every move, then decides); most positions are answered here at a
-    fraction of its cost."""
+    fraction of its cost.  The pieces off the king's lines are one mask (:data:`_LINES`),
+    their pawns' steps and captures worked out for all of them at once."""
     turn = board.turn
     own = board.occupied_co[turn]
     king_mask = board.kings & own
@@ -177,27 +192,25 @@ def has_free_move(board: chess.Board) -> bool:
     king = king_mask.bit_length() - 1
     if king_mask != chess.BB_SQUARES[king] or board.attackers_mask(not turn, king):
         return False
-    rays = chess.BB_RAYS[king]
-    occupied = board.occupied
-    pawns = board.pawns & own
-    pieces = own & ~pawns & ~king_mask
+    free = own & ~_LINES[king] & ~king_mask
+    pawns = board.pawns & free
+    if pawns:  # a step onto an empty square, or a capture (en passant aside)
+        empty = ~board.occupied
+        opposing = board.occupied_co[not turn]
+        if turn:
+            if (pawns << 8) & empty & chess.BB_ALL or (
+                (((pawns & _NOT_FILE_A) << 7) | ((pawns & _NOT_FILE_H) << 9)) & opposing
+            ):
+                return True
+        elif (pawns >> 8) & empty or (
+            (((pawns & _NOT_FILE_A) >> 9) | ((pawns & _NOT_FILE_H) >> 7)) & opposing
+        ):
+            return True
+    pieces = free & ~pawns
     while pieces:
         low = pieces & -pieces
         pieces ^= low
-        square = low.bit_length() - 1
-        if not rays[square] and board.attacks_mask(square) & ~own:
-            return True
-    step = 8 if turn else -8
-    while pawns:
-        low = pawns & -pawns
-        pawns ^= low
-        square = low.bit_length() - 1
-        if rays[square]:
-            continue
-        ahead = square + step
-        if 0 <= ahead < 64 and not chess.BB_SQUARES[ahead] & occupied:
-            return True
-        if chess.BB_PAWN_ATTACKS[turn][square] & board.occupied_co[not turn]:
+        if board.attacks_mask(low.bit_length() - 1) & ~own:
             return True
     return False
 
@@ -982,7 +995,7 @@ class ChessGame(VariantGame):
             return GameEnd("1/2-1/2", "stalemate", None)
         if may_lack_material(board) and board.is_insufficient_material():
             return GameEnd("1/2-1/2", "insufficient material", None)
-        if board.is_seventyfive_moves():
+        if board.halfmove_clock >= 150 and board.is_seventyfive_moves():  # (its own test first)
             return GameEnd("1/2-1/2", "seventy-five moves", None)
         if may_repeat(board, 5) and board.is_fivefold_repetition():
             return GameEnd("1/2-1/2", "fivefold repetition", None)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from service.broadcast.hall_feeds import FeedTable, HallFeeds, hall_feeds
@@ -18,8 +18,13 @@ NO_PUSHER: dict[str, Any] = {"rounds": [], "configured": False}
 class LocalHall:
     """The hall of this process, for the web."""
 
+    summary: Callable[[str], dict[str, Any]]
+    """The hall's own :meth:`~service.hall.Hall.summary` (asked at every update the stream
+    publishes: no call of this adapter's in between)."""
+
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
+        self.summary = hall.summary
 
     def table_ids(self) -> Sequence[str]:
         return list(self.hall.runners)
@@ -32,9 +37,6 @@ class LocalHall:
 
     def state(self, table_id: str) -> dict[str, Any]:
         return self.hall.state(table_id)
-
-    def summary(self, table_id: str) -> dict[str, Any]:
-        return self.hall.summary(table_id)
 
     def outputs(self, table_id: str, *, after: int, limit: int) -> list[tuple[int, dict[str, Any]]]:
         return self.hall.store.outputs(table_id, after=after, limit=limit)

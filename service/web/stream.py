@@ -200,7 +200,8 @@ class StreamHub:
         are open (each a table page following its one table)."""
         self._summaries_only = True
         """Whether every stream of :attr:`_everyone` takes summaries (neither whole states
-        nor diffs): an update no other stream follows then takes :meth:`_queue_summaries`."""
+        nor diffs): an update no other stream follows then takes the short way of
+        :meth:`on_update`."""
         self.sent = 0
         self.merged = 0
         """Updates replaced by a newer one of the same table before a slow reader got them."""
@@ -237,16 +238,19 @@ class StreamHub:
             if state is None:
                 state = self.hall.state(table_id)
             shown = state if full else summary(state)
-        body: dict[str, Any] = {
-            "table": table_id,
-            "state": shown,
-            "server_time": time.time() if now is None else now,
-        }
-        if update is not None:
-            body["events"] = update.events
-            if self.expose_timing and update.source_time is not None:
-                body["t_in"] = update.source_time
-        return json_bytes(body)
+        return json_bytes(self._body(table_id, shown, update, time.time() if now is None else now))
+
+    def _body(
+        self, table_id: str, shown: dict[str, Any], update: Update | None, now: float
+    ) -> dict[str, Any]:
+        """A ``state`` event's data: the table's state or summary ``shown``, the server time
+        ``now`` and ``update``'s events (with the time of its input where timing is exposed)."""
+        if update is None:
+            return {"table": table_id, "state": shown, "server_time": now}
+        body = {"table": table_id, "state": shown, "server_time": now, "events": update.events}
+        if self.expose_timing and update.source_time is not None:
+            body["t_in"] = update.source_time
+        return body
 
     def on_update(self, update: Update) -> None:
         """Called by the hall right after a commit: each kind of stream's frame is made
@@ -258,8 +262,11 @@ class StreamHub:
         if mine is None:
             if not everyone:
                 return
-            if self._summaries_only:  # the overviews alone (a hall's common case)
-                self._queue_summaries(everyone, update)
+            if self._summaries_only:  # the overviews alone (a hall's common case): the
+                # summary's frame made once and queued for each, without the steps below
+                data = self._summary_frame(update, time.time())
+                for client in everyone:
+                    self._queue(client, table_id, data)
                 return
             group: Iterable[StreamClient] = everyone
         else:
@@ -291,18 +298,12 @@ class StreamHub:
                 data = summaries
             self._queue(client, table_id, data)
 
-    def _queue_summaries(self, group: Iterable[StreamClient], update: Update) -> None:
-        """:meth:`on_update` for ``group``, streams of summaries only (:attr:`_summaries_only`):
-        the summary's frame made once and queued for each, without the general loop's
-        steps."""
-        table_id = update.table_id
-        data = self._summary_frame(update, time.time())
-        for client in group:
-            self._queue(client, table_id, data)
-
     def _summary_frame(self, update: Update, now: float) -> bytes:
-        """The frame of ``update``'s table for the streams of summaries."""
-        return b"".join((_STATE, self.payload(update.table_id, False, update, now), _END))
+        """The frame of ``update``'s table for the streams of summaries (:meth:`payload`'s
+        data without its general steps: made at every update of a hall)."""
+        table_id = update.table_id
+        body = self._body(table_id, self.hall.summary(table_id), update, now)
+        return b"".join((_STATE, json_bytes(body), _END))
 
     def _queue(self, client: StreamClient, table_id: str, data: bytes) -> None:
         """Queue ``data``, the table's newest frame, for ``client`` (in place of an older
