@@ -119,6 +119,10 @@ def _bits(action: LegalAction) -> _Bits:
     return known
 
 
+action_bits = _bits
+""":func:`_bits`, for the recogniser's bit-mask tests (the same kept entries)."""
+
+
 _Entry = tuple[LegalAction, str, int, int, int, tuple[int, ...]]
 _ENTRIES: dict[int, tuple[Sequence[LegalAction], tuple[_Entry, ...]]] = {}
 """:func:`_entries` of the lists of actions seen, by ``id`` (the entry holds the list; a chess

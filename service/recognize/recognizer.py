@@ -180,7 +180,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import NamedTuple
 
 import chess
@@ -201,6 +201,7 @@ from service.recognize.ahead import (
     Handled,
     Position,
     Reading,
+    action_bits,
     after_move,
     between,
     chess_position,
@@ -291,6 +292,9 @@ REREAD_NODES = 96
 REREAD_AHEAD = 3
 """The most actions after a game read again that may explain the board."""
 _SQUARES = tuple(range(64))
+_ALTERNATIVES = attrgetter("alternatives")
+_UNSEEN = attrgetter("unseen")
+_ACTION_UCI = attrgetter("action.uci")
 _PIECE_KINDS = {symbol: kind for kind, symbol in enumerate(chess.PIECE_SYMBOLS) if symbol}
 """python-chess's piece kinds by their lower-case symbols."""
 _NEVER = float("-inf")
@@ -2613,13 +2617,24 @@ class Recognizer:
         swept = not any(board[sq] for sq in top.diff)
         if swept and (not complete or self._swept_captures(promotions)):
             return False  # only lifts: nothing to read yet, or the game as read explains it
-        count = len(self._played)
-        window = range(count - 1, max(count - REREAD_PLIES, 0) - 1, -1)
+        played_list = self._played
+        count = len(played_list)
+        low = max(count - REREAD_PLIES, 0)
+        recent = played_list[low:]
+        # the last REREAD_PLIES actions read among several, the last first (picked in C:
+        # most actions have no other reading)
+        indices = range(low, count)
         roots = [
-            (index, other) for index in window for other, _ in self._played[index].alternatives
+            (index, other)
+            for index in reversed(list(itertools.compress(indices, map(_ALTERNATIVES, recent))))
+            for other, _ in played_list[index].alternatives
         ]
         if complete:  # the handling favoured the capture read: only once a move is made
-            roots += [(index, other) for index in window for other in self._played[index].unseen]
+            roots += [
+                (index, other)
+                for index in reversed(list(itertools.compress(indices, map(_UNSEEN, recent))))
+                for other in played_list[index].unseen
+            ]
         if not roots:
             return False
         seen = 0
@@ -2632,8 +2647,11 @@ class Recognizer:
         game_key: tuple[str, ...] | None = None  # the actions made, once asked for
         before: list[tuple[bool, bool]] = []  # see _try_reading
         for index, other in roots:
-            while len(touches) < count - 1 - index:
-                touches.append(self._touches(self._played[count - 1 - len(touches)]))
+            if len(touches) < count - 1 - index:  # those of the actions after it, the last first
+                touches += [
+                    self._touches(later)
+                    for later in reversed(played_list[index + 1 : count - len(touches)])
+                ]
             differ = self._may_differ(index, other, touches)
             if not (
                 differ & seen
@@ -2646,7 +2664,7 @@ class Recognizer:
                 return False
             tried += 1
             if game_key is None:
-                game_key = tuple([played.action.uci for played in self._played])
+                game_key = tuple(map(_ACTION_UCI, played_list))
             combination = (
                 self._explore(index, other) if self._may_explore(index, other, game_key) else None
             )
@@ -2724,13 +2742,9 @@ class Recognizer:
         readings set a piece down on are added).  ``touches``: :meth:`_touches` of the
         actions after ``start`` at least, the last one first.  No game is made: occupancy
         is the same either way."""
-        emptied = filled = 0
-        for square, symbol in (*self._played[start].action.changes, *other.changes):
-            if symbol:
-                filled |= 1 << square
-            else:
-                emptied |= 1 << square
-        differ = filled & ~emptied
+        _, filled, emptied, _, _ = action_bits(self._played[start].action)
+        _, other_filled, other_emptied, _, _ = action_bits(other)
+        differ = (filled | other_filled) & ~(emptied | other_emptied)
         for touched, set_down in reversed(touches[: len(self._played) - 1 - start]):
             if touched & differ:
                 differ |= set_down
