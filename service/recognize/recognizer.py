@@ -180,7 +180,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from operator import attrgetter, itemgetter
+from operator import attrgetter, itemgetter, ne
 from typing import NamedTuple
 
 import chess
@@ -2452,7 +2452,9 @@ class Recognizer:
         view = node.view
         if tuple(board) == view:  # the usual case, just after an action: nothing differs
             return _Ref(node, {})
-        return _Ref(node, dict.fromkeys([sq for sq in _SQUARES if board[sq] != view[sq]]))
+        # the squares that differ, in order (compared in C: a Python loop over 64 squares
+        # costs several times more)
+        return _Ref(node, dict.fromkeys(itertools.compress(_SQUARES, map(ne, board, view))))
 
     def _apply(
         self, la: LegalAction, alternatives: tuple[LegalAction, ...] = (), count: int = -1
