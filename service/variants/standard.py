@@ -940,6 +940,8 @@ class ChessGame(VariantGame):
         uncovered = board.attackers_mask(turn, king, occupied) & ~chess.BB_SQUARES[origin]
         if not by_mover and not uncovered:  # no check
             return san
+        if _king_escapes(board, move, piece, king, occupied):
+            return san + "+"  # (a legal king move: no mate, no trial push)
         push(board, move)
         try:
             return san + ("#" if board.is_checkmate() else "+")
@@ -1020,6 +1022,30 @@ class ChessGame(VariantGame):
             end = GameEnd(result_string(not side), "time-out", not side)
         self._flagged = end
         return end
+
+
+def _king_escapes(
+    board: chess.Board, move: chess.Move, piece: chess.PieceType, king: int, occupied: int
+) -> bool:
+    """Whether the king on ``king`` of the side not to move, checked by ``move`` (a legal
+    move of ``piece``: no castling, en passant or promotion), may step after it onto a
+    square no piece of the mover attacks then (``occupied``: the squares occupied after
+    the move): a legal move, so the check is no mate.  False says nothing (python-chess
+    decides, with the move made)."""
+    turn = board.turn
+    origin = chess.BB_SQUARES[move.from_square]
+    target = move.to_square
+    # its own pieces after the move (one on the target is taken), and the occupancy the
+    # mover's lines see once the king has stepped off its square
+    own = board.occupied_co[not turn] & ~chess.BB_SQUARES[target]
+    through = occupied & ~chess.BB_SQUARES[king]
+    for square in chess.scan_reversed(chess.BB_KING_ATTACKS[king] & ~own):
+        if piece_attacks(piece, turn, target, through) & chess.BB_SQUARES[square]:
+            continue  # the piece moved attacks it
+        if board.attackers_mask(turn, square, through) & ~origin:
+            continue  # another piece of the mover does (the moved one stood on the origin)
+        return True
+    return False
 
 
 @cache
