@@ -2721,17 +2721,21 @@ class Recognizer:
             and known[2] is later.recaptures
         ):
             return known[3]
-        touched = set_down = 0
-        for la in (
-            later.action,
-            *(la for la, _ in later.alternatives),
-            *later.unseen,
-            *(la for la, _, _ in later.recaptures),
-        ):
-            for square, symbol in la.changes:
-                touched |= 1 << square
-                if symbol:
-                    set_down |= 1 << square
+        # (from each reading's kept bit masks: no loop over its changes, no generators)
+        _, set_down, touched, _, _ = action_bits(later.action)
+        touched |= set_down
+        for la in later.unseen:
+            _, filled, emptied, _, _ = action_bits(la)
+            touched |= filled | emptied
+            set_down |= filled
+        for la, _ in later.alternatives:
+            _, filled, emptied, _, _ = action_bits(la)
+            touched |= filled | emptied
+            set_down |= filled
+        for la, _, _ in later.recaptures:
+            _, filled, emptied, _, _ = action_bits(la)
+            touched |= filled | emptied
+            set_down |= filled
         later.touches = (later.alternatives, later.unseen, later.recaptures, (touched, set_down))
         return touched, set_down
 
