@@ -681,3 +681,32 @@ def _pieces(event: BoardEvent) -> tuple[Piece, ...]:
     if isinstance(event, SquareChanged):
         return (event.piece,)
     return ()
+
+
+def sample_positions(
+    games: int, every: int, seed: str, random_games: int, longest: int
+) -> list[chess.Board]:
+    """Positions to test a move-generation shortcut on: every ``every``-th ply of the first
+    ``games`` lichess games, then every ply of ``random_games`` random Chess960 games of 20
+    to ``longest`` plies drawn from ``seed`` (checks, pins, promotions, castling and en
+    passant among them)."""
+    boards = []
+    with LICHESS.open(encoding="utf-8") as handle:
+        for _ in range(games):
+            game = chess.pgn.read_game(handle)
+            assert game is not None
+            board = game.board()
+            for ply, move in enumerate(game.mainline_moves()):
+                board.push(move)
+                if ply % every == 0:
+                    boards.append(board.copy(stack=False))
+    rng = random.Random(seed)
+    for _ in range(random_games):
+        board = chess.Board.from_chess960_pos(rng.randrange(960))
+        for _ply in range(rng.randrange(20, longest)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            boards.append(board.copy(stack=False))
+    return boards

@@ -9,10 +9,9 @@ from __future__ import annotations
 import random
 
 import chess
-import chess.pgn
 
 from service.variants.standard import has_free_move
-from tests.games import LICHESS
+from tests.games import sample_positions
 
 
 def _defined(board: chess.Board) -> bool:
@@ -28,28 +27,6 @@ def _defined(board: chess.Board) -> bool:
         and not board.is_en_passant(move)
         for move in board.generate_legal_moves()
     )
-
-
-def _games() -> list[chess.Board]:
-    boards = []
-    with LICHESS.open(encoding="utf-8") as handle:
-        for _ in range(30):
-            game = chess.pgn.read_game(handle)
-            assert game is not None
-            board = game.board()
-            for move in game.mainline_moves():
-                board.push(move)
-                boards.append(board.copy(stack=False))
-    rng = random.Random("free moves")
-    for _ in range(40):
-        board = chess.Board.from_chess960_pos(rng.randrange(960))
-        for _ply in range(rng.randrange(20, 200)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-            boards.append(board.copy(stack=False))
-    return boards
 
 
 def _placements(count: int) -> list[chess.Board]:
@@ -77,7 +54,7 @@ def _placements(count: int) -> list[chess.Board]:
 
 def test_a_free_move_is_found_as_its_definition_reads() -> None:
     found = 0
-    boards = _games() + _placements(6000)
+    boards = sample_positions(30, 1, "free moves", 40, 200) + _placements(6000)
     for board in boards:
         answer = has_free_move(board)
         assert answer == _defined(board), board.fen()

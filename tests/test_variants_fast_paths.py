@@ -14,7 +14,6 @@ import types
 from collections.abc import Iterator
 
 import chess
-import chess.pgn
 import pytest
 
 from service.variants import get_variant, standard
@@ -28,37 +27,12 @@ from service.variants.standard import (
     moves_to,
     push,
 )
-from tests.games import LICHESS
-
-
-def _positions() -> list[chess.Board]:
-    """Positions of the lichess games (every 4th ply of 15 games) and of random Chess960
-    games (checks, pins, promotions, castling and en passant among them)."""
-    boards = []
-    with LICHESS.open(encoding="utf-8") as handle:
-        for _ in range(15):
-            game = chess.pgn.read_game(handle)
-            assert game is not None
-            board = game.board()
-            for ply, move in enumerate(game.mainline_moves()):
-                board.push(move)
-                if ply % 4 == 0:
-                    boards.append(board.copy(stack=False))
-    rng = random.Random("fast-paths")
-    for _ in range(25):
-        board = chess.Board.from_chess960_pos(rng.randrange(960))
-        for _ply in range(rng.randrange(20, 160)):
-            moves = list(board.legal_moves)
-            if not moves:
-                break
-            board.push(rng.choice(moves))
-            boards.append(board.copy(stack=False))
-    return boards
+from tests.games import sample_positions
 
 
 def test_free_moves_agree_with_python_chess() -> None:
     answered = free = 0
-    for board in _positions():
+    for board in sample_positions(15, 4, "fast-paths", 25, 160):
         legal = any(board.generate_legal_moves())
         if has_free_move(board):
             answered += 1
