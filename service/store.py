@@ -127,14 +127,23 @@ takes as it is.  Most rows have both coded (a board input echoed by its table: `
 of 32-row statements), about a tenth of its commit."""
 
 
+_ROLE_TEXT: dict[str | int, str] = {ECHO: "echo", OUT: "out"}
+_KIND_TEXT: dict[str | int, str] = {BOARD: "board"}
+
+
+def _as_text(parameter: int, texts: dict[str | int, str]) -> str:
+    """SQL giving parameter ``parameter`` as its text when it is one of the codes of
+    ``texts`` (else as given)."""
+    cases = " ".join(f"WHEN {code} THEN '{text}'" for code, text in texts.items())
+    return f"CASE ?{parameter} {cases} ELSE ?{parameter} END"
+
+
 def _values(first: int) -> str:
     """One row's values in the insert: parameters ``first`` to ``first + 4``, the role and
     the kind written as their text when given by their codes (else as given)."""
-    role, kind = first + 1, first + 2
-    return (
-        f"(?{first}, CASE ?{role} WHEN {ECHO} THEN 'echo' WHEN {OUT} THEN 'out' ELSE ?{role} END, "
-        f"CASE ?{kind} WHEN {BOARD} THEN 'board' ELSE ?{kind} END, ?{first + 3}, ?{first + 4})"
-    )
+    role = _as_text(first + 1, _ROLE_TEXT)
+    kind = _as_text(first + 2, _KIND_TEXT)
+    return f"(?{first}, {role}, {kind}, ?{first + 3}, ?{first + 4})"
 
 
 _INSERT = "INSERT INTO log (table_id, role, kind, t, data) VALUES " + _values(1)
@@ -148,10 +157,6 @@ _INSERT_ROWS = {
 by these and the rest one by one (:meth:`Store._insert`).  A statement's fixed cost (its
 step, its end, the lock given back to Python's other threads) is paid once for its rows:
 about a sixth less CPU a row than one statement a row (callgrind, 41-row commits)."""
-
-_ROLE_TEXT: dict[str | int, str] = {ECHO: "echo", OUT: "out"}
-_KIND_TEXT: dict[str | int, str] = {BOARD: "board"}
-
 
 def row_text(row: QueuedRow) -> Row:
     """The log row a queued row stands for (its role and kind as text)."""

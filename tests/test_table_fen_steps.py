@@ -9,11 +9,11 @@ import random
 
 import chess
 import pytest
+from test_table_helpers import take_back_or_play
 
 from service.table import views
 from service.table.views import FenMemo
 from service.variants import get_variant
-from service.variants.standard import to_chess_move
 
 
 def test_one_memo_asked_about_games_in_turn_reads_as_python_chess(
@@ -45,15 +45,8 @@ def test_one_memo_asked_about_games_in_turn_reads_as_python_chess(
             follower.share_positions(leader)
             reference = chess.Board()
             games[which] = (leader, follower, reference)
-        elif follower.ply and rng.random() < 0.15:
-            leader.undo()
-            follower.undo()
-            reference.pop()
         else:
-            action = rng.choice(legal).action
-            leader.apply(action)
-            follower.apply(action)
-            reference.push(to_chess_move(action))
+            take_back_or_play(rng, legal, leader, follower, reference)
         assert memo.fen(step + 1, follower) == reference.fen(), step
         asked += 1
     assert asked == 3000

@@ -3,6 +3,8 @@ a :class:`service.table.Table` the physical events a player makes.  (No tests he
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +13,8 @@ import chess
 from dgt.events import BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
 from dgt.protocol.constants import Piece
 from service.table import Table, TableEvent, TableSettings
+from service.variants.base import LegalAction, VariantGame
+from service.variants.standard import to_chess_move
 
 CODES = {
     "P": Piece.WPAWN, "R": Piece.WROOK, "N": Piece.WKNIGHT, "B": Piece.WBISHOP,
@@ -105,3 +109,23 @@ def rulings(events: list[TableEvent], kind: str | None = None) -> list[dict[str,
 
 def irregular(events: list[TableEvent]) -> list[str]:
     return [e["kind"] for e in of_type(events, "irregularity")]
+
+
+def take_back_or_play(
+    rng: random.Random,
+    legal: Sequence[LegalAction],
+    leader: VariantGame,
+    follower: VariantGame,
+    reference: chess.Board,
+) -> None:
+    """One random step of a game followed by another (and by python-chess's ``reference``):
+    a takeback now and then once the follower has moved, else one of the ``legal`` actions."""
+    if follower.ply and rng.random() < 0.15:
+        leader.undo()
+        follower.undo()
+        reference.pop()
+    else:
+        action = rng.choice(legal).action
+        leader.apply(action)
+        follower.apply(action)
+        reference.push(to_chess_move(action))

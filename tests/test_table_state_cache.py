@@ -11,14 +11,13 @@ from typing import Any
 
 import chess
 import pytest
-from test_table_helpers import Hands
+from test_table_helpers import Hands, take_back_or_play
 
 from dgt.events import BoardSnapshot, SquareChanged
 from dgt.protocol.constants import Piece
 from service.table import Table, TableEvent, TableSettings, chess_fen, placement_fen
 from service.table.views import FenMemo
 from service.variants import get_variant
-from service.variants.standard import to_chess_move
 from service.web.stream import summary as overview
 
 
@@ -202,15 +201,7 @@ def test_the_fen_after_a_move_follows_from_the_fen_before_it() -> None:
             legal = [la for la in leader.legal_actions() if la.changes]
             if not legal:
                 break
-            if follower.ply and rng.random() < 0.15:
-                leader.undo()
-                follower.undo()
-                reference.pop()
-            else:
-                action = rng.choice(legal).action
-                leader.apply(action)
-                follower.apply(action)
-                reference.push(to_chess_move(action))
+            take_back_or_play(rng, legal, leader, follower, reference)
             seen_waiting = seen_waiting or bool(follower._unmade)
             fen = memo.fen(version, follower)
             assert fen == reference.fen()

@@ -295,6 +295,7 @@ _SQUARES = tuple(range(64))
 _ALTERNATIVES = attrgetter("alternatives")
 _UNSEEN = attrgetter("unseen")
 _ACTION_UCI = attrgetter("action.uci")
+_FIRST = itemgetter(0)
 _PIECE_KINDS = {symbol: kind for kind, symbol in enumerate(chess.PIECE_SYMBOLS) if symbol}
 """python-chess's piece kinds by their lower-case symbols."""
 _NEVER = float("-inf")
@@ -2724,15 +2725,9 @@ class Recognizer:
         # (from each reading's kept bit masks: no loop over its changes, no generators)
         _, set_down, touched, _, _ = action_bits(later.action)
         touched |= set_down
-        for la in later.unseen:
-            _, filled, emptied, _, _ = action_bits(la)
-            touched |= filled | emptied
-            set_down |= filled
-        for la, _ in later.alternatives:
-            _, filled, emptied, _, _ = action_bits(la)
-            touched |= filled | emptied
-            set_down |= filled
-        for la, _, _ in later.recaptures:
+        for la in itertools.chain(
+            later.unseen, map(_FIRST, later.alternatives), map(_FIRST, later.recaptures)
+        ):
             _, filled, emptied, _, _ = action_bits(la)
             touched |= filled | emptied
             set_down |= filled
