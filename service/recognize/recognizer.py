@@ -534,6 +534,29 @@ class _Dead(NamedTuple):
         return True
 
 
+_KeptReadings = tuple[tuple[object, object, bool], ...]
+"""The readings of some actions of the game: each one's alternatives, unseen captures and
+whether it was read as a swept capture (see :func:`_readings_of`)."""
+
+
+def _readings_of(later: Sequence[_Played]) -> _KeptReadings:
+    """The readings of the actions after the first of ``later`` (a _Played's readings are
+    replaced, never changed in place: compared by identity, :func:`_same_readings`)."""
+    return tuple([(p.alternatives, p.unseen, p.swept) for p in later[1:]])
+
+
+def _same_readings(kept: _KeptReadings, now: _KeptReadings) -> bool:
+    """Whether ``now`` holds the very readings ``kept`` holds."""
+    if len(kept) != len(now):
+        return False
+    for (alternatives, unseen, swept), (now_alternatives, now_unseen, now_swept) in zip(
+        kept, now, strict=True
+    ):
+        if alternatives is not now_alternatives or unseen is not now_unseen or swept != now_swept:
+            return False
+    return True
+
+
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
     """``(uci, san)`` of the other actions the board read the same as ``played`` (its
     recaptures last: each the reading of the action before it another way too)."""
@@ -816,7 +839,7 @@ class Recognizer:
         self._prev: _Ref | None = None
         self._sure: _Ref | None = None  # the position the last reading ahead started from
         self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
-        self._explorable: dict[tuple[str, ...], bool] = {}  # see _may_explore
+        self._explorable: dict[tuple[str, ...], tuple[bool, _KeptReadings]] = {}  # _may_explore
         self._dead: dict[tuple[int, str], _Dead] = {}  # see _may_explore
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
@@ -2772,7 +2795,9 @@ class Recognizer:
         python-chess does not play.  A test that failed is not made again while the game
         still made the actions its tries went through, read among the same readings: the
         same tries fail at the same place however many actions followed (see
-        :class:`_Dead`)."""
+        :class:`_Dead`).  An answer is kept with the readings of the actions after
+        ``start`` it was worked out from, and asked again once one of them was read anew
+        (another reading of the last action found since)."""
         game = self._game
         assert game is not None
         board = game.chess_board()
@@ -2780,18 +2805,19 @@ class Recognizer:
         if board is None or len(board.move_stack) < len(later):
             return True
         key = (str(start), first.uci, *game_key)
+        readings = _readings_of(later)
         known = self._explorable.get(key)
-        if known is not None:
-            return known
+        if known is not None and _same_readings(known[1], readings):
+            return known[0]
         if len(self._explorable) > 256:
             self._explorable.clear()
             self._dead.clear()
         dead = self._dead.get((start, first.uci))
         if dead is not None and dead.holds(game, game_key, later):
-            self._explorable[key] = False
+            self._explorable[key] = (False, readings)
             return False
         result, reached = self._legal_somehow(board, later, first)
-        self._explorable[key] = result
+        self._explorable[key] = (result, readings)
         if not result:
             self._dead[start, first.uci] = _Dead(
                 game,
