@@ -6,6 +6,7 @@ python-chess's, mates and both ways of telling a check among them."""
 from __future__ import annotations
 
 import random
+import types
 
 import chess
 import pytest
@@ -67,5 +68,8 @@ def test_the_san_of_every_move_is_python_chess_s(
             game.apply(standard.from_chess_move(move))
             board.push(move)
     assert mates > 0
-    assert told["escapes"] > 100
-    assert told["made"] > 10
+    if isinstance(escapes, types.FunctionType):  # both ways of telling a check were taken
+        assert told["escapes"] > 100
+        assert told["made"] > 10
+    # (else the compiled build: its calls do not go through the module's attribute, so the
+    # ways are counted in the plain build only; every SAN was compared all the same)
