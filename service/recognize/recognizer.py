@@ -135,8 +135,10 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   position (at least two actions after a place, the place completing the last), else
   replacing a provisional last action (a slide that rested on a square of its path and went
   on to take in one motion), else from where the last guess started (a swept capture read,
-  or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
-  after the move it answers was lifted, and is lifted after the move's piece was set down);
+  or an earlier reading ahead; up to :data:`AHEAD_PLIES`
+  + 2 actions, as many as may lie between it and the board) -- in the handling's order (a
+  reply starts more than a scan after the move it answers was lifted, and is lifted after
+  the move's piece was set down);
   after a place, only a sequence explaining every square handled (but the squares of pieces
   lifted and set back where they stood: adjusted, not moved) and no promotion to a kind
   not chosen (a piece resting on its path may be what makes the chosen kind illegal: the
@@ -1645,10 +1647,12 @@ class Recognizer:
                 return True
         return False
 
-    def _within_reach(self, squares: SquareMap, diff: Iterable[int]) -> bool:
-        """Whether :data:`AHEAD_PLIES` actions can empty the squares of each side that the
-        board shows emptied since the position ``squares``: one a side's action (two for a
-        castling), each side acting every other ply."""
+    def _within_reach(
+        self, squares: SquareMap, diff: Iterable[int], plies: int = AHEAD_PLIES
+    ) -> bool:
+        """Whether ``plies`` actions can empty the squares of each side that the board shows
+        emptied since the position ``squares``: one a side's action (two for a castling),
+        each side acting every other ply."""
         board = self._board
         white = black = 0
         for square in diff:
@@ -1658,7 +1662,7 @@ class Recognizer:
                     white += 1
                 else:
                     black += 1
-        most = (AHEAD_PLIES + 1) // 2 + 1
+        most = (plies + 1) // 2 + 1
         return white <= most and black <= most
 
     def _follow_last(
@@ -1741,7 +1745,7 @@ class Recognizer:
         attempt = (index, tuple(sure.diff), placed)
         if attempt == self._sure_failed:
             return False  # the board shows what it showed when that search found nothing
-        if not self._within_reach(sure.node.squares, sure.diff):
+        if not self._within_reach(sure.node.squares, sure.diff, AHEAD_PLIES + 2):
             return False
         landed = self._landed(index - 1)
         saved, nodes = self._take_back_from(index)
@@ -1756,6 +1760,7 @@ class Recognizer:
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
+                plies=AHEAD_PLIES + 2,
                 promotions=promotions,
             )
         finally:
