@@ -140,7 +140,8 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   reply starts more than a scan after the move it answers was lifted, and is lifted after
   the move's piece was set down);
   after a place, only a sequence explaining every square handled (but the squares of pieces
-  lifted and set back where they stood: adjusted, not moved) and no promotion to a kind
+  lifted and set back where they stood: adjusted, not moved, the piece the last action set
+  down or exchanged for its promoted pawn among them) and no promotion to a kind
   not chosen (a piece resting on its path may be what makes the chosen kind illegal: the
   next change tells), within a smaller budget (``PLACE_NODES``), and nothing while the
   board is part-way through a legal action (a piece set down before its lift is reported:
@@ -1546,7 +1547,11 @@ class Recognizer:
         else:
             twice = placed if ahead is None and self._stood_empty(top, placed) else None
         found = self._readings_here(top, placed, ending=ahead, twice=twice, promotions=promotions)
-        if found and (ahead is None or not found[0].rank[0] or self._set_back_only(top, found[0])):
+        if found and (
+            ahead is None
+            or not found[0].rank[0]
+            or self._set_back_only(top, found[0], self._landed(len(self._played) - 1))
+        ):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed, promotions) or self._follow_sure(
@@ -1591,11 +1596,13 @@ class Recognizer:
         )
 
     @staticmethod
-    def _set_back_only(ref: _Ref, reading: Reading) -> bool:
+    def _set_back_only(ref: _Ref, reading: Reading, landed: Sequence[int] = ()) -> bool:
         """Whether every square handled since ``ref`` that ``reading`` leaves unexplained
-        reads as it did, holds a piece of the side of the reading's first action and was
-        set down after its last lift and before that action's piece was lifted (a piece
-        adjusted before the move: no part of a move still under way)."""
+        reads as it did, holds a piece of the side of the reading's first action, or is one
+        of ``landed`` (the squares the action reaching ``ref`` set a piece down on: the piece
+        just moved adjusted, or a promoted pawn exchanged for its piece), and was set down
+        after its last lift and before that action's piece was lifted (a piece adjusted
+        before the move: no part of a move still under way)."""
         first = reading.actions[0]
         lifts = [ref.first_lift[sq] for sq, symbol in first.changes if not symbol and sq in
                  ref.first_lift]  # fmt: skip
@@ -1604,7 +1611,7 @@ class Recognizer:
         return all(
             square not in ref.diff
             and bool(squares[square])
-            and squares[square].isupper() == first.side
+            and (squares[square].isupper() == first.side or square in landed)
             and ref.last_lift.get(square, 0.0)
             <= ref.last_place.get(square, float("-inf"))
             <= began + SCAN_SLACK
@@ -1718,7 +1725,7 @@ class Recognizer:
             placed is not None
             and found
             and found[0].rank[0]
-            and not self._set_back_only(prev, found[0])
+            and not self._set_back_only(prev, found[0], self._landed(len(self._played) - 2))
         ):
             return []
         return found
