@@ -135,7 +135,7 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   position (at least two actions after a place, the place completing the last), else
   replacing a provisional last action (a slide that rested on a square of its path and went
   on to take in one motion), else from where the last guess started (a swept capture read,
-  or an earlier reading ahead; up to :data:`AHEAD_PLIES`
+  a re-reading from the last action, or an earlier reading ahead; up to :data:`AHEAD_PLIES`
   + 2 actions, as many as may lie between it and the board) -- in the handling's order (a
   reply starts more than a scan after the move it answers was lifted, and is lifted after
   the move's piece was set down);
@@ -3144,6 +3144,20 @@ class Recognizer:
                     allowed = {la for la, _ in earlier.alternatives}
                     played.recaptures = tuple(r for r in played.recaptures if r[2] in allowed)
             self._commit_reading(start, saved, old_prev, time, out)
+            sure = self._sure
+            if (
+                old_prev is not None
+                and old_prev.node is self._nodes[start]
+                and (
+                    sure is None
+                    or sure.node.ply > start
+                    or len(self._played) - sure.node.ply > AHEAD_PLIES + 2
+                )
+            ):
+                # the actions read again are a guess too: reading ahead may start again
+                # from before them (the position before the last action as read, with the
+                # handling seen since)
+                self._sure = old_prev
             if matches:
                 self._advance(matches[0].action, time, out, _alternatives(matches))
                 self._played[-1].unseen = _unseen(matches, unordered)
