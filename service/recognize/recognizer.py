@@ -124,8 +124,9 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   square never reads empty: the board only lacks the capturing piece) is read when the move
   must be complete -- its side presses the clock, the input ends, or the board stands still
   for the settle delay (a capture that promotes not then: the pawn is held while the new
-  piece is fetched, and while a pawn about to promote is lifted nothing is read ahead or
-  again) -- if a legal capture by that piece reads so and its captured square
+  piece is fetched, and while a pawn about to promote is lifted, or the pawn of the last
+  action, a promotion, is taken off again to be exchanged for the new piece, nothing is
+  read ahead or again) -- if a legal capture by that piece reads so and its captured square
   was not handled; it is completed only a further settle delay later.  A piece held still
   in the hand that long reads the same (ambiguous): the reading is replaced when the piece
   is set down elsewhere, and taken back when it is put back;
@@ -957,8 +958,9 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
-            # a pawn held while the new piece is fetched: the promotion is not complete
-            held = self._partway(top, promotions=True)
+            # a pawn held while the new piece is fetched: the promotion is not complete (nor
+            # is it while the pawn set down is taken off again to be exchanged for it)
+            held = self._partway(top, promotions=True) or self._exchanging(top)
             reread = not held and self._reread(now, out, complete=True, promotions=False)
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
@@ -1517,6 +1519,21 @@ class Recognizer:
                     if all(board[sq] == readings[sq] for sq in diff):
                         return True
         return False
+
+    def _exchanging(self, ref: _Ref) -> bool:
+        """Whether the board differs from ``ref``, the top position, only by the square the
+        last action, a promotion, set its pawn down on, now empty (the pawn taken off to be
+        exchanged for the new piece)."""
+        diff = ref.diff
+        if len(diff) != 1 or not self._played:
+            return False
+        move = self._played[-1].action.action
+        return (
+            isinstance(move, Move)
+            and move.promotion is not None
+            and move.to_square in diff
+            and self._board[move.to_square] == EMPTY
+        )
 
     def _follow(
         self,
