@@ -136,11 +136,11 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   position (at least two actions after a place, the place completing the last), else
   replacing a provisional last action (a slide that rested on a square of its path and went
   on to take in one motion), else from where the last guess started (a swept capture read,
-  a re-reading from the last action, or an earlier reading ahead; up to :data:`AHEAD_PLIES`
-  + 2 actions, as many as may lie between it and the board) -- in the handling's order (a
-  reply starts more than a scan after the move it answers was lifted, and is lifted after
-  the move's piece was set down);
-  after a place, only a sequence explaining every square handled (but the squares of pieces
+  a re-reading from the last action, or an earlier reading ahead; the board standing still
+  or at a clock press, up to :data:`AHEAD_PLIES` + 2 actions, as many as may lie between
+  it and the board) -- in the handling's order (a reply starts more than a scan after the
+  move it answers was lifted, and is lifted after the move's piece was set down); after a
+  place, only a sequence explaining every square handled (but the squares of pieces
   lifted and set back where they stood: adjusted, not moved, the piece the last action set
   down or exchanged for its promoted pawn among them) and no promotion to a kind
   not chosen (a piece resting on its path may be what makes the chosen kind illegal: the
@@ -1769,7 +1769,10 @@ class Recognizer:
         attempt = (index, tuple(sure.diff), placed)
         if attempt == self._sure_failed:
             return False  # the board shows what it showed when that search found nothing
-        if not self._within_reach(sure.node.squares, sure.diff, AHEAD_PLIES + 2):
+        # standing still (or at a clock press), as many actions as the window lets lie
+        # between the position and the board; after a place, as reading ahead from the top
+        plies = AHEAD_PLIES if placed is not None else AHEAD_PLIES + 2
+        if not self._within_reach(sure.node.squares, sure.diff, plies):
             return False
         landed = self._landed(index - 1)
         saved, nodes = self._take_back_from(index)
@@ -1784,7 +1787,7 @@ class Recognizer:
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
-                plies=AHEAD_PLIES + 2,
+                plies=plies,
                 promotions=promotions,
             )
         finally:
