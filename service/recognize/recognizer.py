@@ -124,8 +124,9 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   square never reads empty: the board only lacks the capturing piece) is read when the move
   must be complete -- its side presses the clock, the input ends, or the board stands still
   for the settle delay (a capture that promotes not then: the pawn is held while the new
-  piece is fetched, and while a pawn about to promote is lifted nothing is read ahead or
-  again) -- if a legal capture by that piece reads so and its captured square
+  piece is fetched, and while a pawn about to promote is lifted, or the pawn of the last
+  action, a promotion, is taken off again to be exchanged for the new piece, nothing is
+  read ahead or again) -- if a legal capture by that piece reads so and its captured square
   was not handled; it is completed only a further settle delay later.  A piece held still
   in the hand that long reads the same (ambiguous): the reading is replaced when the piece
   is set down elsewhere, and taken back when it is put back;
@@ -135,10 +136,13 @@ Rules for what a presence-only board cannot show directly (each surfaced, never 
   position (at least two actions after a place, the place completing the last), else
   replacing a provisional last action (a slide that rested on a square of its path and went
   on to take in one motion), else from where the last guess started (a swept capture read,
-  or an earlier reading ahead) -- in the handling's order (a reply starts more than a scan
-  after the move it answers was lifted, and is lifted after the move's piece was set down);
-  after a place, only a sequence explaining every square handled (but the squares of pieces
-  lifted and set back where they stood: adjusted, not moved) and no promotion to a kind
+  a re-reading from the last action, or an earlier reading ahead; the board standing still
+  or at a clock press, up to :data:`AHEAD_PLIES` + 2 actions, as many as may lie between
+  it and the board) -- in the handling's order (a reply starts more than a scan after the
+  move it answers was lifted, and is lifted after the move's piece was set down); after a
+  place, only a sequence explaining every square handled (but the squares of pieces
+  lifted and set back where they stood: adjusted, not moved, the piece the last action set
+  down or exchanged for its promoted pawn among them) and no promotion to a kind
   not chosen (a piece resting on its path may be what makes the chosen kind illegal: the
   next change tells), within a smaller budget (``PLACE_NODES``), and nothing while the
   board is part-way through a legal action (a piece set down before its lift is reported:
@@ -954,8 +958,9 @@ class Recognizer:
             if ply is not None:
                 self._takeback_to(ply, now, out)
                 return out
-            # a pawn held while the new piece is fetched: the promotion is not complete
-            held = self._partway(top, promotions=True)
+            # a pawn held while the new piece is fetched: the promotion is not complete (nor
+            # is it while the pawn set down is taken off again to be exchanged for it)
+            held = self._partway(top, promotions=True) or self._exchanging(top)
             reread = not held and self._reread(now, out, complete=True, promotions=False)
             if self._read_swept(now, out, promotions=False):
                 self._last_change = now  # completed only after a further settle delay
@@ -1515,6 +1520,21 @@ class Recognizer:
                         return True
         return False
 
+    def _exchanging(self, ref: _Ref) -> bool:
+        """Whether the board differs from ``ref``, the top position, only by the square the
+        last action, a promotion, set its pawn down on, now empty (the pawn taken off to be
+        exchanged for the new piece)."""
+        diff = ref.diff
+        if len(diff) != 1 or not self._played:
+            return False
+        move = self._played[-1].action.action
+        return (
+            isinstance(move, Move)
+            and move.promotion is not None
+            and move.to_square in diff
+            and self._board[move.to_square] == EMPTY
+        )
+
     def _follow(
         self,
         time: float,
@@ -1544,7 +1564,11 @@ class Recognizer:
         else:
             twice = placed if ahead is None and self._stood_empty(top, placed) else None
         found = self._readings_here(top, placed, ending=ahead, twice=twice, promotions=promotions)
-        if found and (ahead is None or not found[0].rank[0] or self._set_back_only(top, found[0])):
+        if found and (
+            ahead is None
+            or not found[0].rank[0]
+            or self._set_back_only(top, found[0], self._landed(len(self._played) - 1))
+        ):
             self._read_ahead(found, top, time, out)
             return True
         return self._follow_last(time, out, placed, promotions) or self._follow_sure(
@@ -1589,11 +1613,13 @@ class Recognizer:
         )
 
     @staticmethod
-    def _set_back_only(ref: _Ref, reading: Reading) -> bool:
+    def _set_back_only(ref: _Ref, reading: Reading, landed: Sequence[int] = ()) -> bool:
         """Whether every square handled since ``ref`` that ``reading`` leaves unexplained
-        reads as it did, holds a piece of the side of the reading's first action and was
-        set down after its last lift and before that action's piece was lifted (a piece
-        adjusted before the move: no part of a move still under way)."""
+        reads as it did, holds a piece of the side of the reading's first action, or is one
+        of ``landed`` (the squares the action reaching ``ref`` set a piece down on: the piece
+        just moved adjusted, or a promoted pawn exchanged for its piece), and was set down
+        after its last lift and before that action's piece was lifted (a piece adjusted
+        before the move: no part of a move still under way)."""
         first = reading.actions[0]
         lifts = [ref.first_lift[sq] for sq, symbol in first.changes if not symbol and sq in
                  ref.first_lift]  # fmt: skip
@@ -1602,7 +1628,7 @@ class Recognizer:
         return all(
             square not in ref.diff
             and bool(squares[square])
-            and squares[square].isupper() == first.side
+            and (squares[square].isupper() == first.side or square in landed)
             and ref.last_lift.get(square, 0.0)
             <= ref.last_place.get(square, float("-inf"))
             <= began + SCAN_SLACK
@@ -1645,10 +1671,12 @@ class Recognizer:
                 return True
         return False
 
-    def _within_reach(self, squares: SquareMap, diff: Iterable[int]) -> bool:
-        """Whether :data:`AHEAD_PLIES` actions can empty the squares of each side that the
-        board shows emptied since the position ``squares``: one a side's action (two for a
-        castling), each side acting every other ply."""
+    def _within_reach(
+        self, squares: SquareMap, diff: Iterable[int], plies: int = AHEAD_PLIES
+    ) -> bool:
+        """Whether ``plies`` actions can empty the squares of each side that the board shows
+        emptied since the position ``squares``: one a side's action (two for a castling),
+        each side acting every other ply."""
         board = self._board
         white = black = 0
         for square in diff:
@@ -1658,7 +1686,7 @@ class Recognizer:
                     white += 1
                 else:
                     black += 1
-        most = (AHEAD_PLIES + 1) // 2 + 1
+        most = (plies + 1) // 2 + 1
         return white <= most and black <= most
 
     def _follow_last(
@@ -1714,7 +1742,7 @@ class Recognizer:
             placed is not None
             and found
             and found[0].rank[0]
-            and not self._set_back_only(prev, found[0])
+            and not self._set_back_only(prev, found[0], self._landed(len(self._played) - 2))
         ):
             return []
         return found
@@ -1741,7 +1769,10 @@ class Recognizer:
         attempt = (index, tuple(sure.diff), placed)
         if attempt == self._sure_failed:
             return False  # the board shows what it showed when that search found nothing
-        if not self._within_reach(sure.node.squares, sure.diff):
+        # standing still (or at a clock press), as many actions as the window lets lie
+        # between the position and the board; after a place, as reading ahead from the top
+        plies = AHEAD_PLIES if placed is not None else AHEAD_PLIES + 2
+        if not self._within_reach(sure.node.squares, sure.diff, plies):
             return False
         landed = self._landed(index - 1)
         saved, nodes = self._take_back_from(index)
@@ -1756,6 +1787,7 @@ class Recognizer:
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
+                plies=plies,
                 promotions=promotions,
             )
         finally:
@@ -3132,6 +3164,20 @@ class Recognizer:
                     allowed = {la for la, _ in earlier.alternatives}
                     played.recaptures = tuple(r for r in played.recaptures if r[2] in allowed)
             self._commit_reading(start, saved, old_prev, time, out)
+            sure = self._sure
+            if (
+                old_prev is not None
+                and old_prev.node is self._nodes[start]
+                and (
+                    sure is None
+                    or sure.node.ply > start
+                    or len(self._played) - sure.node.ply > AHEAD_PLIES + 2
+                )
+            ):
+                # the actions read again are a guess too: reading ahead may start again
+                # from before them (the position before the last action as read, with the
+                # handling seen since)
+                self._sure = old_prev
             if matches:
                 self._advance(matches[0].action, time, out, _alternatives(matches))
                 self._played[-1].unseen = _unseen(matches, unordered)
