@@ -1622,6 +1622,25 @@ class Recognizer:
                 found, longest = square, placed - lifted
         return found
 
+    def _passed_through(self, ref: _Ref) -> int | None:
+        """Of the squares empty at ``ref`` that read empty again, the one a piece was set
+        down on and lifted from since, the latest lifted (a piece came to it by one action
+        and left it by a later one: several actions read from ``ref`` flip it twice), else
+        None."""
+        board, view = self._board, ref.node.view
+        found, latest = None, _NEVER
+        for square, placed in ref.last_place.items():
+            lifted = ref.last_lift.get(square)
+            if (
+                lifted is not None
+                and placed < lifted
+                and lifted > latest
+                and not view[square]
+                and not board[square]
+            ):
+                found, latest = square, lifted
+        return found
+
     def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
         """Whether ``square`` read empty for a settle delay or more before it was set down
         again since ``ref`` (a piece left it and another came later, rather than a piece
@@ -1724,7 +1743,9 @@ class Recognizer:
     ) -> bool:
         """:meth:`_follow` from the position the last reading ahead started from (its
         actions were a guess: the board may now show what else happened): a takeback to it
-        and the actions read from there."""
+        and the actions read from there.  Once the board stands still, a square a piece
+        came to and left again since may flip twice (:meth:`_passed_through`: a king
+        stepping out of check and on)."""
         sure, game, board = self._sure, self._game, self._board
         assert game is not None
         if sure is None:
@@ -1757,6 +1778,7 @@ class Recognizer:
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 last=landed,
                 promotions=promotions,
+                twice=self._passed_through(sure) if placed is None else None,
             )
         finally:
             self._restore_from(index, saved, nodes)
