@@ -795,6 +795,7 @@ class Recognizer:
         "_presence_start",
         "_prev",
         "_promotion",
+        "_recheck",
         "_records",
         "_reported",
         "_result",
@@ -843,6 +844,9 @@ class Recognizer:
         self._prev: _Ref | None = None
         self._sure: _Ref | None = None  # the position the last reading ahead started from
         self._sure_failed: tuple[int, tuple[int, ...], int | None] | None = None
+        # actions read again whose other readings the provisional last action has not yet
+        # disproved (see _try_reading): once it is final, it does
+        self._recheck: tuple[int, ...] = ()
         self._explorable: dict[tuple[str, ...], tuple[bool, _KeptReadings]] = {}  # _may_explore
         self._dead: dict[tuple[int, str], _Dead] = {}  # see _may_explore
         self._clock_seen = False
@@ -1648,6 +1652,25 @@ class Recognizer:
                 found, longest = square, placed - lifted
         return found
 
+    def _passed_through(self, ref: _Ref) -> int | None:
+        """Of the squares empty at ``ref`` that read empty again, the one a piece was set
+        down on and lifted from since, the latest lifted (a piece came to it by one action
+        and left it by a later one: several actions read from ``ref`` flip it twice), else
+        None."""
+        board, view = self._board, ref.node.view
+        found, latest = None, _NEVER
+        for square, placed in ref.last_place.items():
+            lifted = ref.last_lift.get(square)
+            if (
+                lifted is not None
+                and placed < lifted
+                and lifted > latest
+                and not view[square]
+                and not board[square]
+            ):
+                found, latest = square, lifted
+        return found
+
     def _stood_empty(self, ref: _Ref, square: int | None) -> bool:
         """Whether ``square`` read empty for a settle delay or more before it was set down
         again since ``ref`` (a piece left it and another came later, rather than a piece
@@ -1752,7 +1775,9 @@ class Recognizer:
     ) -> bool:
         """:meth:`_follow` from the position the last reading ahead started from (its
         actions were a guess: the board may now show what else happened): a takeback to it
-        and the actions read from there."""
+        and the actions read from there.  Once the board stands still, a square a piece
+        came to and left again since may flip twice (:meth:`_passed_through`: a king
+        stepping out of check and on)."""
         sure, game, board = self._sure, self._game, self._board
         assert game is not None
         if sure is None:
@@ -1789,6 +1814,7 @@ class Recognizer:
                 last=landed,
                 plies=plies,
                 promotions=promotions,
+                twice=self._passed_through(sure) if placed is None else None,
             )
         finally:
             self._restore_from(index, saved, nodes)
@@ -3157,8 +3183,13 @@ class Recognizer:
                     return False
             then = [c.action.action for c in matches[:1]]
             then += [la.action for la in found[0].actions] if found and not replace else []
+            # the last of them, made at a place, is provisional: a slide resting on its path
+            # may go on, so it disproves only what no move of its piece on along the same
+            # line allows until it is final (_finalise)
+            loose = placed is not None and bool(then)
             for index in combination:
-                self._drop_disproved(index, then)
+                self._drop_disproved(index, then, loose=loose)
+            self._recheck = tuple(combination) if loose else ()
             for earlier, played in itertools.pairwise(self._played[start:]):
                 if played.recaptures:  # (named while the reading before them is)
                     allowed = {la for la, _ in earlier.alternatives}
@@ -3191,11 +3222,12 @@ class Recognizer:
         self._top, self._prev = old_top, old_prev
         return False
 
-    def _drop_disproved(self, index: int, then: Sequence[Action]) -> None:
+    def _drop_disproved(self, index: int, then: Sequence[Action], *, loose: bool = False) -> None:
         """Drop the other readings of action ``index`` that the actions after it and
         ``then`` (about to be made) disprove (one of them is not legal read so, nor read as
         another capture by the same piece of a piece that differs: its recapture, see
-        :meth:`_legal_after`): a screen offers only what may have been, and a later
+        :meth:`_legal_after`; ``loose``: the last of ``then`` is provisional, a slide that
+        may go on): a screen offers only what may have been, and a later
         re-reading tries only what is kept."""
         game = self._game
         assert game is not None
@@ -3214,7 +3246,9 @@ class Recognizer:
                     continue
                 try:
                     differ = _followed(0, played.action, other)
-                    if self._legal_after((*later[1:], *then), differ, REREAD_CHANGES - 1):
+                    if self._legal_after(
+                        (*later[1:], *then), differ, REREAD_CHANGES - 1, loose=loose
+                    ):
                         kept.append((other, san))
                 finally:
                     game.undo()
@@ -3223,17 +3257,32 @@ class Recognizer:
                 game.apply(action)
         played.alternatives = tuple(kept)
 
-    def _legal_after(self, actions: Sequence[Action], differ: int, changes: int) -> bool:
+    def _legal_after(
+        self, actions: Sequence[Action], differ: int, changes: int, *, loose: bool = False
+    ) -> bool:
         """Whether ``actions`` can be made one after the other from the game's position,
         each as read or -- a capture made illegal by an action read another way before it
         -- as a capture by the same piece of a piece that differs (``differ``, a bit mask: the
-        recapture of the piece really taken), at most ``changes`` of them so.  The game is
-        left as it was."""
+        recapture of the piece really taken), at most ``changes`` of them so (``loose``: the
+        last one, provisional, may be a move of its piece on along the same line, one it
+        rested on the way of).  The game is left as it was."""
         if not actions:
             return True
         game = self._game
         assert game is not None
         action, rest = actions[0], actions[1:]
+        if loose and not rest and isinstance(action, Move):
+            # its piece may rest there on its way on along the same line
+            origin, rested = action.from_square, action.to_square
+            return any(
+                isinstance(la.action, Move)
+                and la.action.from_square == origin
+                and (
+                    la.action.to_square == rested
+                    or rested in between(origin, la.action.to_square)
+                )
+                for la in game.actions_changing(origin)
+            )
         try:
             game.apply(action)
         except IllegalActionError:
@@ -3241,11 +3290,13 @@ class Recognizer:
         else:
             try:
                 if not isinstance(action, Move):
-                    return self._legal_after(rest, differ, changes)
+                    return self._legal_after(rest, differ, changes, loose=loose)
                 emptied, filled = 1 << action.from_square, 1 << action.to_square
                 carried = differ & emptied
                 differ &= ~(emptied | filled)
-                return self._legal_after(rest, differ | filled if carried else differ, changes)
+                return self._legal_after(
+                    rest, differ | filled if carried else differ, changes, loose=loose
+                )
             finally:
                 game.undo()
         if not changes or not isinstance(action, Move) or not game.squares[action.to_square]:
@@ -3256,7 +3307,9 @@ class Recognizer:
             game.apply(la.action)
             try:
                 moved = differ | 1 << action.to_square | 1 << _target(la)
-                if self._legal_after(rest, moved & ~(1 << action.from_square), changes - 1):
+                if self._legal_after(
+                    rest, moved & ~(1 << action.from_square), changes - 1, loose=loose
+                ):
                     return True
             finally:
                 game.undo()
@@ -3356,6 +3409,11 @@ class Recognizer:
         played = self._played[-1]
         played.final = True
         played.by_settle = by_settle
+        if self._recheck:
+            for index in self._recheck:
+                if index < len(self._played) - 1:
+                    self._drop_disproved(index, ())
+            self._recheck = ()
         out.append(self._move_event(time, played, True))
         game = self._game
         assert game is not None
