@@ -54,16 +54,15 @@ JSON writer compiled as well paid nothing measurable.
 
 28 Nov 2026, the rest of a live input's path, counted from the board's bytes (the host-side
 replay: ``dgt.Board._on_data`` -> runner -> table -> hall -> store -> commit, the 1,000-table
-log's first 200 tables, 9,055 inputs; callgrind, the inputs only), in thousands of
-instructions per input, against ``MODULES`` (252.5; plain 275.7): the driver's pure parts
+log's first 200 tables, 9,055 inputs; callgrind, the inputs only, ``PYTHONHASHSEED=0``: a
+random seed moves the count by up to 1 %, a clock report's by up to 7 %), in thousands of
+instructions per input against ``MODULES`` (251.4; plain 275.7): the driver's pure parts
 (``dgt/protocol/parser.py``, ``commands.py``, ``bus.py``, ``dgt/mirror.py``,
-``dgt/clock.py``) 247.2 (-2.1 %), but a clock report (1,000 of running clocks after the
-replay) 107.6 against 105.0 (+2.5 %): the plain board calls into the compiled parser and
-clock state and they call back into the plain events and codec, and a clock report is
-62 % of a hall's inputs; the store, ``json_text`` and the stream 250.1 (-1.0 %), a clock
-report 113.1 (+7.7 %).  Neither kept: what they save on square changes and commits they
-lose on the commonest input, and each changed behaviour compiled (see
-:data:`NOT_COMPILED`)."""
+``dgt/clock.py``) 247.6 (-1.5 %), a clock report 4.2 % fewer; ``dgt/mirror.py`` alone
+250.3; the store, ``json_text`` and the stream 249.8 (-0.6 %), a clock report 2.0 % fewer.
+None added yet: each changed behaviour compiled (see :data:`NOT_COMPILED`); the driver's
+parts are worth adding once the parser takes a bytearray as it does plain and the compiled
+build passes the tests and the hall's checks."""
 
 NOT_COMPILED = {
     "service/table/contract.py": "protocols only (nothing to run faster); @runtime_checkable "
@@ -78,12 +77,14 @@ NOT_COMPILED = {
     "(BoardDump.ID, public): mypyc#1122 makes it a field with a default, and the module "
     "fails at import (a field without a default after it)",
     "dgt/protocol/clock_codec.py": "the same (ClockTimes.ID, ClockAck.ID)",
-    "dgt/protocol/parser.py": "compiles, with the driver's other pure parts, but costs more "
-    "on a clock report; and refuses what its annotations do not say (lone_times of a "
-    "bytearray raises where the plain parser answers None: tests/test_parser_lone.py)",
-    "dgt/mirror.py": "compiles; the driver's pure parts together cost more on a clock report",
-    "dgt/clock.py": "compiles; the driver's pure parts together cost more on a clock report",
-    "service/store.py": "costs more on a clock report (+7.7 % with json_text and the stream); "
+    "dgt/protocol/parser.py": "compiles, with the driver's other pure parts (1.5 % fewer "
+    "instructions an input), but refuses what its annotations do not say: lone_times of a "
+    "bytearray raises where the plain parser answers None (tests/test_parser_lone.py)",
+    "dgt/mirror.py": "compiles (0.4 % fewer instructions an input alone); not added before "
+    "the parser",
+    "dgt/clock.py": "compiles (with the parser and the mirror, 4.2 % fewer instructions a "
+    "clock report); not added before the parser",
+    "service/store.py": "0.6 % fewer instructions an input with json_text and the stream; "
     "a compiled clock_text converts what its annotations say (an int time written 300.0, "
     "where plain Python leaves the report to the general writer; a flag not a bool "
     "raises); tests patch a Store's methods on the instance and subclass Store in Python",
