@@ -50,7 +50,19 @@ square change 247 → 200, a clock report 94 → 83), 7-23 % less CPU in its tim
 (``differing 0``).  History: 26 Nov 2026, the recogniser and the PGN writer alone gave a
 hall nothing (its frequent small calls from the plain table into the compiled recogniser
 cost more than interpreted ones); the arbiter's rule sets, the table's helpers and the
-JSON writer compiled as well paid nothing measurable."""
+JSON writer compiled as well paid nothing measurable.
+
+28 Nov 2026, the rest of a live input's path, counted from the board's bytes (the host-side
+replay: ``dgt.Board._on_data`` -> runner -> table -> hall -> store -> commit, the 1,000-table
+log's first 200 tables, 9,055 inputs; callgrind, the inputs only, ``PYTHONHASHSEED=0``: a
+random seed moves the count by up to 1 %, a clock report's by up to 7 %), in thousands of
+instructions per input against ``MODULES`` (251.4; plain 275.7): the driver's pure parts
+(``dgt/protocol/parser.py``, ``commands.py``, ``bus.py``, ``dgt/mirror.py``,
+``dgt/clock.py``) 247.6 (-1.5 %), a clock report 4.2 % fewer; ``dgt/mirror.py`` alone
+250.3; the store, ``json_text`` and the stream 249.8 (-0.6 %), a clock report 2.0 % fewer.
+None added yet: each changed behaviour compiled (see :data:`NOT_COMPILED`); the driver's
+parts are worth adding once the parser takes a bytearray as it does plain and the compiled
+build passes the tests and the hall's checks."""
 
 NOT_COMPILED = {
     "service/table/contract.py": "protocols only (nothing to run faster); @runtime_checkable "
@@ -60,6 +72,30 @@ NOT_COMPILED = {
     "service/table_runner.py": "the hall's runner (service.hall.HallTable) subclasses its "
     "TableRunner in plain Python: mypyc refuses interpreted subclasses of a compiled class "
     "unless the class is marked for them (mypy_extensions.mypyc_attr, not a dependency)",
+    # Not in a compiled package: tried on 28 Nov 2026 (MODULES' docstring has the figures).
+    "dgt/protocol/messages.py": "its message dataclasses keep their id as a ClassVar "
+    "(BoardDump.ID, public): mypyc#1122 makes it a field with a default, and the module "
+    "fails at import (a field without a default after it)",
+    "dgt/protocol/clock_codec.py": "the same (ClockTimes.ID, ClockAck.ID)",
+    "dgt/protocol/parser.py": "compiles, with the driver's other pure parts (1.5 % fewer "
+    "instructions an input), but refuses what its annotations do not say: lone_times of a "
+    "bytearray raises where the plain parser answers None (tests/test_parser_lone.py)",
+    "dgt/mirror.py": "compiles (0.4 % fewer instructions an input alone); not added before "
+    "the parser",
+    "dgt/clock.py": "compiles (with the parser and the mirror, 4.2 % fewer instructions a "
+    "clock report); not added before the parser",
+    "service/store.py": "0.6 % fewer instructions an input with json_text and the stream; "
+    "a compiled clock_text converts what its annotations say (an int time written 300.0, "
+    "where plain Python leaves the report to the general writer; a flag not a bool "
+    "raises); tests patch a Store's methods on the instance and subclass Store in Python",
+    "service/web/stream.py": "its frames change: bench/publish_cost.py and "
+    "tests/test_web_stream_bytes.py give its module a fixed time, but compiled code reads "
+    "the time module it imported (the digest changed from run to run: d8fa4cd32c8a4ac7, "
+    "016a4bf1897eef22 for 6f1d752ca0121546); its CPU per update no lower (two pairs)",
+    "service/json_text.py": "one call to orjson: nothing to run faster",
+    "service/kept_json.py": "reads the kept pairings and broadcast files "
+    "(service.pairings.kept_round, service.broadcast.kept_rounds): no board input goes "
+    "through it",
 }
 """What stays plain Python inside a compiled package (or next to one), and why, for the
 next person to try.  What a compiled module must not do, found compiling the table, the
