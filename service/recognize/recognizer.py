@@ -507,6 +507,27 @@ class _Played:
     touches: tuple[object, object, object, tuple[int, int]] | None = None
 
 
+_KeptReadings = tuple[tuple[_Played, object, object, bool], ...]
+"""Some actions of the game with their readings then: each action, its alternatives, its
+unseen captures and whether it was read as a swept capture (see :func:`_readings_of`)."""
+
+
+def _readings_of(played: Sequence[_Played]) -> _KeptReadings:
+    """``played`` with their readings now (a _Played's readings are replaced, never changed
+    in place: compared by identity, :func:`_same_readings`)."""
+    return tuple([(p, p.alternatives, p.unseen, p.swept) for p in played])
+
+
+def _same_readings(kept: _KeptReadings, now: _KeptReadings) -> bool:
+    """Whether ``now`` holds the very actions and readings ``kept`` holds."""
+    if len(kept) != len(now):
+        return False
+    return all(
+        old[0] is new[0] and old[1] is new[1] and old[2] is new[2] and old[3] == new[3]
+        for old, new in zip(kept, now, strict=True)
+    )
+
+
 class _Dead(NamedTuple):
     """A test of :meth:`Recognizer._may_explore` that failed: its tries never went past the
     action ``len(key) - 1`` of ``game`` (``key``: the actions up to it, as read), so they
@@ -516,7 +537,7 @@ class _Dead(NamedTuple):
 
     game: VariantGame
     key: tuple[str, ...]
-    later: tuple[tuple[_Played, object, object, bool], ...]
+    later: _KeptReadings
 
     def holds(self, game: VariantGame, key: tuple[str, ...], later: Sequence[_Played]) -> bool:
         """Whether the test fails again for ``game`` having made the actions ``key``,
@@ -524,41 +545,7 @@ class _Dead(NamedTuple):
         if game is not self.game or key[: len(self.key)] != self.key:
             return False
         # (the game made the actions of ``key``: ``later`` holds those of ``self.later``)
-        mine = self.later
-        for (played, alternatives, unseen, swept), now in zip(
-            mine, later[1 : len(mine) + 1], strict=True
-        ):
-            if (
-                now is not played
-                or now.alternatives is not alternatives
-                or now.unseen is not unseen
-                or now.swept != swept
-            ):
-                return False
-        return True
-
-
-_KeptReadings = tuple[tuple[object, object, bool], ...]
-"""The readings of some actions of the game: each one's alternatives, unseen captures and
-whether it was read as a swept capture (see :func:`_readings_of`)."""
-
-
-def _readings_of(later: Sequence[_Played]) -> _KeptReadings:
-    """The readings of the actions after the first of ``later`` (a _Played's readings are
-    replaced, never changed in place: compared by identity, :func:`_same_readings`)."""
-    return tuple([(p.alternatives, p.unseen, p.swept) for p in later[1:]])
-
-
-def _same_readings(kept: _KeptReadings, now: _KeptReadings) -> bool:
-    """Whether ``now`` holds the very readings ``kept`` holds."""
-    if len(kept) != len(now):
-        return False
-    for (alternatives, unseen, swept), (now_alternatives, now_unseen, now_swept) in zip(
-        kept, now, strict=True
-    ):
-        if alternatives is not now_alternatives or unseen is not now_unseen or swept != now_swept:
-            return False
-    return True
+        return _same_readings(self.later, _readings_of(later[1 : len(self.later) + 1]))
 
 
 def _named(played: _Played) -> tuple[tuple[str, str], ...]:
@@ -2863,7 +2850,7 @@ class Recognizer:
         if board is None or len(board.move_stack) < len(later):
             return True
         key = (str(start), first.uci, *game_key)
-        readings = _readings_of(later)
+        readings = _readings_of(later[1:])
         known = self._explorable.get(key)
         if known is not None and _same_readings(known[1], readings):
             return known[0]
@@ -2880,7 +2867,7 @@ class Recognizer:
             self._dead[start, first.uci] = _Dead(
                 game,
                 game_key[: start + reached + 1],
-                tuple([(p, p.alternatives, p.unseen, p.swept) for p in later[1 : reached + 1]]),
+                _readings_of(later[1 : reached + 1]),
             )
         return result
 
