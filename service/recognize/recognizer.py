@@ -774,6 +774,7 @@ class Recognizer:
         "_last_change",
         "_lever",
         "_lifted_at",
+        "_nearest",
         "_nodes",
         "_occupied",
         "_pending",
@@ -839,6 +840,10 @@ class Recognizer:
         self._clock_seen = False
         self._lever: dict[Side, Color] = {}
         self._reported: tuple[int, ...] = ()
+        # _nearest_difference's last answer, with what it was worked out from (the board,
+        # the reference position, the game's last node): a lasting mismatch is asked again
+        # at every tick
+        self._nearest: tuple[tuple[object, ...], tuple[int, ...]] | None = None
         self._result: str | None = None
         self._result_reason = ""
         self._records: list[GameRecord] = []
@@ -3470,7 +3475,15 @@ class Recognizer:
             out.append(Mismatch(time, (), ()))
 
     def _report_mismatch(self, time: float, out: list[RecognizerEvent]) -> None:
-        squares = self._nearest_difference()
+        # the same board against the same positions: the same answer (a board left in a
+        # mismatch, e.g. pieces moved about after a game, is asked at every tick)
+        key = (tuple(self._board), self._top, self._nodes[-1], self.presence_only)
+        kept = self._nearest
+        if kept is not None and kept[0] == key:
+            squares = kept[1]
+        else:
+            squares = self._nearest_difference()
+            self._nearest = (key, squares)
         if squares and squares != self._reported:
             self._reported = squares
             board_squares = tuple(sorted(63 - sq for sq in squares)) if self.rotated else squares
