@@ -57,7 +57,7 @@ class FrameParser:
     def reset(self) -> None:
         self._buffer = b""
 
-    def lone_times(self, data: bytes) -> bytes | None:
+    def lone_times(self, data: bytes | bytearray) -> bytes | None:
         """The clock's 7 bytes when ``data`` is one whole times frame and nothing else, and
         nothing is pending: what :meth:`feed` would give as one :class:`ClockTimes` (the
         read a board whose clock runs makes once a second).  None otherwise (an
@@ -76,15 +76,15 @@ class FrameParser:
             return None
         return payload
 
-    def lone_update(self, data: bytes) -> FieldUpdate | None:
+    def lone_update(self, data: bytes | bytearray) -> FieldUpdate | None:
         """The field update ``data`` is, whole and alone, when nothing is pending: what
         :meth:`feed` would give (a lift or a placing, most often read alone).  None
         otherwise: then :meth:`feed` it."""
-        if self._buffer or len(data) != 5:
+        if self._buffer or len(data) != 5 or type(data) is not bytes:
             return None
         return _FIELD_UPDATES.get(data)
 
-    def lone_dump(self, data: bytes) -> BoardDump | None:
+    def lone_dump(self, data: bytes | bytearray) -> BoardDump | None:
         """The board dump ``data`` is, whole and alone, when nothing is pending: what
         :meth:`feed` would give (the answer to the settle re-dump after every move).  None
         otherwise: then :meth:`feed` it."""
@@ -100,7 +100,7 @@ class FrameParser:
         payload = data[3:]
         return BoardDump(payload) if payload.isascii() else None
 
-    def feed(self, data: bytes) -> list[Message]:
+    def feed(self, data: bytes | bytearray) -> list[Message]:
         # Work on the new bytes directly when nothing is pending (the usual case): no copy.
         buf = self._buffer + data if self._buffer else bytes(data)
         out: list[Message] = []
@@ -176,7 +176,7 @@ class BusFrameParser:
         self.discarded = 0
         self.bad_checksums = 0
 
-    def feed(self, data: bytes) -> list[BusMessage]:
+    def feed(self, data: bytes | bytearray) -> list[BusMessage]:
         buf = self._buffer
         buf += data
         out: list[BusMessage] = []
@@ -259,7 +259,7 @@ class CommandParser:
     def reset(self) -> None:
         self._buffer.clear()
 
-    def feed(self, data: bytes) -> list[HostCommand]:
+    def feed(self, data: bytes | bytearray) -> list[HostCommand]:
         buf = self._buffer
         buf += data
         out: list[HostCommand] = []
