@@ -1502,9 +1502,9 @@ class Recognizer:
             for candidate in candidates:
                 key = candidate.key
                 if (
-                    len(key) > len(diff)
+                    (candidate.promotion or not promotions)  # (the cheap test first)
+                    and len(key) > len(diff)
                     and all(sq in key for sq in diff)
-                    and (candidate.promotion or not promotions)
                 ):
                     readings = dict(candidate.readings)
                     if all(board[sq] == readings[sq] for sq in diff):
