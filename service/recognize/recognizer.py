@@ -1911,11 +1911,7 @@ class Recognizer:
         landed = self._landed(len(self._played) - 1)
         head = preferences[id(found[0])][:3]
         again = next(
-            (
-                c
-                for c in found
-                if preferences[id(c)][:3] == head and set(c.same) & set(landed)
-            ),
+            (c for c in found if preferences[id(c)][:3] == head and set(c.same) & set(landed)),
             None,
         )
         if again is not None and again is not found[0]:
