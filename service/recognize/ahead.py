@@ -373,7 +373,10 @@ def _after(
     """``position`` after ``action`` (legal there; its :func:`_bits` given), as python-chess's
     ``push`` leaves the board."""
     keep = ~(filled | emptied)
-    kinds = [position[kind] & keep for kind in range(6)]
+    kinds = [  # (no comprehension: a call of its own)
+        position[0] & keep, position[1] & keep, position[2] & keep,
+        position[3] & keep, position[4] & keep, position[5] & keep,
+    ]  # fmt: skip
     for square, symbol in action.changes:
         if symbol:
             kinds[_KIND[symbol]] |= 1 << square
@@ -477,7 +480,10 @@ def search(
         # operations cost more)
         vacant, outside = ~occupancy & chess.BB_ALL, ~allowed & chess.BB_ALL
         vacant_outside = vacant & outside
-        for square in chess.scan_forward(squares):
+        while squares:  # (chess.scan_forward inline: no generator)
+            lowest = squares & -squares
+            square = lowest.bit_length() - 1
+            squares ^= lowest
             if position is None:
                 entries = _entries(game.actions_changing(square))
             else:

@@ -1507,9 +1507,9 @@ class Recognizer:
             for candidate in candidates:
                 key = candidate.key
                 if (
-                    len(key) > len(diff)
+                    (candidate.promotion or not promotions)  # (the cheap test first)
+                    and len(key) > len(diff)
                     and all(sq in key for sq in diff)
-                    and (candidate.promotion or not promotions)
                 ):
                     readings = dict(candidate.readings)
                     if all(board[sq] == readings[sq] for sq in diff):
@@ -1912,15 +1912,11 @@ class Recognizer:
         found = self._swept_captures(promotions)
         if top is None or not found:
             return False
-        self._sort_likeliest(top, found)
+        preferences = self._sort_likeliest(top, found)  # (each worked out once)
         landed = self._landed(len(self._played) - 1)
-        head = self._preference(top, found[0])[:3]
+        head = preferences[id(found[0])][:3]
         again = next(
-            (
-                c
-                for c in found
-                if self._preference(top, c)[:3] == head and set(c.same) & set(landed)
-            ),
+            (c for c in found if preferences[id(c)][:3] == head and set(c.same) & set(landed)),
             None,
         )
         if again is not None and again is not found[0]:
@@ -2207,25 +2203,28 @@ class Recognizer:
                     return False
         return True
 
-    def _sort_likeliest(self, ref: _Ref, found: list[_Candidate]) -> None:
+    def _sort_likeliest(
+        self, ref: _Ref, found: list[_Candidate]
+    ) -> dict[int, tuple[int, int, int, float]]:
         """Sort actions that read the same, the likeliest first (see :meth:`_preference`);
         among captures tied on all but the time their squares were set down, the one whose
         square was lifted first comes first if every other was lifted more than a scan
         later (the captured piece comes off as the move starts, a neighbour is knocked over
-        as the hand moves on); within a scan of each other the lifts tell nothing."""
+        as the hand moves on); within a scan of each other the lifts tell nothing.  Returns
+        the preference of each action, by ``id``."""
         preferences = {id(c): self._preference(ref, c) for c in found}
         found.sort(key=lambda c: preferences[id(c)])
         head = preferences[id(found[0])][:3]
         tied = [c for c in found if preferences[id(c)][:3] == head]
         if len(tied) < 2:
-            return
+            return preferences
         taken = [c for c in tied if not (self.presence_only and self._knocked(ref, c.action))]
         if taken and len(taken) < len(tied):
             # the tied are the head of ``found``: the knocked-over readings go after the rest
             found[: len(tied)] = taken + [c for c in tied if c not in taken]
             tied = taken
             if len(tied) < 2:
-                return
+                return preferences
 
         def lifted(candidate: _Candidate) -> float:
             return max((ref.first_lift.get(sq, 0.0) for sq in candidate.same), default=0.0)
@@ -2236,6 +2235,7 @@ class Recognizer:
         ):
             found.remove(earliest)
             found.insert(0, earliest)
+        return preferences
 
     @staticmethod
     def _knocked(ref: _Ref, la: LegalAction) -> bool:
