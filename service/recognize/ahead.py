@@ -642,10 +642,14 @@ def rank(
     handled: Handled,
     promotion: str,
     last: Sequence[int] = (),
+    told: tuple[str, float] | None = None,
 ) -> tuple[int, int, int, int, int]:
     """The rank of a reading (see :class:`Reading`); ``view`` is the occupancy of the
     position searched from (truthy: occupied), ``promotion`` the kind chosen, ``last`` the
-    squares the action before that position set a piece down on."""
+    squares the action before that position set a piece down on, ``told``: the kind
+    chosen before ``promotion`` was told and the time of the last board change before
+    the telling (a promotion answered before then, the next action's piece lifted by that
+    time, was made before the telling: the kind chosen before stands for it)."""
     touched = handled.first_lift.keys() | handled.last_place.keys()
     explained: set[int] = set()
     wrong_kind = 0
@@ -653,7 +657,7 @@ def rank(
     elsewhere = 0
     occupied: dict[int, bool] = {}  # the squares the actions changed (else: ``view``)
     landed = set(last)
-    for action in actions:
+    for index, action in enumerate(actions):
         move = action.action
         set_down = set()
         for square, symbol in action.changes:
@@ -668,9 +672,28 @@ def rank(
         landed = set_down
         if isinstance(move, Move):
             explained.update(between(move.from_square, move.to_square))
-            if move.promotion is not None and move.promotion != promotion:
+            if move.promotion is not None and move.promotion != (
+                told[0]
+                if told is not None
+                and index + 1 < len(actions)
+                and _begun_by(actions[index + 1], handled, told[1])
+                else promotion
+            ):
                 wrong_kind += 1
     return len(touched - explained), wrong_kind, len(actions), elsewhere, swept
+
+
+def _begun_by(action: LegalAction, handled: Handled, time: float) -> bool:
+    """Whether ``action``'s piece was lifted (the last lift of each square it empties) by
+    ``time``."""
+    lifted = False
+    for square, symbol in action.changes:
+        if not symbol:
+            when = handled.last_lift.get(square)
+            if when is None or when > time:
+                return False
+            lifted = True
+    return lifted
 
 
 def readings(
@@ -690,6 +713,7 @@ def readings(
     budget: int = AHEAD_NODES,
     twice: int | None = None,
     promotions: bool = True,
+    told: tuple[str, float] | None = None,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
@@ -726,7 +750,7 @@ def readings(
             twice=spare,
         )
         result = [
-            Reading(actions, rank(actions, view, handled, promotion, last))
+            Reading(actions, rank(actions, view, handled, promotion, last, told))
             for actions in found
             if (promotions or not _held(actions[-1], handled))
             and in_order(actions, handled, slack)
