@@ -1726,7 +1726,9 @@ class Recognizer:
     ) -> list[Reading]:
         """The readings ahead from ``prev``, the position before the last action, that
         replace it (see :meth:`_follow`); ``plies``: the most actions; ``promotions``: see
-        :func:`.ahead.readings`."""
+        :func:`.ahead.readings`.  Once the move is complete (no place asks) an action's
+        piece need only be lifted after the piece of the action before it, as reading ahead
+        from the current position allows (a swept capture's lift may be seen as it lands)."""
         game, board = self._game, self._board
         assert game is not None
         if not self._played or not prev.diff:
@@ -1753,6 +1755,7 @@ class Recognizer:
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
+                gap=None if placed is not None else 0.0,
                 plies=plies,
                 promotions=promotions,
             )
