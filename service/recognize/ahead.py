@@ -410,6 +410,7 @@ def search(
     slack: float = 0.0,
     first_lifted: Mapping[int, float] | None = None,
     twice: int = 0,
+    placed_at: Mapping[int, float] | None = None,
 ) -> list[tuple[LegalAction, ...]]:
     """The sequences of ``shortest`` to ``plies`` legal actions from ``game``'s position
     (whose occupancy is the bit mask ``occupied``) that flip exactly the squares of
@@ -418,12 +419,14 @@ def search(
     no sequence starts with (the reading being replaced).  ``lifted``: when each square was
     last lifted; an action whose piece was not lifted more than ``slack`` seconds after the
     piece of the action before it is left out (a reply starts after the move it answers
-    was made); ``first_lifted``: when each square was first lifted, the earliest the
-    piece of an action may have started (its square may be lifted again later, by a piece
-    of a later action sliding over it).  ``twice``: squares (a bit mask) an action may flip
-    though they are not to flip, each at most once: a later action must flip them back (a
-    square a piece left and another piece took, a square a piece passed through in two
-    moves).  The game is left as it was."""
+    was made; after the piece is lifted at all if the move before it was set down on
+    every square it fills within ``slack`` before its lift, ``placed_at`` telling when each
+    square was last set down: see :func:`_gap`); ``first_lifted``: when each square was
+    first lifted, the earliest the piece of an action may have started (its square may be
+    lifted again later, by a piece of a later action sliding over it).  ``twice``: squares
+    (a bit mask) an action may flip though they are not to flip, each at most once: a later
+    action must flip them back (a square a piece left and another piece took, a square a
+    piece passed through in two moves).  The game is left as it was."""
     found: list[tuple[LegalAction, ...]] = []
     path: list[LegalAction] = []
     visited = 0
@@ -509,7 +512,7 @@ def search(
                         when = lifted.get(sq)
                         if when is not None and (start is None or when < start):
                             start = when
-                    if start is not None and start <= since + slack:
+                    if start is not None and start <= since:
                         continue  # a reply starts once the move it answers was made
                 if first_lifted is not None:
                     for sq in empties:
@@ -546,7 +549,9 @@ def search(
                         occupancy ^ mask,
                         rest,
                         left - 1,
-                        since if earliest is None else earliest,
+                        since
+                        if earliest is None
+                        else earliest + _gap(action, start, placed_at, slack),
                         after,
                         next_squares,
                         left_spare,
@@ -575,9 +580,10 @@ def search(
 
 def in_turn(actions: Sequence[LegalAction], handled: Handled, gap: float) -> bool:
     """Whether the piece of each action of ``actions`` was lifted more than ``gap`` seconds
-    after the piece of the action before it (a reply starts after the move it answers): its
-    last lift, or its first for a square the piece of a later action passes over (which
-    lifted it again)."""
+    after the piece of the action before it (a reply starts after the move it answers;
+    after it at all if that move was seen landing as its lift was: :func:`_gap`): its last
+    lift, or its first for a square the piece of a later action passes over (which lifted
+    it again)."""
     since = float("-inf")
     for index, action in enumerate(actions):
         passed: set[int] = set()
@@ -591,17 +597,38 @@ def in_turn(actions: Sequence[LegalAction], handled: Handled, gap: float) -> boo
             if not symbol and square in when:
                 times.append(when[square])
         if times:
-            if min(times) <= since + gap:
+            if min(times) <= since:
                 return False
-            since = min(times)
+            since = min(times) + _gap(action, min(times), handled.last_place, gap)
     return True
 
 
-def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> bool:
+def _gap(
+    action: LegalAction, lifted: float | None, placed: Mapping[int, float] | None, gap: float
+) -> float:
+    """How much later than ``action``'s piece, lifted at ``lifted``, the piece of the action
+    after it must be lifted: ``gap`` (a move takes time), none if every square ``action``
+    sets a piece down on was last set down within ``gap`` before that lift was reported
+    (one scan saw the piece land and its square empty: the move was made by then)."""
+    if lifted is None or placed is None or not gap:
+        return gap
+    landed = False
+    for square, symbol in action.changes:
+        if symbol:
+            when = placed.get(square)
+            if when is None or not lifted - gap <= when <= lifted:
+                return gap
+            landed = True
+    return 0.0 if landed else gap
+
+
+def in_order(
+    actions: Sequence[LegalAction], handled: Handled, slack: float, gap: float | None = None
+) -> bool:
     """Whether the handling allows ``actions`` one after the other: no action's piece was
     lifted (its last lift) more than ``slack`` seconds before an earlier action's piece was
     set down (its last place; squares a later action changes again left out) -- a reply
-    starts once the move before it is made."""
+    starts once the move before it is made.  ``gap`` (default ``slack``): see below."""
     starts: list[float | None] = []
     for action in actions:
         lifts = [handled.last_lift[sq] for sq, symbol in action.changes if not symbol and sq in
@@ -614,13 +641,16 @@ def in_order(actions: Sequence[LegalAction], handled: Handled, slack: float) -> 
                 continue
             # the last place of a square that a later action sets down again, its piece
             # taken off (the last lift) more than a scan after this action started, is that
-            # action's (the captured piece may come off before the capturing piece is lifted)
+            # action's (the captured piece may come off before the capturing piece is lifted);
+            # with the move complete (``gap`` 0), taken off after it started at all: a swept
+            # capture's lift may be seen only as it lands, and one hand cannot take the
+            # captured piece off as it lands the capturing one
             taken = handled.last_lift.get(square)
             began = starts[index]
             if (
                 taken is not None
                 and placed >= taken
-                and (began is None or taken > began + slack)
+                and (began is None or taken > began + (slack if gap is None else gap))
                 and any(square in other.changed_squares for other in actions[index + 1 :])
             ):
                 continue
@@ -648,10 +678,14 @@ def rank(
     handled: Handled,
     promotion: str,
     last: Sequence[int] = (),
+    told: tuple[str, float] | None = None,
 ) -> tuple[int, int, int, int, int]:
     """The rank of a reading (see :class:`Reading`); ``view`` is the occupancy of the
     position searched from (truthy: occupied), ``promotion`` the kind chosen, ``last`` the
-    squares the action before that position set a piece down on."""
+    squares the action before that position set a piece down on, ``told``: the kind
+    chosen before ``promotion`` was told and the time of the last board change before
+    the telling (a promotion answered before then, the next action's piece lifted by that
+    time, was made before the telling: the kind chosen before stands for it)."""
     touched = handled.first_lift.keys() | handled.last_place.keys()
     explained: set[int] = set()
     wrong_kind = 0
@@ -659,7 +693,7 @@ def rank(
     elsewhere = 0
     occupied: dict[int, bool] = {}  # the squares the actions changed (else: ``view``)
     landed = set(last)
-    for action in actions:
+    for index, action in enumerate(actions):
         move = action.action
         set_down = set()
         for square, symbol in action.changes:
@@ -674,9 +708,28 @@ def rank(
         landed = set_down
         if isinstance(move, Move):
             explained.update(between(move.from_square, move.to_square))
-            if move.promotion is not None and move.promotion != promotion:
+            if move.promotion is not None and move.promotion != (
+                told[0]
+                if told is not None
+                and index + 1 < len(actions)
+                and _begun_by(actions[index + 1], handled, told[1])
+                else promotion
+            ):
                 wrong_kind += 1
     return len(touched - explained), wrong_kind, len(actions), elsewhere, swept
+
+
+def _begun_by(action: LegalAction, handled: Handled, time: float) -> bool:
+    """Whether ``action``'s piece was lifted (the last lift of each square it empties) by
+    ``time``."""
+    lifted = False
+    for square, symbol in action.changes:
+        if not symbol:
+            when = handled.last_lift.get(square)
+            if when is None or when > time:
+                return False
+            lifted = True
+    return lifted
 
 
 def readings(
@@ -696,12 +749,16 @@ def readings(
     budget: int = AHEAD_NODES,
     twice: int | None = None,
     promotions: bool = True,
+    told: tuple[str, float] | None = None,
 ) -> list[Reading]:
     """The sequences of legal actions from ``game``'s position (read by the board as
     ``view``) that end in a board differing from it on the squares ``differ`` and fit the
     handling's order, the likeliest first (see :func:`search`; ``last``: see :func:`rank`).
     ``gap``: how much later than the action before it an action's piece must be lifted
-    (default ``slack``; a move must be complete when the caller asks, so less may do).
+    (default ``slack``; a move must be complete when the caller asks, so less may do: a
+    capture whose captured piece was swept off is seen landing nowhere, its lift may have
+    been seen only as it landed), and than it started a square it captures on must be
+    lifted to be a later action's (:func:`in_order`).
     ``plies``: the most actions of a sequence; ``budget``: the most positions visited;
     ``twice``: a square that, if no sequence is found otherwise, one action may empty and a
     later one fill again (a square a piece left and another piece was set down on).
@@ -730,12 +787,13 @@ def readings(
             first_lifted=handled.first_lift,
             slack=slack if gap is None else gap,
             twice=spare,
+            placed_at=handled.last_place,
         )
         result = [
-            Reading(actions, rank(actions, view, handled, promotion, last))
+            Reading(actions, rank(actions, view, handled, promotion, last, told))
             for actions in found
             if (promotions or not _held(actions[-1], handled))
-            and in_order(actions, handled, slack)
+            and in_order(actions, handled, slack, gap)
             and in_turn(actions, handled, slack if gap is None else gap)
         ]
         if placed is not None:

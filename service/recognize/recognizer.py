@@ -35,8 +35,10 @@ staying occupied (the captured square, the squares of a king/rook swap) must hav
 down after every other square the action empties or swaps was last lifted (the piece lands
 after it left its square for the last time; a flicker of a settling piece is no lift, and a
 place one scan, :data:`SCAN_SLACK`, before the lift counts as after it).  A promotion on such a
-board is the kind set with :meth:`Recognizer.set_promotion` (queen unless told otherwise),
-and :meth:`Recognizer.amend_promotion` corrects the last one.
+board is the kind set with :meth:`Recognizer.set_promotion` (queen unless told otherwise;
+one read ahead that the board shows answered before the kind was told, the reply's piece
+lifted by then, keeps the kind before), and :meth:`Recognizer.amend_promotion` corrects the
+last one.
 
 An action is provisional until completed: by a clock press of its side (``LeverMoved``;
 the lever side of each colour is learned from the first press after an action), by the next
@@ -783,6 +785,7 @@ class Recognizer:
         "_presence_start",
         "_prev",
         "_promotion",
+        "_promotion_before",
         "_recheck",
         "_records",
         "_reported",
@@ -814,6 +817,8 @@ class Recognizer:
         self.clock = clock
         self.settle = settle
         self._promotion = self._check_kind(promotion)
+        # the kind before the last one told and the last board change before the telling
+        self._promotion_before: tuple[str, float] | None = None
         self._presence_start = start
         self.rotated = rotated
         self._board: list[str] = [UNREADABLE] * 64
@@ -1004,8 +1009,11 @@ class Recognizer:
 
     def set_promotion(self, kind: str) -> None:
         """The piece kind (``q``, ``r``, ``b``, ``n``) promotions on a presence-only board
-        become from now on."""
-        self._promotion = self._check_kind(kind)
+        become from now on (one the board shows answered already keeps the kind before)."""
+        kind = self._check_kind(kind)
+        if kind != self._promotion:
+            self._promotion_before = (self._promotion, self._last_change)
+        self._promotion = kind
 
     def amend_promotion(self, kind: str, now: float) -> list[RecognizerEvent]:
         """The last action was a promotion to another piece than recognised (a presence-only
@@ -1597,6 +1605,7 @@ class Recognizer:
             list(top.diff),
             _handled(top),
             promotion=self._promotion,
+            told=self._promotion_before,
             slack=SCAN_SLACK,
             shortest=2,
             placed=ending,
@@ -1722,7 +1731,9 @@ class Recognizer:
     ) -> list[Reading]:
         """The readings ahead from ``prev``, the position before the last action, that
         replace it (see :meth:`_follow`); ``plies``: the most actions; ``promotions``: see
-        :func:`.ahead.readings`."""
+        :func:`.ahead.readings`.  Once the move is complete (no place asks) an action's
+        piece need only be lifted after the piece of the action before it, as reading ahead
+        from the current position allows (a swept capture's lift may be seen as it lands)."""
         game, board = self._game, self._board
         assert game is not None
         if not self._played or not prev.diff:
@@ -1742,12 +1753,14 @@ class Recognizer:
                 list(prev.diff),
                 _handled(prev),
                 promotion=self._promotion,
+                told=self._promotion_before,
                 slack=SCAN_SLACK,
                 shortest=1 if placed is None else 2,
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
                 not_first=last.action,
                 last=self._landed(len(self._played) - 2),
+                gap=None if placed is not None else 0.0,
                 plies=plies,
                 promotions=promotions,
             )
@@ -1800,6 +1813,7 @@ class Recognizer:
                 list(sure.diff),
                 _handled(sure),
                 promotion=self._promotion,
+                told=self._promotion_before,
                 slack=SCAN_SLACK,
                 placed=placed,
                 budget=AHEAD_NODES if placed is None else PLACE_NODES,
