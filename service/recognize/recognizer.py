@@ -633,6 +633,8 @@ def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
         differ &= ~(emptied | filled)
         return differ | filled if carried else differ
     filled |= chess.BB_SQUARES[made.to_square]
+    if made.from_square != read.from_square:  # (see _from_elsewhere)
+        return differ | filled | emptied | chess.BB_SQUARES[made.from_square]
     return (differ | filled) & ~emptied
 
 
@@ -650,12 +652,33 @@ def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
         carried = differ & emptied
         differ &= ~(emptied | filled)
         return differ | filled if carried else differ
+    elsewhere = _from_elsewhere(read.action, made)
     for square, symbol in made.changes:
         if symbol:
             filled |= 1 << square
         else:
             emptied |= 1 << square
+    if elsewhere:  # the occupancy differs too: every square either changed
+        return differ | filled | emptied
     return (differ | filled) & ~emptied
+
+
+def _from_elsewhere(action: Action, other: LegalAction, origins: int = -1) -> bool:
+    """Whether ``other`` moves a piece from another square than ``action`` to the same one
+    (with the same promotion): after an earlier capture read another way, the capturing
+    piece stands on the square that reading took it to, not on the one the game as read
+    has it on, and its next move leaves from there (the board read the move from the
+    square as read because a neighbour there was lifted or knocked, as the mover's was);
+    ``origins``: the squares (a bit mask) it may leave."""
+    moved = other.action
+    return (
+        isinstance(action, Move)
+        and isinstance(moved, Move)
+        and moved.to_square == action.to_square
+        and moved.from_square != action.from_square
+        and moved.promotion == action.promotion
+        and bool(origins >> moved.from_square & 1)
+    )
 
 
 @cache
@@ -2906,6 +2929,18 @@ class Recognizer:
                     )
                     if move.promotion == read.promotion and move not in found
                 ]
+            if differ >> read.from_square & 1 and changes + 1 < REREAD_CHANGES:
+                # the piece may stand elsewhere in the game read again (see _from_elsewhere)
+                mine = scratch.occupied_co[scratch.turn] & differ
+                mine &= ~chess.BB_SQUARES[read.from_square]
+                if mine:
+                    found += [
+                        move
+                        for move in scratch.generate_legal_moves(
+                            mine, chess.BB_SQUARES[read.to_square]
+                        )
+                        if move.promotion == read.promotion and move not in found
+                    ]
             return found
 
         def down(index: int, differ: int) -> bool:
@@ -2958,6 +2993,17 @@ class Recognizer:
                     and move.promotion == read.promotion
                     and move not in found
                 ]
+            if differ >> read.from_square & 1 and changes + 1 < REREAD_CHANGES:
+                # the piece may stand elsewhere in the game read again (see _from_elsewhere)
+                mine = here[6 if side else 7] & differ & ~chess.BB_SQUARES[read.from_square]
+                for square in chess.scan_forward(mine):
+                    found += [
+                        move
+                        for move in legal_from(here, side, square)
+                        if move.to_square == read.to_square
+                        and move.promotion == read.promotion
+                        and move not in found
+                    ]
             return found
 
         def down(index: int, differ: int, here: Position, side: bool) -> bool:
@@ -3012,16 +3058,27 @@ class Recognizer:
             played = self._played[index]
             found = [played.action]
             action = played.action.action
-            ambiguous = played.alternatives or played.swept or played.unseen
-            if not ambiguous or len(chosen) >= REREAD_CHANGES:
-                return found  # a capture whose captured square was handled was read so
-            found += [la for la, _ in played.alternatives]
-            found += played.unseen
-            if isinstance(action, Move) and differ:
+            if len(chosen) >= REREAD_CHANGES:
+                return found
+            if played.alternatives or played.swept or played.unseen:
+                found += [la for la, _ in played.alternatives]
+                found += played.unseen
+                if isinstance(action, Move) and differ:
+                    found += [
+                        la
+                        for la in game.actions_changing(action.from_square)
+                        if _other_capture(action, la)
+                        and differ >> _target(la) & 1
+                        and la not in found
+                    ]
+            # (else a capture whose captured square was handled was read so)
+            if isinstance(action, Move) and differ >> action.from_square & 1 and differ & ~seen:
+                # the piece may stand elsewhere in the game read again: on a square the
+                # board reads empty now (it left it)
                 found += [
                     la
-                    for la in game.actions_changing(action.from_square)
-                    if _other_capture(action, la) and differ >> _target(la) & 1 and la not in found
+                    for la in game.actions_changing(action.to_square)
+                    if _from_elsewhere(action, la, differ & ~seen) and la not in found
                 ]
             return found
 
