@@ -6,6 +6,12 @@ the game played) under fast hands and that it now follows to the end, one per ca
   is lifted, read as cxb7.  Reading bxa6 again makes cxb7 illegal: the pawn stands on a6 in
   that reading, and the board reads a6 empty, so the later move is read again from there
   (:func:`service.recognize.recognizer._from_elsewhere`).
+* lichess#88 (``--sweep 0.6 --seed 2``): Nxe4 and ...Rxd3+ swept off, read as Nxf7 and
+  ...Rxf7 (their other readings, kept); then Qxd3, its slide resting on c3 (read as Qc3,
+  still provisional) before it goes on to take on d3, the rook swept off.  Reading Nxe4 and
+  ...Rxd3+ again makes Qc3 illegal (the king is in check): the last action, provisional, is
+  read again as its piece going on along the same line past c3 (Qxd3), and the board is
+  followed (:func:`service.recognize.recognizer._goes_on`).
 
 Each stream is the bench's (``bench/recognition.py --seeds 2 --sweep S``): the game's index
 among the bench's games (every source) gives its seed and its clock."""
@@ -48,7 +54,7 @@ def _read_and_played(name: str, seed: int, sweep: float) -> tuple[list[str], lis
     return games.recognise(item).ucis, game.ucis()
 
 
-@pytest.mark.parametrize(("name", "seed", "sweep"), [("960#818kq", 2, 0.3)])
+@pytest.mark.parametrize(("name", "seed", "sweep"), [("960#818kq", 2, 0.3), ("lichess#88", 2, 0.6)])
 def test_a_game_once_lost_is_followed_to_the_end(name: str, seed: int, sweep: float) -> None:
     read, played = _read_and_played(name, seed, sweep)
     assert read == played

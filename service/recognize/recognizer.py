@@ -742,6 +742,18 @@ def _reread_moves(played: _Played, read: chess.Move, changes: int) -> tuple[list
     return found, True
 
 
+def _goes_on(read: Move | chess.Move, other: Move | chess.Move) -> bool:
+    """Whether ``other`` moves the piece ``read`` moves on along the same line past the
+    square ``read`` sets it down on (with the same promotion): the last action, still
+    provisional, may be a slide that rested there on its way (a re-reading that makes it
+    illegal where it rested may find it went on)."""
+    return (
+        other.from_square == read.from_square
+        and other.promotion == read.promotion
+        and read.to_square in between(read.from_square, other.to_square)
+    )
+
+
 def _handled(ref: _Ref) -> Handled:
     """The handling seen since ``ref`` was made, for reading ahead."""
     return Handled(ref.first_lift, ref.last_lift, ref.last_place)
@@ -2941,6 +2953,14 @@ class Recognizer:
                         )
                         if move.promotion == read.promotion and move not in found
                     ]
+            if index == going_on and changes + 1 < REREAD_CHANGES:
+                found += [
+                    move
+                    for move in scratch.generate_legal_moves(
+                        chess.BB_SQUARES[read.from_square], chess.BB_ALL
+                    )
+                    if _goes_on(read, move) and move not in found
+                ]
             return found
 
         def down(index: int, differ: int) -> bool:
@@ -2966,6 +2986,7 @@ class Recognizer:
                     changes -= changed
             return False
 
+        going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
         return down(0, 0), reached
 
     @staticmethod
@@ -3004,6 +3025,12 @@ class Recognizer:
                         and move.promotion == read.promotion
                         and move not in found
                     ]
+            if index == going_on and changes + 1 < REREAD_CHANGES:
+                found += [
+                    move
+                    for move in legal_from(here, side, read.from_square)
+                    if _goes_on(read, move) and move not in found
+                ]
             return found
 
         def down(index: int, differ: int, here: Position, side: bool) -> bool:
@@ -3029,6 +3056,7 @@ class Recognizer:
                     changes -= changed
             return False
 
+        going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
         return down(0, 0, position, turn), reached
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
@@ -3080,6 +3108,14 @@ class Recognizer:
                     for la in game.actions_changing(action.to_square)
                     if _from_elsewhere(action, la, differ & ~seen) and la not in found
                 ]
+            if index == going_on and isinstance(action, Move):
+                found += [
+                    la
+                    for la in game.actions_changing(action.from_square)
+                    if isinstance(la.action, Move)
+                    and _goes_on(action, la.action)
+                    and la not in found
+                ]
             return found
 
         def down(index: int, differ: int, made: LegalAction) -> bool:
@@ -3106,6 +3142,8 @@ class Recognizer:
                     chosen.pop(index, None)
             return False
 
+        # the last action, provisional, may be a slide resting on its path that went on
+        going_on = count - 1 if count - 1 > start and not self._played[-1].final else -1
         try:
             found = down(start, 0, first)
         finally:
