@@ -2941,18 +2941,12 @@ class Recognizer:
                     )
                     if move.promotion == read.promotion and move not in found
                 ]
-            if differ >> read.from_square & 1 and changes + 1 < REREAD_CHANGES:
-                # the piece may stand elsewhere in the game read again (see _from_elsewhere)
-                mine = scratch.occupied_co[scratch.turn] & differ
-                mine &= ~chess.BB_SQUARES[read.from_square]
-                if mine:
-                    found += [
-                        move
-                        for move in scratch.generate_legal_moves(
-                            mine, chess.BB_SQUARES[read.to_square]
-                        )
-                        if move.promotion == read.promotion and move not in found
-                    ]
+            if read.from_square == moved_from and changes + 1 < REREAD_CHANGES:
+                # the first action's piece stands elsewhere in the game read again (see
+                # _from_elsewhere)
+                elsewhere = chess.Move(root.to_square, read.to_square, read.promotion)
+                if elsewhere not in found:
+                    found.append(elsewhere)
             if index == going_on and changes + 1 < REREAD_CHANGES:
                 found += [
                     move
@@ -2987,6 +2981,8 @@ class Recognizer:
             return False
 
         going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
+        # where the game as read has the first action's piece, if the reading puts it elsewhere
+        moved_from = moves[0].to_square if root.to_square != moves[0].to_square else -1
         return down(0, 0), reached
 
     @staticmethod
@@ -3014,17 +3010,12 @@ class Recognizer:
                     and move.promotion == read.promotion
                     and move not in found
                 ]
-            if differ >> read.from_square & 1 and changes + 1 < REREAD_CHANGES:
-                # the piece may stand elsewhere in the game read again (see _from_elsewhere)
-                mine = here[6 if side else 7] & differ & ~chess.BB_SQUARES[read.from_square]
-                for square in chess.scan_forward(mine):
-                    found += [
-                        move
-                        for move in legal_from(here, side, square)
-                        if move.to_square == read.to_square
-                        and move.promotion == read.promotion
-                        and move not in found
-                    ]
+            if read.from_square == moved_from and changes + 1 < REREAD_CHANGES:
+                # the first action's piece stands elsewhere in the game read again (see
+                # _from_elsewhere)
+                elsewhere = chess.Move(root.to_square, read.to_square, read.promotion)
+                if elsewhere not in found:
+                    found.append(elsewhere)
             if index == going_on and changes + 1 < REREAD_CHANGES:
                 found += [
                     move
@@ -3057,6 +3048,8 @@ class Recognizer:
             return False
 
         going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
+        # where the game as read has the first action's piece, if the reading puts it elsewhere
+        moved_from = moves[0].to_square if root.to_square != moves[0].to_square else -1
         return down(0, 0, position, turn), reached
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
@@ -3100,13 +3093,13 @@ class Recognizer:
                         and la not in found
                     ]
             # (else a capture whose captured square was handled was read so)
-            if isinstance(action, Move) and differ >> action.from_square & 1 and differ & ~seen:
-                # the piece may stand elsewhere in the game read again: on a square the
-                # board reads empty now (it left it)
+            if isinstance(action, Move) and action.from_square == moved_from and elsewhere:
+                # the first action's piece stands elsewhere in the game read again: on a
+                # square the board reads empty now (it left it)
                 found += [
                     la
                     for la in game.actions_changing(action.to_square)
-                    if _from_elsewhere(action, la, differ & ~seen) and la not in found
+                    if _from_elsewhere(action, la, elsewhere) and la not in found
                 ]
             if index == going_on and isinstance(action, Move):
                 found += [
@@ -3144,6 +3137,17 @@ class Recognizer:
 
         # the last action, provisional, may be a slide resting on its path that went on
         going_on = count - 1 if count - 1 > start and not self._played[-1].final else -1
+        # where the game as read has the first action's piece, if ``first`` puts it
+        # elsewhere (on a square the board reads empty now: a later move left it)
+        moved_from = elsewhere = -1
+        read_first, other_first = self._played[start].action.action, first.action
+        if (
+            isinstance(read_first, Move)
+            and isinstance(other_first, Move)
+            and read_first.to_square != other_first.to_square
+        ):
+            moved_from = read_first.to_square
+            elsewhere = 1 << other_first.to_square & ~seen
         try:
             found = down(start, 0, first)
         finally:
