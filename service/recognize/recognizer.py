@@ -2884,7 +2884,13 @@ class Recognizer:
         later = self._played[start:]
         if board is None or len(board.move_stack) < len(later):
             return True
-        key = (str(start), first.uci, *game_key)
+        # whether the board reads empty the square ``first`` takes its piece to (a later
+        # move of it, read from where the game as read has it, may leave from there: the
+        # answer depends on it, kept apart)
+        moved = first.action
+        left = isinstance(moved, Move) and self._board[moved.to_square] in (EMPTY, UNREADABLE)
+        uci = first.uci + "." if left else first.uci
+        key = (str(start), uci, *game_key)
         readings = _readings_of(later[1:])
         known = self._explorable.get(key)
         if known is not None and _same_readings(known[1], readings):
@@ -2892,14 +2898,14 @@ class Recognizer:
         if len(self._explorable) > 256:
             self._explorable.clear()
             self._dead.clear()
-        dead = self._dead.get((start, first.uci))
+        dead = self._dead.get((start, uci))
         if dead is not None and dead.holds(game, game_key, later):
             self._explorable[key] = (False, readings)
             return False
-        result, reached = self._legal_somehow(board, later, first)
+        result, reached = self._legal_somehow(board, later, first, left)
         self._explorable[key] = (result, readings)
         if not result:
-            self._dead[start, first.uci] = _Dead(
+            self._dead[start, uci] = _Dead(
                 game,
                 game_key[: start + reached + 1],
                 _readings_of(later[1 : reached + 1]),
@@ -2907,12 +2913,13 @@ class Recognizer:
         return result
 
     def _legal_somehow(
-        self, board: chess.Board, later: Sequence[_Played], first: LegalAction
+        self, board: chess.Board, later: Sequence[_Played], first: LegalAction, left: bool
     ) -> tuple[bool, int]:
         """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
         one read as ``first`` on (the answer depends on the game alone: it is kept), and the
         index in ``later`` of the furthest action whose readings were tried (``len(later)``
-        when the answer is True)."""
+        when the answer is True; ``left``: a later move of ``first``'s piece may leave from
+        where ``first`` takes it, see :func:`_from_elsewhere`)."""
         try:
             root = to_chess_move(first.action)
         except IllegalActionError:
@@ -2926,7 +2933,7 @@ class Recognizer:
         board._stack[-len(later)].restore(scratch)
         position = chess_position(scratch)
         if position is not None:
-            return self._legal_stepped(position, scratch.turn, later, moves, root)
+            return self._legal_stepped(position, scratch.turn, later, moves, root, left)
         nodes = changes = reached = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
@@ -2982,7 +2989,7 @@ class Recognizer:
 
         going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
         # where the game as read has the first action's piece, if the reading puts it elsewhere
-        moved_from = moves[0].to_square if root.to_square != moves[0].to_square else -1
+        moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
         return down(0, 0), reached
 
     @staticmethod
@@ -2992,6 +2999,7 @@ class Recognizer:
         later: Sequence[_Played],
         moves: Sequence[chess.Move],
         root: chess.Move,
+        left: bool,
     ) -> tuple[bool, int]:
         """:meth:`_legal_somehow` stepped on bit masks (:mod:`.ahead`) from ``position``, the
         one before ``later`` (``moves``: theirs as made; ``root``: the first one read another
@@ -3049,7 +3057,7 @@ class Recognizer:
 
         going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
         # where the game as read has the first action's piece, if the reading puts it elsewhere
-        moved_from = moves[0].to_square if root.to_square != moves[0].to_square else -1
+        moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
         return down(0, 0, position, turn), reached
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
