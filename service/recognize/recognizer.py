@@ -2916,7 +2916,8 @@ class Recognizer:
         self, board: chess.Board, later: Sequence[_Played], first: LegalAction, left: bool
     ) -> tuple[bool, int]:
         """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
-        one read as ``first`` on (the answer depends on the game alone: it is kept), and the
+        one read as ``first`` on (the answer depends on the game and ``left`` alone: it is
+        kept), and the
         index in ``later`` of the furthest action whose readings were tried (``len(later)``
         when the answer is True; ``left``: a later move of ``first``'s piece may leave from
         where ``first`` takes it, see :func:`_from_elsewhere`)."""
@@ -3068,8 +3069,11 @@ class Recognizer:
         differs now between the two games: a recapture of the piece really taken), at most
         :data:`REREAD_CHANGES` actions read another way in all and :data:`REREAD_NODES`
         actions made, until they are all legal and the board's occupancy is the last
-        position's or one or two more legal actions' from it.  Returns the actions read
-        another way (index -> reading), or None.  The game is left as it was."""
+        position's or one or two more legal actions' from it.  A later move of the piece
+        ``first`` takes elsewhere may leave from there, if the board reads it empty (see
+        :func:`_from_elsewhere`); the last action, provisional, may be a slide that went on
+        past where it rested (:func:`_goes_on`).  Returns the actions read another way
+        (index -> reading), or None.  The game is left as it was."""
         game = self._game
         assert game is not None
         later = [played.action for played in self._played[start:]]
