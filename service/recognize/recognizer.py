@@ -635,6 +635,8 @@ def _moved(differ: int, read: chess.Move, made: chess.Move) -> int:
         differ &= ~(emptied | filled)
         return differ | filled if carried else differ
     filled |= chess.BB_SQUARES[made.to_square]
+    if made.from_square != read.from_square:  # (see _from_elsewhere)
+        return differ | filled | emptied | chess.BB_SQUARES[made.from_square]
     return (differ | filled) & ~emptied
 
 
@@ -652,12 +654,33 @@ def _followed(differ: int, read: LegalAction, made: LegalAction) -> int:
         carried = differ & emptied
         differ &= ~(emptied | filled)
         return differ | filled if carried else differ
+    elsewhere = _from_elsewhere(read.action, made)
     for square, symbol in made.changes:
         if symbol:
             filled |= 1 << square
         else:
             emptied |= 1 << square
+    if elsewhere:  # the occupancy differs too: every square either changed
+        return differ | filled | emptied
     return (differ | filled) & ~emptied
+
+
+def _from_elsewhere(action: Action, other: LegalAction, origins: int = -1) -> bool:
+    """Whether ``other`` moves a piece from another square than ``action`` to the same one
+    (with the same promotion): after an earlier capture read another way, the capturing
+    piece stands on the square that reading took it to, not on the one the game as read
+    has it on, and its next move leaves from there (the board read the move from the
+    square as read because a neighbour there was lifted or knocked, as the mover's was);
+    ``origins``: the squares (a bit mask) it may leave."""
+    moved = other.action
+    return (
+        isinstance(action, Move)
+        and isinstance(moved, Move)
+        and moved.to_square == action.to_square
+        and moved.from_square != action.from_square
+        and moved.promotion == action.promotion
+        and bool(origins >> moved.from_square & 1)
+    )
 
 
 @cache
@@ -719,6 +742,18 @@ def _reread_moves(played: _Played, read: chess.Move, changes: int) -> tuple[list
     others = (*(la for la, _ in played.alternatives), *played.unseen)
     found += [to_chess_move(la.action) for la in others]
     return found, True
+
+
+def _goes_on(read: Move | chess.Move, other: Move | chess.Move) -> bool:
+    """Whether ``other`` moves the piece ``read`` moves on along the same line past the
+    square ``read`` sets it down on (with the same promotion): the last action, still
+    provisional, may be a slide that rested there on its way (a re-reading that makes it
+    illegal where it rested may find it went on)."""
+    return (
+        other.from_square == read.from_square
+        and other.promotion == read.promotion
+        and read.to_square in between(read.from_square, other.to_square)
+    )
 
 
 def _handled(ref: _Ref) -> Handled:
@@ -2868,7 +2903,13 @@ class Recognizer:
         later = self._played[start:]
         if board is None or len(board.move_stack) < len(later):
             return True
-        key = (str(start), first.uci, *game_key)
+        # whether the board reads empty the square ``first`` takes its piece to (a later
+        # move of it, read from where the game as read has it, may leave from there: the
+        # answer depends on it, kept apart)
+        moved = first.action
+        left = isinstance(moved, Move) and self._board[moved.to_square] in (EMPTY, UNREADABLE)
+        uci = first.uci + "." if left else first.uci
+        key = (str(start), uci, *game_key)
         readings = _readings_of(later[1:])
         known = self._explorable.get(key)
         if known is not None and _same_readings(known[1], readings):
@@ -2876,14 +2917,14 @@ class Recognizer:
         if len(self._explorable) > 256:
             self._explorable.clear()
             self._dead.clear()
-        dead = self._dead.get((start, first.uci))
+        dead = self._dead.get((start, uci))
         if dead is not None and dead.holds(game, game_key, later):
             self._explorable[key] = (False, readings)
             return False
-        result, reached = self._legal_somehow(board, later, first)
+        result, reached = self._legal_somehow(board, later, first, left)
         self._explorable[key] = (result, readings)
         if not result:
-            self._dead[start, first.uci] = _Dead(
+            self._dead[start, uci] = _Dead(
                 game,
                 game_key[: start + reached + 1],
                 _readings_of(later[1 : reached + 1]),
@@ -2891,12 +2932,14 @@ class Recognizer:
         return result
 
     def _legal_somehow(
-        self, board: chess.Board, later: Sequence[_Played], first: LegalAction
+        self, board: chess.Board, later: Sequence[_Played], first: LegalAction, left: bool
     ) -> tuple[bool, int]:
         """:meth:`_may_explore` on ``board`` (the game's), ``later`` the actions from the
-        one read as ``first`` on (the answer depends on the game alone: it is kept), and the
+        one read as ``first`` on (the answer depends on the game and ``left`` alone: it is
+        kept), and the
         index in ``later`` of the furthest action whose readings were tried (``len(later)``
-        when the answer is True)."""
+        when the answer is True; ``left``: a later move of ``first``'s piece may leave from
+        where ``first`` takes it, see :func:`_from_elsewhere`)."""
         try:
             root = to_chess_move(first.action)
         except IllegalActionError:
@@ -2910,7 +2953,7 @@ class Recognizer:
         board._stack[-len(later)].restore(scratch)
         position = chess_position(scratch)
         if position is not None:
-            return self._legal_stepped(position, scratch.turn, later, moves, root)
+            return self._legal_stepped(position, scratch.turn, later, moves, root, left)
         nodes = changes = reached = 0
 
         def options(index: int, differ: int) -> list[chess.Move]:
@@ -2924,6 +2967,20 @@ class Recognizer:
                         chess.BB_SQUARES[read.from_square], theirs
                     )
                     if move.promotion == read.promotion and move not in found
+                ]
+            if read.from_square == moved_from and changes + 1 < REREAD_CHANGES:
+                # the first action's piece stands elsewhere in the game read again (see
+                # _from_elsewhere)
+                elsewhere = chess.Move(root.to_square, read.to_square, read.promotion)
+                if elsewhere not in found:
+                    found.append(elsewhere)
+            if index == going_on and changes + 1 < REREAD_CHANGES:
+                found += [
+                    move
+                    for move in scratch.generate_legal_moves(
+                        chess.BB_SQUARES[read.from_square], chess.BB_ALL
+                    )
+                    if _goes_on(read, move) and move not in found
                 ]
             return found
 
@@ -2950,6 +3007,9 @@ class Recognizer:
                     changes -= changed
             return False
 
+        going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
+        # where the game as read has the first action's piece, if the reading puts it elsewhere
+        moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
         return down(0, 0), reached
 
     @staticmethod
@@ -2959,6 +3019,7 @@ class Recognizer:
         later: Sequence[_Played],
         moves: Sequence[chess.Move],
         root: chess.Move,
+        left: bool,
     ) -> tuple[bool, int]:
         """:meth:`_legal_somehow` stepped on bit masks (:mod:`.ahead`) from ``position``, the
         one before ``later`` (``moves``: theirs as made; ``root``: the first one read another
@@ -2976,6 +3037,18 @@ class Recognizer:
                     if theirs >> move.to_square & 1
                     and move.promotion == read.promotion
                     and move not in found
+                ]
+            if read.from_square == moved_from and changes + 1 < REREAD_CHANGES:
+                # the first action's piece stands elsewhere in the game read again (see
+                # _from_elsewhere)
+                elsewhere = chess.Move(root.to_square, read.to_square, read.promotion)
+                if elsewhere not in found:
+                    found.append(elsewhere)
+            if index == going_on and changes + 1 < REREAD_CHANGES:
+                found += [
+                    move
+                    for move in legal_from(here, side, read.from_square)
+                    if _goes_on(read, move) and move not in found
                 ]
             return found
 
@@ -3002,6 +3075,9 @@ class Recognizer:
                     changes -= changed
             return False
 
+        going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
+        # where the game as read has the first action's piece, if the reading puts it elsewhere
+        moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
         return down(0, 0, position, turn), reached
 
     def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
@@ -3012,8 +3088,11 @@ class Recognizer:
         differs now between the two games: a recapture of the piece really taken), at most
         :data:`REREAD_CHANGES` actions read another way in all and :data:`REREAD_NODES`
         actions made, until they are all legal and the board's occupancy is the last
-        position's or one or two more legal actions' from it.  Returns the actions read
-        another way (index -> reading), or None.  The game is left as it was."""
+        position's or one or two more legal actions' from it.  A later move of the piece
+        ``first`` takes elsewhere may leave from there, if the board reads it empty (see
+        :func:`_from_elsewhere`); the last action, provisional, may be a slide that went on
+        past where it rested (:func:`_goes_on`).  Returns the actions read another way
+        (index -> reading), or None.  The game is left as it was."""
         game = self._game
         assert game is not None
         later = [played.action for played in self._played[start:]]
@@ -3031,16 +3110,35 @@ class Recognizer:
             played = self._played[index]
             found = [played.action]
             action = played.action.action
-            ambiguous = played.alternatives or played.swept or played.unseen
-            if not ambiguous or len(chosen) >= REREAD_CHANGES:
-                return found  # a capture whose captured square was handled was read so
-            found += [la for la, _ in played.alternatives]
-            found += played.unseen
-            if isinstance(action, Move) and differ:
+            if len(chosen) >= REREAD_CHANGES:
+                return found
+            if played.alternatives or played.swept or played.unseen:
+                found += [la for la, _ in played.alternatives]
+                found += played.unseen
+                if isinstance(action, Move) and differ:
+                    found += [
+                        la
+                        for la in game.actions_changing(action.from_square)
+                        if _other_capture(action, la)
+                        and differ >> _target(la) & 1
+                        and la not in found
+                    ]
+            # (else a capture whose captured square was handled was read so)
+            if isinstance(action, Move) and action.from_square == moved_from and elsewhere:
+                # the first action's piece stands elsewhere in the game read again: on a
+                # square the board reads empty now (it left it)
+                found += [
+                    la
+                    for la in game.actions_changing(action.to_square)
+                    if _from_elsewhere(action, la, elsewhere) and la not in found
+                ]
+            if index == going_on and isinstance(action, Move):
                 found += [
                     la
                     for la in game.actions_changing(action.from_square)
-                    if _other_capture(action, la) and differ >> _target(la) & 1 and la not in found
+                    if isinstance(la.action, Move)
+                    and _goes_on(action, la.action)
+                    and la not in found
                 ]
             return found
 
@@ -3068,6 +3166,19 @@ class Recognizer:
                     chosen.pop(index, None)
             return False
 
+        # the last action, provisional, may be a slide resting on its path that went on
+        going_on = count - 1 if count - 1 > start and not self._played[-1].final else -1
+        # where the game as read has the first action's piece, if ``first`` puts it
+        # elsewhere (on a square the board reads empty now: a later move left it)
+        moved_from = elsewhere = -1
+        read_first, other_first = self._played[start].action.action, first.action
+        if (
+            isinstance(read_first, Move)
+            and isinstance(other_first, Move)
+            and read_first.to_square != other_first.to_square
+        ):
+            moved_from = read_first.to_square
+            elsewhere = 1 << other_first.to_square & ~seen
         try:
             found = down(start, 0, first)
         finally:
