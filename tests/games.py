@@ -609,6 +609,38 @@ def _lifted_again(events: Sequence[BoardEvent], index: int, square: int, before:
     return False
 
 
+BENCH_CHESS960_OFFSET = 116
+"""The index of the first Chess960 start's game among the recognition bench's games (every
+source: the lichess and sdist games come first)."""
+
+
+def bench_game(name: str) -> tuple[Game, int]:
+    """The recognition bench's game ``name`` (``lichess#88``, ``960#818kq``: as its
+    ``--list-wrong`` names them) and its index among the bench's games (every source)."""
+    source, _, rest = name.partition("#")
+    if source == "960":
+        number = int(rest[:-2])
+        game = castling_game(number, (rest[-2], rest[-1]), seed=number * 3)
+        return game, BENCH_CHESS960_OFFSET + number
+    found = lichess_games()
+    index = next(i for i, game in enumerate(found) if game.name == name)
+    return found[index], index
+
+
+def bench_stream(game: Game, index: int, seed: int, sweep: float | None) -> Stream:
+    """The presence-only stream the recognition bench plays of ``game`` (its index among
+    the bench's games) for ``seed`` and the chance ``sweep`` of a swept capture: the seed
+    mixed with the index, a clock in every other game (``bench/recognition.py``)."""
+    return stream(
+        game,
+        seed=seed * 100_003 + index,
+        handling=Handling.noisy(),
+        presence_only=True,
+        clock=index % 2 == 0,
+        sweep=sweep,
+    )
+
+
 def iter_streams(
     games: Sequence[Game], seeds: Sequence[int], **options: object
 ) -> Iterator[Stream]:

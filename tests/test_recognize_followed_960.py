@@ -22,25 +22,11 @@ from __future__ import annotations
 import games
 import pytest
 
-from dgt.emulator.human import Handling
-
-_BENCH_OFFSET = 116
-"""The index of the first Chess960 start's game among the bench's games (the lichess and
-sdist games come first)."""
-
 
 def _read_and_played(number: int, seed: int, sweep: float) -> tuple[list[str], list[str]]:
-    wings = ("k", "q") if number % 2 == 0 else ("q", "k")
-    game = games.castling_game(number, wings, seed=number * 3)
-    index = _BENCH_OFFSET + number
-    item = games.stream(
-        game,
-        seed=seed * 100_003 + index,
-        handling=Handling.noisy(),
-        presence_only=True,
-        clock=index % 2 == 0,
-        sweep=sweep,
-    )
+    wings = "kq" if number % 2 == 0 else "qk"
+    game, index = games.bench_game(f"960#{number}{wings}")
+    item = games.bench_stream(game, index, seed, sweep)
     return games.recognise(item).ucis, game.ucis()
 
 

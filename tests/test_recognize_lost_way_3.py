@@ -21,36 +21,11 @@ from __future__ import annotations
 import games
 import pytest
 
-from dgt.emulator.human import Handling
-
-_CHESS960_OFFSET = 116
-"""The index of the first Chess960 start's game among the bench's games (the lichess and
-sdist games come first)."""
-
-
-def _game_and_index(name: str) -> tuple[games.Game, int]:
-    source, _, rest = name.partition("#")
-    if source == "960":
-        number = int(rest[:-2])
-        return games.castling_game(number, (rest[-2], rest[-1]), seed=number * 3), (
-            _CHESS960_OFFSET + number
-        )
-    found = games.lichess_games()
-    index = next(i for i, game in enumerate(found) if game.name == name)
-    return found[index], index
-
 
 def _read_and_played(name: str, seed: int, sweep: float) -> tuple[list[str], list[str]]:
-    game, index = _game_and_index(name)
+    game, index = games.bench_game(name)
     assert game.name == name
-    item = games.stream(
-        game,
-        seed=seed * 100_003 + index,
-        handling=Handling.noisy(),
-        presence_only=True,
-        clock=index % 2 == 0,
-        sweep=sweep,
-    )
+    item = games.bench_stream(game, index, seed, sweep)
     return games.recognise(item).ucis, game.ucis()
 
 

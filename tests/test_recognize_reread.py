@@ -11,7 +11,6 @@ import games
 import pytest
 from test_recognize_helpers import Desk, of_type
 
-from dgt.emulator.human import Handling
 from service.recognize.events import MoveEvent
 
 SHUFFLE = ["g1h1", "e8d8", "h1g1", "d8e8", "g1h1", "e8d8", "h1g1", "d8e8", "g1h1", "e8d8"]
@@ -162,14 +161,7 @@ def _follows_the_board(game: games.Game, index: int, sweep: float | None) -> boo
     """Whether the game read from the bench's stream of ``game`` (its seed from ``index``,
     a clock in every other game) ends on the board the game played ends on (occupancy).
     :class:`ValueError` when a move read is not legal in the game read."""
-    item = games.stream(
-        game,
-        seed=100_003 + index,
-        handling=Handling.noisy(),
-        presence_only=True,
-        clock=index % 2 == 0,
-        sweep=sweep,
-    )
+    item = games.bench_stream(game, index, 1, sweep)
     read, played = game.board(), game.board()
     for move in game.moves:
         played.push(move)
