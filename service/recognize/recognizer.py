@@ -2771,6 +2771,8 @@ class Recognizer:
         touches: list[tuple[int, int]] = []  # of the last actions, the last one first
         game_key: tuple[str, ...] | None = None  # the actions made, once asked for
         before: list[tuple[bool, bool]] = []  # see _try_reading
+        # the move complete, a square set back may be flipped twice (see _follow)
+        twice = self._set_back(top) if complete and placed is None else None
         for index, other in roots:
             if len(touches) < count - 1 - index:  # those of the actions after it, the last first
                 touches += [
@@ -2791,7 +2793,9 @@ class Recognizer:
             if game_key is None:
                 game_key = tuple(map(_ACTION_UCI, played_list))
             combination = (
-                self._explore(index, other) if self._may_explore(index, other, game_key) else None
+                self._explore(index, other, twice)
+                if self._may_explore(index, other, game_key)
+                else None
             )
             if combination is not None and self._try_reading(
                 combination,
@@ -2801,6 +2805,7 @@ class Recognizer:
                 promotions=promotions,
                 placed=placed,
                 before=before,
+                twice=twice,
             ):
                 return True
         return False
@@ -3080,7 +3085,9 @@ class Recognizer:
         moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
         return down(0, 0, position, turn), reached
 
-    def _explore(self, start: int, first: LegalAction) -> dict[int, LegalAction] | None:
+    def _explore(
+        self, start: int, first: LegalAction, twice: int | None = None
+    ) -> dict[int, LegalAction] | None:
         """The game stepped alone (no events or positions made): with action ``start``
         read as ``first``, the actions after it made as read, or -- each a capture read
         among several or read swept (its captured square never handled) -- read as another
@@ -3092,7 +3099,8 @@ class Recognizer:
         ``first`` takes elsewhere may leave from there, if the board reads it empty (see
         :func:`_from_elsewhere`); the last action, provisional, may be a slide that went on
         past where it rested (:func:`_goes_on`).  Returns the actions read another way
-        (index -> reading), or None.  The game is left as it was."""
+        (index -> reading), or None (``twice``: see :meth:`_fits`).  The game is left as it
+        was."""
         game = self._game
         assert game is not None
         later = [played.action for played in self._played[start:]]
@@ -3145,7 +3153,7 @@ class Recognizer:
         def down(index: int, differ: int, made: LegalAction) -> bool:
             nonlocal nodes
             if index == count:
-                return self._fits(None if self._played[-1].final else made, seen)
+                return self._fits(None if self._played[-1].final else made, seen, twice)
             read = self._played[index].action
             for option in [first] if index == start else options(index, differ):
                 if nodes >= REREAD_NODES:
@@ -3186,16 +3194,23 @@ class Recognizer:
                 game.apply(la.action)
         return chosen if found else None
 
-    def _fits(self, last: LegalAction | None, seen: int) -> bool:
+    def _fits(self, last: LegalAction | None, seen: int, twice: int | None = None) -> bool:
         """Whether the board's occupancy (``seen``: the squares it reads a piece on) is the
-        game's position's, or one or two legal actions' from it, or from the position
-        before ``last`` (the last action made, if still provisional) with one or two legal
-        actions instead of it."""
+        game's position's, or one or two legal actions' from it (if none, with one emptying
+        the square ``twice`` and a later one filling it again: a piece left it, another was
+        set down on it), or from the position before ``last`` (the last action made, if
+        still provisional) with one or two legal actions instead of it."""
         game = self._game
         assert game is not None
         now = occupied_mask(game.squares)
         differ = now ^ seen
         if not differ or search(game, now, differ, plies=REREAD_AHEAD):
+            return True
+        if (
+            twice is not None
+            and not differ >> twice & 1
+            and search(game, now, differ, plies=REREAD_AHEAD, twice=1 << twice)
+        ):
             return True
         if last is None:
             return False
@@ -3219,11 +3234,13 @@ class Recognizer:
         promotions: bool,
         placed: int | None,
         before: list[tuple[bool, bool]] | None = None,
+        twice: int | None = None,
     ) -> bool:
         """Read the actions of ``combination`` another way if that explains the board
-        (see :meth:`_reread`; ``swept``: a swept capture will do); else leave everything as
-        it was.  ``before``: what the game as read allows (kept there by the first try of a
-        re-reading: every try starts from the same game and board)."""
+        (see :meth:`_reread`; ``swept``: a swept capture will do; ``twice``: see
+        :meth:`_ahead_of`); else leave everything as it was.  ``before``: what the game as
+        read allows (kept there by the first try of a re-reading: every try starts from the
+        same game and board)."""
         game = self._game
         assert game is not None
         start = min(combination)
@@ -3242,7 +3259,7 @@ class Recognizer:
             )
             # nor may reading ahead explain the board in the game read again if it does in
             # the game as read (which a reading ahead then makes)
-            aheadable = not self._ahead_of(old_top, placed)
+            aheadable = not self._ahead_of(old_top, placed, twice)
             if before is not None:
                 before.append((replaceable, aheadable))
         saved, saved_nodes = self._take_back_from(start)
@@ -3287,7 +3304,7 @@ class Recognizer:
             found: list[Reading] = []
             replace = False
             if top.diff and not matches and not (swept and self._swept_captures(promotions)):
-                found = self._ahead_of(top, placed) if aheadable else []
+                found = self._ahead_of(top, placed, twice) if aheadable else []
                 if not found and replaceable and len(self._nodes) > 1:
                     prev = self._new_ref(self._nodes[-2])
                     if old_prev is not None:
@@ -3432,12 +3449,13 @@ class Recognizer:
                 game.undo()
         return False
 
-    def _ahead_of(self, top: _Ref, placed: int | None) -> list[Reading]:
+    def _ahead_of(self, top: _Ref, placed: int | None, twice: int | None = None) -> list[Reading]:
         """Readings ahead (:mod:`.ahead`) of two actions at most from ``top``, the current
-        position, to the board (see :meth:`_follow`), for a game read again."""
+        position, to the board (see :meth:`_follow`; ``twice``: see
+        :func:`.ahead.readings`), for a game read again."""
         if any(self._board[sq] == UNREADABLE for sq in top.diff):
             return []
-        found = self._readings_here(top, placed, ending=placed, plies=REREAD_AHEAD)
+        found = self._readings_here(top, placed, ending=placed, twice=twice, plies=REREAD_AHEAD)
         if found and placed is not None and found[0].rank[0]:
             return []
         return found
@@ -3506,12 +3524,25 @@ class Recognizer:
         game = self._game
         assert game is not None
         undone = []
+        old_top, old_prev = self._top, self._prev
         while len(self._played) > ply:
             played = self._played.pop()
             game.undo()
             self._pop_node()
             undone.append(played)
         self._top = self._new_ref(self._nodes[-1])
+        if (
+            self.presence_only
+            and old_prev is not None
+            and old_top is not None
+            and old_prev.node is self._nodes[-1]
+        ):
+            # one action taken back: the handling seen since the position is the board's
+            # still (a piece left a square and another was set down on it may be what the
+            # action read was: see _set_back)
+            _copy_handling(old_prev, self._top)
+            _copy_handling(old_top, self._top)
+            self._top.first_lift.update(old_prev.first_lift)  # (the earlier lift first)
         self._prev = self._new_ref(self._nodes[-2]) if len(self._nodes) > 1 else None
         self._result = None
         out.append(
