@@ -16,27 +16,10 @@ from __future__ import annotations
 
 import games
 
-from dgt.emulator.human import Handling
-
-_CHESS960_OFFSET = 116
-"""The index of the first Chess960 start's game among the bench's games (the lichess and
-sdist games come first)."""
-
 
 def test_a_square_left_and_taken_again_after_a_takeback_is_followed() -> None:
-    number = 757
-    game = games.castling_game(number, ("q", "k"), seed=number * 3)
-    assert game.name == "960#757qk"
-    index = _CHESS960_OFFSET + number
-    item = games.stream(
-        game,
-        seed=1 * 100_003 + index,
-        handling=Handling.noisy(),
-        presence_only=True,
-        clock=index % 2 == 0,
-        sweep=0.6,
-    )
-    read = games.recognise(item).ucis
+    game, index = games.bench_game("960#757qk")
+    read = games.recognise(games.bench_stream(game, index, 1, 0.6)).ucis
     played = game.ucis()
     assert played[-3:] == ["f6g4", "h2h6", "g4h2"]
     assert read == played
