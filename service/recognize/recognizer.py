@@ -2742,6 +2742,8 @@ class Recognizer:
         swept = not any(board[sq] for sq in top.diff)
         if swept and (not complete or self._swept_captures(promotions)):
             return False  # only lifts: nothing to read yet, or the game as read explains it
+        if placed is not None and self._set_back_last(placed, time, out):
+            return True
         played_list = self._played
         count = len(played_list)
         low = max(count - REREAD_PLIES, 0)
@@ -2807,6 +2809,48 @@ class Recognizer:
                 before=before,
                 twice=twice,
             ):
+                return True
+        return False
+
+    def _set_back_last(self, placed: int, time: float, out: list[RecognizerEvent]) -> bool:
+        """Presence-only, at a place no action explains: the last action, provisional, a
+        capture, may be no move at all -- its piece read as lifted was the piece the action
+        before it (read among several) really captured, taken off, and the piece on the
+        square it was read to capture was knocked over and set back.  The action before it
+        is read as its other reading that captures on the last action's square of origin
+        and sets down ``placed``, the last action is dropped, if the board then shows the
+        game's position.  Returns whether it did."""
+        played = self._played
+        count = len(played)
+        if count < 2 or played[-1].final:
+            return False
+        move = played[-1].action.action
+        if not (
+            isinstance(move, Move)
+            and move.from_square == placed
+            and self._nodes[count - 1].squares[move.to_square]
+        ):
+            return False
+        earlier = played[-2]
+        for other in (*(la for la, _ in earlier.alternatives), *earlier.unseen):
+            action = other.action
+            if (
+                isinstance(action, Move)
+                and action.to_square == placed
+                and self._try_reading(
+                    {count - 2: other},
+                    time,
+                    out,
+                    swept=False,
+                    promotions=True,
+                    placed=None,
+                    drop_last=True,
+                )
+            ):
+                # the board showed the game's position read so: no other reading left
+                now = self._played[-1]
+                now.alternatives = ()
+                now.unseen = tuple(la for la in now.unseen if la != other)
                 return True
         return False
 
@@ -3235,6 +3279,7 @@ class Recognizer:
         placed: int | None,
         before: list[tuple[bool, bool]] | None = None,
         twice: int | None = None,
+        drop_last: bool = False,
     ) -> bool:
         """Read the actions of ``combination`` another way if that explains the board
         (see :meth:`_reread`; ``swept``: a swept capture will do; ``twice``: see
@@ -3250,6 +3295,8 @@ class Recognizer:
         # the game read again, if not in the game as read
         if before:
             replaceable, aheadable = before[0]
+        elif drop_last:  # the board must show the game's position read again
+            replaceable = aheadable = False
         else:
             replaceable = (
                 placed is None
@@ -3264,7 +3311,7 @@ class Recognizer:
                 before.append((replaceable, aheadable))
         saved, saved_nodes = self._take_back_from(start)
         applied = 0
-        for index, played in enumerate(saved, start):
+        for index, played in enumerate(saved[: len(saved) - drop_last], start):
             chosen = combination.get(index)
             if chosen is None:
                 others = tuple(la for la, _ in played.alternatives)
@@ -3295,10 +3342,14 @@ class Recognizer:
             recaptures = self._recaptures(reading, kept) if played.swept else ()
             self._apply(reading, kept).recaptures = recaptures
             applied += 1
-        if applied == len(saved):
+        if applied == len(saved) - drop_last:
             top = self._new_ref(self._nodes[-1])
             _copy_handling(old_top, top)
             self._top = top
+            if drop_last and top.diff:
+                self._restore_from(start, saved, saved_nodes)
+                self._top, self._prev = old_top, old_prev
+                return False
             unordered: list[_Candidate] = []
             matches = self._matches(top, unordered) if top.diff else []
             found: list[Reading] = []
@@ -3504,8 +3555,10 @@ class Recognizer:
                 tuple(p.final for p in reversed(saved)),
             )
         )
+        # (a last action dropped in the reading: see _set_back_last)
+        kept = saved[: len(self._played) - index]
         for ply, (played, old) in enumerate(
-            zip(self._played[index:], saved, strict=True), start=index + 1
+            zip(self._played[index:], kept, strict=True), start=index + 1
         ):
             played.final = old.final
             played.by_settle = old.by_settle
