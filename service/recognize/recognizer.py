@@ -744,6 +744,14 @@ def _reread_moves(played: _Played, read: chess.Move, changes: int) -> tuple[list
     return found, True
 
 
+def _add_from_elsewhere(found: list[chess.Move], read: chess.Move, square: int) -> None:
+    """Add to ``found`` the later move ``read`` made from ``square`` instead: where the
+    first action read again puts its piece (see :func:`_from_elsewhere`)."""
+    elsewhere = chess.Move(square, read.to_square, read.promotion)
+    if elsewhere not in found:
+        found.append(elsewhere)
+
+
 def _goes_on(read: Move | chess.Move, other: Move | chess.Move) -> bool:
     """Whether ``other`` moves the piece ``read`` moves on along the same line past the
     square ``read`` sets it down on (with the same promotion): the last action, still
@@ -3018,11 +3026,7 @@ class Recognizer:
                     if move.promotion == read.promotion and move not in found
                 ]
             if read.from_square == moved_from and changes + 1 < REREAD_CHANGES:
-                # the first action's piece stands elsewhere in the game read again (see
-                # _from_elsewhere)
-                elsewhere = chess.Move(root.to_square, read.to_square, read.promotion)
-                if elsewhere not in found:
-                    found.append(elsewhere)
+                _add_from_elsewhere(found, read, root.to_square)
             if index == going_on and changes + 1 < REREAD_CHANGES:
                 found += [
                     move
@@ -3088,11 +3092,7 @@ class Recognizer:
                     and move not in found
                 ]
             if read.from_square == moved_from and changes + 1 < REREAD_CHANGES:
-                # the first action's piece stands elsewhere in the game read again (see
-                # _from_elsewhere)
-                elsewhere = chess.Move(root.to_square, read.to_square, read.promotion)
-                if elsewhere not in found:
-                    found.append(elsewhere)
+                _add_from_elsewhere(found, read, root.to_square)
             if index == going_on and changes + 1 < REREAD_CHANGES:
                 found += [
                     move
