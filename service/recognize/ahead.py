@@ -597,9 +597,10 @@ def in_turn(actions: Sequence[LegalAction], handled: Handled, gap: float) -> boo
             if not symbol and square in when:
                 times.append(when[square])
         if times:
-            if min(times) <= since:
+            started = min(times)
+            if started <= since:
                 return False
-            since = min(times) + _gap(action, min(times), handled.last_place, gap)
+            since = started + _gap(action, started, handled.last_place, gap)
     return True
 
 
@@ -708,14 +709,15 @@ def rank(
         landed = set_down
         if isinstance(move, Move):
             explained.update(between(move.from_square, move.to_square))
-            if move.promotion is not None and move.promotion != (
-                told[0]
-                if told is not None
-                and index + 1 < len(actions)
-                and _begun_by(actions[index + 1], handled, told[1])
-                else promotion
-            ):
-                wrong_kind += 1
+            if move.promotion is not None:
+                # answered before the kind was told: the kind told before stands for it
+                answered = (
+                    told is not None
+                    and index + 1 < len(actions)
+                    and _begun_by(actions[index + 1], handled, told[1])
+                )
+                if move.promotion != (told[0] if told is not None and answered else promotion):
+                    wrong_kind += 1
     return len(touched - explained), wrong_kind, len(actions), elsewhere, swept
 
 

@@ -744,6 +744,20 @@ def _reread_moves(played: _Played, read: chess.Move, changes: int) -> tuple[list
     return found, True
 
 
+def _reread_extras(
+    later: Sequence[_Played], moves: Sequence[chess.Move], root: chess.Move, left: bool
+) -> tuple[int, int]:
+    """What a quick test before a re-reading tries beyond the other readings: the index in
+    ``later`` of the last action if it is provisional (a slide that may have gone on, see
+    :func:`_goes_on`; else -1), and the square where the game as read has the first action's
+    piece if ``root``, its reading, puts it elsewhere and the board reads that empty
+    (``left``: a later move of it may leave from there, see :func:`_from_elsewhere`; else
+    -1)."""
+    going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
+    moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
+    return going_on, moved_from
+
+
 def _add_from_elsewhere(found: list[chess.Move], read: chess.Move, square: int) -> None:
     """Add to ``found`` the later move ``read`` made from ``square`` instead: where the
     first action read again puts its piece (see :func:`_from_elsewhere`)."""
@@ -3060,9 +3074,7 @@ class Recognizer:
                     changes -= changed
             return False
 
-        going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
-        # where the game as read has the first action's piece, if the reading puts it elsewhere
-        moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
+        going_on, moved_from = _reread_extras(later, moves, root, left)
         return down(0, 0), reached
 
     @staticmethod
@@ -3124,9 +3136,7 @@ class Recognizer:
                     changes -= changed
             return False
 
-        going_on = len(later) - 1 if len(later) > 1 and not later[-1].final else -1
-        # where the game as read has the first action's piece, if the reading puts it elsewhere
-        moved_from = moves[0].to_square if left and root.to_square != moves[0].to_square else -1
+        going_on, moved_from = _reread_extras(later, moves, root, left)
         return down(0, 0, position, turn), reached
 
     def _explore(
