@@ -685,10 +685,12 @@ class Hall:
 
     def _commit_quietly(self, runner: HallTable) -> None:
         """Have rows shown to nobody committed: with the next commit, at the latest after
-        :data:`QUIET_COMMIT_DELAY` (at once when the table holds clock orders)."""
+        :data:`QUIET_COMMIT_DELAY` (at once when the table holds clock orders).  Called
+        right after the rows were queued: the store is not asked whether it holds any (a row
+        it refused leaves, at worst, a commit that finds nothing to write)."""
         if self._hold_clock_orders(runner):
             self._schedule_flush()
-        elif self.store.pending:
+        else:
             self._schedule_flush(QUIET_COMMIT_DELAY)
 
     def _schedule_flush(self, delay: float = 0.0) -> None:
