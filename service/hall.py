@@ -315,12 +315,6 @@ class HallTable(TableRunner, GameBook):
         return False
 
 
-@dataclass(slots=True)
-class _Batch:
-    events: list[dict[str, Any]] = field(default_factory=list)
-    source_time: float | None = None
-
-
 class Hall:
     """Every table of a hall, their boards, the store, and the subscribers to updates."""
 
@@ -362,7 +356,8 @@ class Hall:
         self._offset = wall_clock() - time.monotonic()
         self.runners: dict[str, HallTable] = {}
         self._subscribers: Listeners[Update] = Listeners(logger, "update subscriber")
-        self._batches: dict[str, _Batch] = {}
+        self._batches: dict[str, Update] = {}
+        """By table, the update each commit publishes (made as its first input is queued)."""
         self._flush_handle: asyncio.Handle | None = None
         self._flush_due = 0.0
         self._flush_delay = 0.0
@@ -676,7 +671,7 @@ class Hall:
         runner.clock_published = time.monotonic() if source is None else source
         batch = self._batches.get(runner.id)
         if batch is None:
-            batch = self._batches[runner.id] = _Batch()
+            batch = self._batches[runner.id] = Update(runner.id, [])
         batch.events.extend(outs)
         if source is not None and (batch.source_time is None or source < batch.source_time):
             batch.source_time = source
@@ -690,10 +685,12 @@ class Hall:
 
     def _commit_quietly(self, runner: HallTable) -> None:
         """Have rows shown to nobody committed: with the next commit, at the latest after
-        :data:`QUIET_COMMIT_DELAY` (at once when the table holds clock orders)."""
+        :data:`QUIET_COMMIT_DELAY` (at once when the table holds clock orders).  Called
+        right after the rows were queued: the store is not asked whether it holds any (a row
+        it refused leaves, at worst, a commit that finds nothing to write)."""
         if self._hold_clock_orders(runner):
             self._schedule_flush()
-        elif self.store.pending:
+        else:
             self._schedule_flush(QUIET_COMMIT_DELAY)
 
     def _schedule_flush(self, delay: float = 0.0) -> None:
@@ -762,8 +759,8 @@ class Hall:
         self._committed.caught_up()
         self._send_clock_orders()
         batches, self._batches = self._batches, {}
-        for table_id, batch in batches.items():
-            self._publish(Update(table_id, batch.events, batch.source_time))
+        for update in batches.values():
+            self._publish(update)
         self._note_store_status()
 
     def settle(self) -> None:

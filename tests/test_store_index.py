@@ -147,3 +147,38 @@ def test_a_refused_row_leaves_the_others_numbered_and_read(tmp_path: Path) -> No
     ]
     assert store.outputs("2") == [(4, {"type": "b"})]
     store.close()
+
+
+@pytest.mark.parametrize("rows", [[1, 7, 8, 9], [16, 31, 32, 33], [45, 3, 40, 64, 71]])
+def test_a_commit_of_any_size_keeps_each_tables_rows_by_their_numbers(
+    tmp_path: Path, rows: list[int]
+) -> None:
+    """The commit learns its rows' numbers from the last statement that inserted some (a
+    statement of 8 or 32 rows after the rest, one by one) or, below 8 rows, by asking:
+    each table's rows read through the index (waiting, then indexed) are its rows."""
+    clock = Clock()
+    store = Store(tmp_path / "s.db", clock=clock)
+    n = 0
+    for size in rows:
+        for _ in range(size):  # inputs of one row each, on tables of their own pace
+            table = "abc"[n % 7 % 3]
+            store.append(table, "tick", float(n), {"n": n})
+            n += 1
+        assert store.commit() == size
+    by_table = {
+        table: [int(seq) for (seq,) in store._db.execute(
+            "SELECT seq FROM log WHERE table_id = ? ORDER BY seq", (table,))]
+        for table in "abc"
+    }  # fmt: skip
+    waiting = {table: [item.seq for item in store.inputs(table)] for table in "abc"}
+    assert waiting == by_table
+    assert [item.data["n"] for item in store.inputs("a")] == [
+        i for i in range(n) if "abc"[i % 7 % 3] == "a"
+    ]
+    clock.now += INDEX_DELAY + 1
+    store.append("a", "tick", float(n), {"n": n})
+    store.commit()  # indexes every table waiting
+    assert _indexed(tmp_path / "s.db") == n
+    by_table["a"].append(store.last_seq() or 0)
+    assert {table: [item.seq for item in store.inputs(table)] for table in "abc"} == by_table
+    store.close()

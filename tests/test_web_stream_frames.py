@@ -148,3 +148,36 @@ async def test_an_overview_of_whole_states_beside_one_of_summaries_gets_whole_st
         assert not whole.pending
     finally:
         hub.close()
+
+
+async def test_a_stream_is_woken_by_its_first_waiting_frame_and_again_after_each_write() -> None:
+    """The hub wakes a stream once for the frames waiting together (they go out in one
+    write), and again for the first frame queued after that write: a stream with frames
+    waiting is never left asleep."""
+    tables = Tables()
+    hub = StreamHub(tables)  # type: ignore[arg-type]
+    client = hub.open(None, False)
+    woken = 0
+    real_set = client.wake.set
+
+    def counted_set() -> None:
+        nonlocal woken
+        woken += 1
+        real_set()
+
+    client.wake.set = counted_set  # type: ignore[method-assign]
+    try:
+        for round_ in range(3):
+            for table_id in ("1", "2", "1"):
+                tables.summaries[table_id] = {"id": table_id, "round": round_}
+                tables.updates.tell(Update(table_id, [{"type": "board"}]))
+            assert client.wake.is_set()
+            assert woken == round_ + 1  # once for the three frames of the round
+            data = await asyncio.wait_for(hub.next_write(client), 1)
+            assert data is not None
+            assert [body["table"] for _, body in frames(data)] == ["1", "2"]
+            assert [body["state"]["round"] for _, body in frames(data)] == [round_, round_]
+            assert not client.wake.is_set()
+        assert hub.merged == 3  # table 1's older frame replaced in each round
+    finally:
+        hub.close()

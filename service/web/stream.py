@@ -309,10 +309,11 @@ class StreamHub:
         """Queue ``data``, the table's newest frame, for ``client`` (in place of an older
         one it has not read yet)."""
         pending = client.pending
-        if table_id in pending:
+        if not pending:  # (else woken already: the frames waiting are taken together)
+            client.wake.set()
+        elif table_id in pending:
             self.merged += 1
         pending[table_id] = data
-        client.wake.set()
 
     # --- diff streams ---------------------------------------------------------------
 
