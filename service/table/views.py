@@ -185,7 +185,7 @@ class BoardView:
         if last is not None and last[0] is before:
             rank = index & ~7
             rows = list(last[1])
-            rows[7 - (rank >> 3)] = _rank_fen(cells[rank : rank + 8])
+            rows[7 - (rank >> 3)] = _write_rank_fen(cells[rank : rank + 8])  # (a tuple already)
             self._rows = (cells, rows)
 
     def placement(
