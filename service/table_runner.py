@@ -58,7 +58,6 @@ from dgt.board import Board
 from dgt.bus_master import BusBoard
 from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection, ClockUpdate, Side
-from dgt.protocol.slots import slot_setters
 from dgt.recording import event_as_logged, event_to_json
 from dgt.tasks import cancel_and_wait
 from service.clock_orders import ClockOrderSender
@@ -111,9 +110,11 @@ class InputKind(StrEnum):
     TICK = "tick"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TableInput:
-    """One input a runner put into its table, with the table's answer."""
+    """One input a runner put into its table, with the table's answer.  Not changed once
+    made (not frozen: one is made an input of every table, and a frozen dataclass's fields
+    cost a call each to set)."""
 
     kind: InputKind
     time: float
@@ -122,22 +123,6 @@ class TableInput:
     """What the table answered (:class:`~service.table.TableEvent` s)."""
     event: BoardEvent | None = None
     """A board input: the event as the driver gave it (its time is ``time.monotonic()``)."""
-
-    def __init__(
-        self,
-        kind: InputKind,
-        time: float,
-        produced: Sequence[Any],
-        event: BoardEvent | None = None,
-    ) -> None:
-        # the slots set straight (dgt.protocol.slots): one an input of every table
-        _TI_KIND(self, kind)
-        _TI_TIME(self, time)
-        _TI_PRODUCED(self, produced)
-        _TI_EVENT(self, event)
-
-
-_TI_KIND, _TI_TIME, _TI_PRODUCED, _TI_EVENT = slot_setters(TableInput)
 
 
 class RunnerHost(Protocol):
