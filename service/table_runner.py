@@ -125,6 +125,11 @@ class TableInput:
     """A board input: the event as the driver gave it (its time is ``time.monotonic()``)."""
 
 
+_BOARD_INPUT = InputKind.BOARD
+"""Read on every board input: an enum member read off its class goes through the enum's
+metaclass."""
+
+
 class RunnerHost(Protocol):
     """Whom a runner reports to: the hall logs, queues and publishes; a test records."""
 
@@ -344,7 +349,7 @@ class TableRunner:
             if produced is not None:
                 if self.leds is not None or self.send_orders:
                     self.answered(produced)
-                self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
+                self.host.table_input(self, TableInput(_BOARD_INPUT, t, produced, event))
         if not self.board_listeners:
             return
         for listener in self.board_listeners:
@@ -364,7 +369,7 @@ class TableRunner:
         if produced is None:
             return None
         self.answered(produced)
-        return TableInput(InputKind.BOARD, t, produced, event)
+        return TableInput(_BOARD_INPUT, t, produced, event)
 
     def time_only(self, t: float, event: ClockUpdate) -> None:
         """The board's clock report ``event`` (``t`` on the table's time line), which the
@@ -374,7 +379,7 @@ class TableRunner:
         produced = [TableEvent(t, "board", event_to_json(event_as_logged(t, event)))]
         if self.leds is not None or self.send_orders:
             self.answered(produced)
-        self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
+        self.host.table_input(self, TableInput(_BOARD_INPUT, t, produced, event))
 
     def _answer(self, logged: BoardEvent) -> list[TableEvent] | None:
         """The table's answer to the board event ``logged`` (as a log keeps it): from the
