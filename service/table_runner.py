@@ -58,7 +58,6 @@ from dgt.board import Board
 from dgt.bus_master import BusBoard
 from dgt.errors import DgtError
 from dgt.events import BoardEvent, ClockConnection, ClockUpdate, Side
-from dgt.protocol.slots import slot_setters
 from dgt.recording import event_as_logged, event_to_json
 from dgt.tasks import cancel_and_wait
 from service.clock_orders import ClockOrderSender
@@ -111,9 +110,11 @@ class InputKind(StrEnum):
     TICK = "tick"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TableInput:
-    """One input a runner put into its table, with the table's answer."""
+    """One input a runner put into its table, with the table's answer.  Not changed once
+    made (not frozen: one is made an input of every table, and a frozen dataclass's fields
+    cost a call each to set)."""
 
     kind: InputKind
     time: float
@@ -123,21 +124,10 @@ class TableInput:
     event: BoardEvent | None = None
     """A board input: the event as the driver gave it (its time is ``time.monotonic()``)."""
 
-    def __init__(
-        self,
-        kind: InputKind,
-        time: float,
-        produced: Sequence[Any],
-        event: BoardEvent | None = None,
-    ) -> None:
-        # the slots set straight (dgt.protocol.slots): one an input of every table
-        _TI_KIND(self, kind)
-        _TI_TIME(self, time)
-        _TI_PRODUCED(self, produced)
-        _TI_EVENT(self, event)
 
-
-_TI_KIND, _TI_TIME, _TI_PRODUCED, _TI_EVENT = slot_setters(TableInput)
+_BOARD_INPUT = InputKind.BOARD
+"""Read on every board input: an enum member read off its class goes through the enum's
+metaclass."""
 
 
 class RunnerHost(Protocol):
@@ -359,7 +349,7 @@ class TableRunner:
             if produced is not None:
                 if self.leds is not None or self.send_orders:
                     self.answered(produced)
-                self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
+                self.host.table_input(self, TableInput(_BOARD_INPUT, t, produced, event))
         if not self.board_listeners:
             return
         for listener in self.board_listeners:
@@ -379,7 +369,7 @@ class TableRunner:
         if produced is None:
             return None
         self.answered(produced)
-        return TableInput(InputKind.BOARD, t, produced, event)
+        return TableInput(_BOARD_INPUT, t, produced, event)
 
     def time_only(self, t: float, event: ClockUpdate) -> None:
         """The board's clock report ``event`` (``t`` on the table's time line), which the
@@ -389,7 +379,7 @@ class TableRunner:
         produced = [TableEvent(t, "board", event_to_json(event_as_logged(t, event)))]
         if self.leds is not None or self.send_orders:
             self.answered(produced)
-        self.host.table_input(self, TableInput(InputKind.BOARD, t, produced, event))
+        self.host.table_input(self, TableInput(_BOARD_INPUT, t, produced, event))
 
     def _answer(self, logged: BoardEvent) -> list[TableEvent] | None:
         """The table's answer to the board event ``logged`` (as a log keeps it): from the

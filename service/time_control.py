@@ -195,7 +195,8 @@ class GameClocks:
     def remaining(self, color: Color, now: float) -> float:
         value = self.white if color == WHITE else self.black
         if self.running == color:
-            value -= max(0.0, now - self.as_of)
+            spent = now - self.as_of  # max(0.0, spent) without the call (the same value)
+            value -= spent if spent > 0.0 else 0.0
         return value
 
     def settle(self, now: float) -> None:
@@ -204,7 +205,9 @@ class GameClocks:
             return
         running = self.running
         if running is not None:  # self.set(running, self.remaining(running, now))
-            spent = max(0.0, now - self.as_of)
+            spent = now - self.as_of
+            if not spent > 0.0:  # max(0.0, spent) without the call (the same value)
+                spent = 0.0
             if running == WHITE:
                 self.white -= spent
             else:
@@ -232,7 +235,9 @@ class GameClocks:
         running = self.running
         white, black = clocks.white, clocks.black
         if running is not None:  # self.remaining(color, now) of each colour
-            spent = max(0.0, now - self.as_of)
+            spent = now - self.as_of
+            if not spent > 0.0:  # max(0.0, spent) without the call (the same value)
+                spent = 0.0
             if running == WHITE:
                 white -= spent
             else:

@@ -215,7 +215,7 @@ class Arbiter:
         if current == "K" or current == "k":
             self._king_lifted[square] = time
         claims = self.claims
-        any_open = claims.any_open
+        any_open = claims.any_open()
         if any_open and any(
             e.context.get("king") == square for e in claims.of_kind(ClaimKind.ILLEGAL_MOVE)
         ):
@@ -409,7 +409,7 @@ class Arbiter:
             self._displaced_by = None
             return out + self._still_displaced(time, presser, _expected(game))
         self._displaced_by = None
-        if self.claims.any_open:
+        if self.claims.any_open():
             for claim, entry in self.claims.lapse(time, presser, Lapse.PRESS):
                 out.append(claim)
                 out += self._illegal_unclaimed(time, entry.context)

@@ -21,7 +21,6 @@ from dgt.events import (
     SquareChanged,
 )
 from dgt.protocol.constants import Piece
-from dgt.protocol.slots import slot_setters
 from dgt.recording import event_to_json
 from service.recognize.events import MoveEvent
 
@@ -65,26 +64,18 @@ class Link(StrEnum):
     DOWN = "down"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TableEvent:
-    """One entry of a table's event log."""
+    """One entry of a table's event log.  Not changed once made (nothing assigns its
+    fields; not frozen: a table makes two or three an input, and a frozen dataclass's
+    fields cost a call each to set)."""
 
     time: float
     type: str
     data: dict[str, Any]
 
-    def __init__(self, time: float, type: str, data: dict[str, Any]) -> None:
-        # the slots set straight (dgt.protocol.slots): a table makes two or three of these
-        # an input
-        _TE_TIME(self, time)
-        _TE_TYPE(self, type)
-        _TE_DATA(self, data)
-
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "type": self.type, **self.data}
-
-
-_TE_TIME, _TE_TYPE, _TE_DATA = slot_setters(TableEvent)
 
 
 class _ToJson(Protocol):

@@ -27,7 +27,7 @@ from typing import Any
 
 import chess
 
-from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, Side, SquareChanged
+from dgt.events import BoardEvent, BoardSnapshot, ClockUpdate, LeverMoved, SquareChanged
 from dgt.protocol.constants import Piece
 from dgt.recording import event_to_json
 from service.arbiter import Arbiter, ArbiterEvent, Claim, Irregularity, Ruling
@@ -84,7 +84,7 @@ from service.table.events import (
     square_data,
     square_json,
 )
-from service.table.quick_clock import QuickClock
+from service.table.quick_clock import Arming, QuickClock
 from service.table.record import (
     MoveEntry,
     legal_action,
@@ -111,7 +111,7 @@ from service.table.views import (
     SettingsMemo,
     set_right,
 )
-from service.time_control import GameClocks, TimeControl
+from service.time_control import TimeControl
 from service.variants.base import (
     BLACK,
     EMPTY,
@@ -278,7 +278,7 @@ class Table:
         """The input the table takes now re-armed :attr:`quick` itself (:meth:`_rearm_quiet`)."""
         self._clock_due = _INF
         """The clock's part of :attr:`QuickClock.due` as the last :meth:`_rearm` found it."""
-        self._arming: tuple[Side, bool, Side | None, GameClocks] | None = None
+        self._arming: Arming | None = None
         """What the last :meth:`_rearm` armed :attr:`quick` with but the recogniser's part
         (None: it disarmed it whatever the recogniser says)."""
         self._summary_kept: tuple[TableSettings, dict[str, Any], dict[str, Any]] | None = None
@@ -705,7 +705,7 @@ class Table:
         if arming is None or quiet is None:
             quick.disarm()
         else:
-            quick.arm(arming[0], quiet, arming[1], arming[2], arming[3])
+            quick.arm(arming, quiet)
 
     def take_clock_orders(self) -> list[ClockOrder]:
         """The clock commands issued since the last call: the settings (set-and-run, the

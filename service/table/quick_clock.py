@@ -29,7 +29,12 @@ from service.table.events import TableEvent
 from service.time_control import GameClocks
 from service.variants.base import BLACK, WHITE
 
-__all__ = ["QuickClock"]
+__all__ = ["Arming", "QuickClock"]
+
+Arming = tuple[Side, bool, Side | None, GameClocks]
+"""What a table arms its quick clock with, but the recogniser's part (see
+:meth:`QuickClock.arm`): the lever of the reports answered, whether a timed game is under
+way, the clock's side that is White's, the game's times."""
 
 _NO_TIME = float("-inf")
 _LEFT = Side.LEFT
@@ -67,21 +72,11 @@ class QuickClock:
         self.orders = True
         """The table may have clock orders waiting (False: it has none, no need to ask)."""
 
-    def arm(
-        self,
-        lever_high: Side,
-        quiet: tuple[float, float, bool],
-        playing: bool,
-        white_side: Side | None,
-        clocks: GameClocks,
-    ) -> None:
-        """Answer the reports with the lever at ``lever_high`` while the recogniser is
-        ``quiet`` (its :meth:`~service.recognize.Recognizer.quiet_reports`)."""
-        self.lever_high = lever_high
+    def arm(self, arming: Arming, quiet: tuple[float, float, bool]) -> None:
+        """Answer the reports with the lever where ``arming`` has it while the recogniser
+        is ``quiet`` (its :meth:`~service.recognize.Recognizer.quiet_reports`)."""
+        self.lever_high, self.playing, self.white_side, self.clocks = arming
         self.since, self.settle, self.seen = quiet
-        self.playing = playing
-        self.white_side = white_side
-        self.clocks = clocks
 
     def disarm(self) -> None:
         """Every report goes to the table."""

@@ -10,7 +10,6 @@ changes one or two ranks of the placement, and only those are written again.
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import operator
 from collections.abc import Callable, Sequence
@@ -65,10 +64,25 @@ def placement_fen(cells: SquareMap) -> str:
 def _rank_fen(cells: SquareMap) -> str:
     """One rank of :func:`placement_fen` (its eight cells, the a-file first); the same
     ranks come back all game long, so each is written once (up to a bound)."""
-    return _write_rank_fen(tuple(cells))
+    return _known_rank_fen(tuple(cells))
 
 
-@functools.lru_cache(maxsize=MEMO_LIMIT)
+_RANK_FENS: dict[tuple[str, ...], str] = {}
+"""Each rank's text by its cells, as written (cleared at :data:`MEMO_LIMIT` ranks): a dict
+looked up straight, where an ``lru_cache`` took a call with an argument tuple of its own
+and kept its order of use at every change of a square."""
+
+
+def _known_rank_fen(cells: tuple[str, ...]) -> str:
+    """:func:`_rank_fen` of a rank given as a tuple."""
+    row = _RANK_FENS.get(cells)
+    if row is None:
+        if len(_RANK_FENS) >= MEMO_LIMIT:
+            _RANK_FENS.clear()
+        row = _RANK_FENS[cells] = _write_rank_fen(cells)
+    return row
+
+
 def _write_rank_fen(cells: tuple[str, ...]) -> str:
     row = ""
     empty = 0
@@ -185,7 +199,7 @@ class BoardView:
         if last is not None and last[0] is before:
             rank = index & ~7
             rows = list(last[1])
-            rows[7 - (rank >> 3)] = _rank_fen(cells[rank : rank + 8])
+            rows[7 - (rank >> 3)] = _known_rank_fen(cells[rank : rank + 8])  # (a tuple already)
             self._rows = (cells, rows)
 
     def placement(
