@@ -258,6 +258,8 @@ def _root(game: VariantGame, plies: int) -> Position | None:
 def _symbol(position: Position, square: int) -> str:
     """The piece on ``square`` of ``position`` (FEN letter; empty: none)."""
     bit = 1 << square
+    if not (position[6] | position[7]) & bit:
+        return ""  # (no piece of either side there: no kind holds it, no loop over them)
     for kind in range(6):
         if position[kind] & bit:
             return _SYMBOL[kind].upper() if position[6] & bit else _SYMBOL[kind]
@@ -350,11 +352,13 @@ def _expand(position: Position, turn: bool, square: int) -> tuple[_Entry, ...]:
     moves = with_special_moves(board, square, moves)
     entries: list[_Entry] = []
     if moves and not (may_lack_material(board) and board.is_insufficient_material()):
+        # (most moves here leave from the same square: its piece read once for them)
+        mover_square, mover = -1, ""
         for move in moves:
             origin, target = move.from_square, move.to_square
-            action = _legal_move(
-                origin, target, move.promotion, _symbol(position, origin), _symbol(position, target)
-            )
+            if origin != mover_square:
+                mover_square, mover = origin, _symbol(position, origin)
+            action = _legal_move(origin, target, move.promotion, mover, _symbol(position, target))
             for changed, _ in action.changes:
                 if changed == square:
                     _, filled, emptied, whites, empties = _bits(action)

@@ -362,8 +362,8 @@ def _candidate(
     same = []
     emptied = []
     for sq, model in la.changes:
-        symbol = reads(model) if model else model
-        change = (sq, symbol)
+        # (``str`` reads a symbol as itself: no call for it)
+        symbol = reads(model) if model and reads is not str else model
         if presence:
             after = OCCUPIED if symbol else EMPTY
             if after != view[sq]:
@@ -373,7 +373,7 @@ def _candidate(
                 same.append(sq)
         elif symbol != view[sq]:
             key.append(sq)
-            readings.append(change)
+            readings.append((sq, symbol))
         elif symbol:
             same.append(sq)
         if not symbol:
@@ -410,7 +410,7 @@ def _seen(la: LegalAction, view: SquareMap, presence: bool) -> _Candidate:
         if before(view) == known[2]:
             return known[3]
     else:
-        before = itemgetter(*[sq for sq, _ in la.changes])
+        before = itemgetter(*map(_FIRST, la.changes))
     candidate = _candidate(la, view, presence)
     if len(seen) >= _SEEN_MOST:
         seen.clear()

@@ -82,8 +82,14 @@ def _legal_move(
     ``mover`` on ``origin`` and ``taken`` on ``target`` (the rest follows from the move
     being legal: the pawn an en passant capture takes, the rook of a castling, the empty
     squares it ends on), so one object serves every position where the move is made."""
-    current = {origin: mover, target: taken}
     kind = mover.lower()
+    if kind not in ("p", "k"):
+        # most moves: the piece leaves its square for the target (a legal move's origin
+        # holds a piece and its target none of the mover's side): the two changes the
+        # tables below would list, without them
+        changes: tuple[tuple[int, str], ...] = ((origin, EMPTY), (target, mover))
+        return _legal_action_of(chess.Move(origin, target, promotion), mover, changes)
+    current = {origin: mover, target: taken}
     if kind == "p":
         if promotion:
             promoted = chess.piece_symbol(promotion)
@@ -112,7 +118,13 @@ def _legal_move(
     else:
         after = {origin: EMPTY, target: mover}
     changes = tuple([(sq, v) for sq, v in after.items() if current.get(sq, EMPTY) != v])
-    move = chess.Move(origin, target, promotion)
+    return _legal_action_of(chess.Move(origin, target, promotion), mover, changes)
+
+
+def _legal_action_of(
+    move: chess.Move, mover: str, changes: tuple[tuple[int, str], ...]
+) -> LegalAction:
+    """The :class:`LegalAction` of ``move`` by ``mover`` (its symbol) with its ``changes``."""
     return LegalAction(from_chess_move(move), mover.isupper(), changes, move.uci())
 
 
